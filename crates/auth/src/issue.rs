@@ -1,0 +1,132 @@
+//! Minting of access tokens (EdDSA JWTs, `typ` at+jwt) and ID tokens (RS256 JWTs).
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use common::directory::User;
+use common::jwt::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
+use jsonwebtoken::{encode, Header};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::OAuthError;
+use crate::keys::{CompanyKeys, SigningKey};
+use crate::scope;
+
+pub struct Minted {
+    pub token: String,
+    pub jti: String,
+    /// Expiry, seconds since the epoch.
+    pub exp: i64,
+}
+
+/// Who an access token is for.
+pub struct Subject<'a> {
+    pub company: &'a str,
+    pub client_id: &'a str,
+    /// The user, or `None` for a client-credentials token (then `sub` is the client id).
+    pub user: Option<&'a User>,
+    pub scope: &'a str,
+    pub ttl_secs: i64,
+}
+
+fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String, OAuthError> {
+    let mut header = Header::new(key.alg.jwt_algorithm());
+    header.kid = Some(key.kid.clone());
+    header.typ = Some(typ.to_string());
+    encode(&header, claims, &key.encoding).map_err(OAuthError::server_error)
+}
+
+pub fn access_token(issuer: &str, keys: &CompanyKeys, subject: &Subject) -> Result<Minted, OAuthError> {
+    let now = chrono::Utc::now().timestamp();
+    let jti = uuid::Uuid::new_v4().simple().to_string();
+    let claims = AccessClaims {
+        iss: issuer.to_string(),
+        sub: subject.user.map_or_else(|| subject.client_id.to_string(), |u| u.id.clone()),
+        aud: DEFAULT_AUDIENCE.to_string(),
+        exp: now + subject.ttl_secs,
+        iat: now,
+        jti: jti.clone(),
+        scope: subject.scope.to_string(),
+        client_id: subject.client_id.to_string(),
+        company: subject.company.to_string(),
+        username: subject.user.map(|u| u.username.clone()),
+    };
+    Ok(Minted { token: sign(&keys.access, ACCESS_TOKEN_TYPE, &claims)?, jti, exp: claims.exp })
+}
+
+#[derive(Serialize)]
+struct IdClaims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    azp: &'a str,
+    exp: i64,
+    iat: i64,
+    auth_time: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nonce: Option<&'a str>,
+    at_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sid: Option<&'a str>,
+    #[serde(flatten)]
+    profile: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The user's claims that `scope` releases (userinfo and ID tokens).
+pub fn profile_claims(user: &User, granted: &str) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let mut claims = serde_json::Map::new();
+    if scope::includes(granted, scope::PROFILE) {
+        claims.insert("preferred_username".into(), json!(user.username));
+        claims.insert("given_name".into(), json!(user.first_name));
+        claims.insert("family_name".into(), json!(user.last_name));
+        let name = format!("{} {}", user.first_name, user.last_name).trim().to_string();
+        claims.insert("name".into(), json!(if name.is_empty() { user.username.clone() } else { name }));
+        claims.insert("updated_at".into(), json!(user.modified_on.timestamp()));
+    }
+    if scope::includes(granted, scope::EMAIL) {
+        if let Some(email) = &user.email {
+            claims.insert("email".into(), json!(email));
+            claims.insert("email_verified".into(), json!(false));
+        }
+    }
+    if scope::includes(granted, scope::PHONE) {
+        if let Some(phone) = &user.phone {
+            claims.insert("phone_number".into(), json!(phone));
+            claims.insert("phone_number_verified".into(), json!(false));
+        }
+    }
+    claims
+}
+
+pub struct IdTokenInput<'a> {
+    pub issuer: &'a str,
+    pub user: &'a User,
+    pub client_id: &'a str,
+    pub nonce: Option<&'a str>,
+    pub auth_time_ms: i64,
+    pub access_token: &'a str,
+    pub scope: &'a str,
+    pub session_id: Option<&'a str>,
+    pub ttl_secs: i64,
+}
+
+pub fn id_token(keys: &CompanyKeys, input: &IdTokenInput) -> Result<String, OAuthError> {
+    let now = chrono::Utc::now().timestamp();
+    // at_hash: the left half of the SHA-256 of the access token (OpenID Connect Core 3.1.3.6).
+    let digest = Sha256::digest(input.access_token.as_bytes());
+    let claims = IdClaims {
+        iss: input.issuer,
+        sub: &input.user.id,
+        aud: input.client_id,
+        azp: input.client_id,
+        exp: now + input.ttl_secs,
+        iat: now,
+        auth_time: input.auth_time_ms / 1000,
+        nonce: input.nonce,
+        at_hash: URL_SAFE_NO_PAD.encode(&digest[..16]),
+        sid: input.session_id,
+        profile: profile_claims(input.user, input.scope),
+    };
+    sign(&keys.id_token, "JWT", &claims)
+}

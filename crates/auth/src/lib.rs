@@ -1,0 +1,84 @@
+//! The OAuth 2.0 / OpenID Connect token service (area A of SPEC.md): client-credentials,
+//! authorization-code (with PKCE and a login page) and refresh-token grants, discovery, JWKS with key
+//! rotation, userinfo, introspection and revocation, per company under `/oauth/<company>`.
+
+pub mod client_auth;
+pub mod config;
+pub mod error;
+pub mod form;
+pub mod issue;
+pub mod keys;
+pub mod login;
+pub mod page;
+pub mod pkce;
+pub mod rate_limit;
+pub mod routes;
+pub mod scope;
+pub mod state;
+pub mod storage;
+pub mod verify;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use common::db::{now_millis, Database, DIRECTORY_MIGRATIONS};
+use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+
+pub use config::AuthConfig;
+pub use state::AuthState;
+
+/// The OpenAPI document of the token service.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// Applies the migrations the token service needs: the shared directory and its own tables.
+pub async fn migrate(db: &Database) -> anyhow::Result<()> {
+    db.migrate(&DIRECTORY_MIGRATIONS).await?;
+    db.migrate(&storage::MIGRATIONS).await?;
+    Ok(())
+}
+
+/// A ready-to-serve token service: migrated database and shared state.
+#[derive(Clone)]
+pub struct AuthService {
+    pub state: web::Data<AuthState>,
+}
+
+impl AuthService {
+    /// Connects to `config.database_url` and migrates it.
+    pub async fn connect(config: AuthConfig) -> anyhow::Result<AuthService> {
+        let db = Database::connect(&config.database_url, config.db_max_connections).await?;
+        AuthService::with_database(config, db).await
+    }
+
+    pub async fn with_database(config: AuthConfig, db: Database) -> anyhow::Result<AuthService> {
+        migrate(&db).await?;
+        Ok(AuthService { state: web::Data::new(AuthState::new(config, db)?) })
+    }
+
+    /// Serves on `listener` and starts the housekeeping task (purging expired codes and revocations).
+    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+        let state = self.state.clone();
+        let spec = ServerSpec {
+            name: "auth",
+            openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
+            readiness: Readiness::database(state.db.clone()),
+            metrics: HttpMetrics::new("auth"),
+            workers: state.config.workers,
+        };
+        let housekeeping = state.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(600));
+            loop {
+                tick.tick().await;
+                if let Err(e) = housekeeping.tokens.purge_expired(now_millis()).await {
+                    tracing::warn!(error = %e, "purging expired tokens failed");
+                }
+            }
+        });
+        serve(spec, listener, move |cfg| {
+            cfg.app_data(state.clone()).configure(routes::configure);
+        })
+    }
+}

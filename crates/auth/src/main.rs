@@ -1,0 +1,20 @@
+//! `auth-service`: the token service on its own, configured from the environment (see `AuthConfig`).
+
+use auth::{AuthConfig, AuthService};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config: AuthConfig = common::config::load()?;
+    common::telemetry::init(&config.log_format);
+    let addr = config.addr.clone();
+    let service = AuthService::connect(config).await?;
+    let server = service.serve(common::http::bind(&addr)?)?;
+    tracing::info!(%addr, "auth-service listening");
+    let handle = server.handle();
+    tokio::spawn(async move {
+        common::http::wait_for_signal().await;
+        handle.stop(true).await;
+    });
+    server.await?;
+    Ok(())
+}

@@ -1,0 +1,265 @@
+//! `GET/POST /oauth/<company>/authorize`: the login page of the authorization-code flow. A request whose
+//! client or redirect URI cannot be trusted gets an error page and is never redirected; other errors are
+//! redirected to the (registered) redirect URI as RFC 6749 section 4.1.2.1 says.
+
+use std::sync::Arc;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use common::db::now_millis;
+use common::directory::{grants, OAuthClient};
+use common::secrets::{hash_token, random_token};
+use sha2::{Digest, Sha256};
+
+use crate::error::{OAuthError, OAuthErrorCode};
+use crate::form::Params;
+use crate::login::log_in;
+use crate::scope::{self, Granted};
+use crate::state::AuthState;
+use crate::storage::{CodeRecord, SessionRecord};
+use crate::{page, pkce};
+
+const SESSION_COOKIE: &str = "speech_session";
+const FAILED_LOGIN: &str = "Invalid username or password, or the account is locked after repeated failures.";
+
+/// A validated authorization request.
+struct AuthorizeRequest {
+    client: Arc<OAuthClient>,
+    redirect_uri: String,
+    state: Option<String>,
+    granted: Granted,
+    nonce: Option<String>,
+    code_challenge: Option<String>,
+    force_login: bool,
+}
+
+enum Refusal {
+    /// Shown as a page: nothing can be trusted to redirect to.
+    Page(StatusCode, &'static str, String),
+    /// Sent back to the client's registered redirect URI.
+    Redirect { redirect_uri: String, state: Option<String>, error: OAuthError },
+}
+
+impl Refusal {
+    fn respond(self) -> HttpResponse {
+        match self {
+            Refusal::Page(status, title, message) => {
+                HttpResponse::build(status).content_type("text/html; charset=utf-8").body(page::error(title, &message))
+            }
+            Refusal::Redirect { redirect_uri, state, error } => {
+                let mut pairs = vec![("error", error.code.as_str().to_string()), ("error_description", error.description)];
+                if let Some(state) = state {
+                    pairs.push(("state", state));
+                }
+                redirect(&redirect_uri, &pairs, StatusCode::FOUND)
+            }
+        }
+    }
+}
+
+fn redirect(base: &str, pairs: &[(&str, String)], status: StatusCode) -> HttpResponse {
+    let mut url = url::Url::parse(base).expect("registered redirect URIs are absolute URLs");
+    {
+        let mut query = url.query_pairs_mut();
+        for (k, v) in pairs {
+            query.append_pair(k, v);
+        }
+    }
+    HttpResponse::build(status).insert_header(("Location", url.to_string())).insert_header(("Cache-Control", "no-store")).finish()
+}
+
+async fn validate(state: &AuthState, company: &str, query: &str) -> Result<AuthorizeRequest, Refusal> {
+    let bad = |message: String| Refusal::Page(StatusCode::BAD_REQUEST, "Invalid sign-in request", message);
+    let params = Params::parse(query.as_bytes()).map_err(|e| bad(e.description))?;
+    let client_id = params.get("client_id").ok_or_else(|| bad("client_id is required".into()))?;
+    let client = state
+        .client(company, client_id)
+        .await
+        .map_err(|e| bad(OAuthError::from(e).description))?
+        .ok_or_else(|| bad("the client is not registered".into()))?;
+    let redirect_uri = params.get("redirect_uri").ok_or_else(|| bad("redirect_uri is required".into()))?;
+    if !client.has_redirect_uri(redirect_uri) || url::Url::parse(redirect_uri).is_err() {
+        return Err(bad("the redirect URI is not registered for this client".into()));
+    }
+    let state_param = params.get("state").map(str::to_string);
+    let refuse = |code: OAuthErrorCode, description: &str| Refusal::Redirect {
+        redirect_uri: redirect_uri.to_string(),
+        state: state_param.clone(),
+        error: OAuthError::new(code, description),
+    };
+    if params.get("response_type") != Some("code") {
+        return Err(refuse(OAuthErrorCode::UnsupportedResponseType, "response_type must be code"));
+    }
+    if !client.allows_grant(grants::AUTHORIZATION_CODE) {
+        return Err(refuse(OAuthErrorCode::UnauthorizedClient, "the client is not allowed the authorization_code grant"));
+    }
+    let granted = scope::grant(params.get("scope")).map_err(|e| refuse(e.code, &e.description))?;
+    let code_challenge = match params.get("code_challenge") {
+        Some(challenge) => {
+            pkce::valid_challenge(challenge, params.get("code_challenge_method"))
+                .map_err(|msg| refuse(OAuthErrorCode::InvalidRequest, msg))?;
+            Some(challenge.to_string())
+        }
+        None if client.is_public() => {
+            return Err(refuse(OAuthErrorCode::InvalidRequest, "a public client must send a PKCE code_challenge"))
+        }
+        None => None,
+    };
+    Ok(AuthorizeRequest {
+        client,
+        redirect_uri: redirect_uri.to_string(),
+        state: state_param.clone(),
+        granted,
+        nonce: params.get("nonce").map(str::to_string),
+        code_challenge,
+        force_login: params.get("prompt").is_some_and(|p| p.split_ascii_whitespace().any(|p| p == "login")),
+    })
+}
+
+/// The session of the request's cookie, if it is live and its user may still sign in.
+async fn current_session(state: &AuthState, company: &str, req: &HttpRequest) -> Option<(String, SessionRecord)> {
+    let token = req.cookie(SESSION_COOKIE)?.value().to_string();
+    let session = state.tokens.get_session(&hash_token(&token)).await.ok()??;
+    if session.company != company || session.expires_ms < now_millis() {
+        return None;
+    }
+    let user = state.directory.get_user_by_id(company, &session.user_id).await.ok()??;
+    user.can_log_in().then_some((token, session))
+}
+
+pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> HttpResponse {
+    let request = match validate(&state, &company, req.query_string()).await {
+        Ok(r) => r,
+        Err(refusal) => return refusal.respond(),
+    };
+    if !request.force_login {
+        if let Some((token, session)) = current_session(&state, &company, &req).await {
+            return match issue_code(&state, &company, &request, &session, &token).await {
+                Ok(r) => r,
+                Err(e) => Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e }.respond(),
+            };
+        }
+    }
+    login_page(&company, &request, &req, "", None, StatusCode::OK)
+}
+
+fn login_page(
+    company: &str,
+    request: &AuthorizeRequest,
+    req: &HttpRequest,
+    username: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    let action = format!("{}?{}", req.path(), req.query_string());
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"))
+        .body(page::login(company, &request.client.name, &action, username, error))
+}
+
+pub async fn submit(state: Data<AuthState>, company: Path<String>, req: HttpRequest, body: Bytes) -> HttpResponse {
+    let request = match validate(&state, &company, req.query_string()).await {
+        Ok(r) => r,
+        Err(refusal) => return refusal.respond(),
+    };
+    let address = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+    if let Err(wait) = state.login_limiter.attempt(&address) {
+        let mut response =
+            login_page(&company, &request, &req, "", Some("Too many sign-in attempts; try again shortly."), StatusCode::TOO_MANY_REQUESTS);
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from(wait),
+        );
+        return response;
+    }
+    let form = Params::parse(&body).unwrap_or_default();
+    let username = form.get("username").unwrap_or("");
+    let password = form.get("password").unwrap_or("");
+    let user = match log_in(&state, &company, username, password).await {
+        Ok(Ok(user)) => user,
+        Ok(Err(reason)) => {
+            tracing::warn!(company = %company, ?reason, "login refused");
+            return login_page(&company, &request, &req, username, Some(FAILED_LOGIN), StatusCode::UNAUTHORIZED);
+        }
+        Err(e) => return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e.into() }.respond(),
+    };
+    let token = random_token(32);
+    let now = now_millis();
+    let session = SessionRecord {
+        id_hash: hash_token(&token),
+        company: company.to_string(),
+        user_id: user.id.clone(),
+        auth_time_ms: now,
+        expires_ms: now + state.config.session_ttl_secs * 1000,
+    };
+    if let Err(e) = state.tokens.insert_session(&session).await {
+        return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e.into() }.respond();
+    }
+    let mut response = match issue_code(&state, &company, &request, &session, &token).await {
+        Ok(r) => r,
+        Err(e) => return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e }.respond(),
+    };
+    let cookie = Cookie::build(SESSION_COOKIE, token)
+        .path(format!("/oauth/{company}"))
+        .http_only(true)
+        .secure(state.public_url.starts_with("https://"))
+        .same_site(SameSite::Lax)
+        .max_age(actix_web::cookie::time::Duration::seconds(state.config.session_ttl_secs))
+        .finish();
+    let _ = response.add_cookie(&cookie);
+    response
+}
+
+/// Stores a new code for the session's user and redirects with `code`, `state` and `session_state`.
+async fn issue_code(
+    state: &AuthState,
+    company: &str,
+    request: &AuthorizeRequest,
+    session: &SessionRecord,
+    session_token: &str,
+) -> Result<HttpResponse, OAuthError> {
+    let code = random_token(32);
+    let now = now_millis();
+    let sid = session.id_hash.chars().take(22).collect::<String>();
+    state
+        .tokens
+        .insert_code(&CodeRecord {
+            code_hash: hash_token(&code),
+            company: company.to_string(),
+            client_id: request.client.client_id.clone(),
+            user_id: session.user_id.clone(),
+            redirect_uri: request.redirect_uri.clone(),
+            scope: request.granted.scope.clone(),
+            requested_refresh: request.granted.refresh_requested,
+            nonce: request.nonce.clone(),
+            code_challenge: request.code_challenge.clone(),
+            auth_time_ms: session.auth_time_ms,
+            session_id: Some(sid),
+            family_id: uuid::Uuid::new_v4().to_string(),
+            expires_ms: now + state.config.code_ttl_secs * 1000,
+            used_ms: None,
+            access_jti: None,
+        })
+        .await?;
+    let mut pairs = vec![("code", code)];
+    if let Some(s) = &request.state {
+        pairs.push(("state", s.clone()));
+    }
+    pairs.push(("session_state", session_state(&request.client.client_id, &request.redirect_uri, session_token)));
+    Ok(redirect(&request.redirect_uri, &pairs, StatusCode::SEE_OTHER))
+}
+
+/// OpenID Connect Session Management 1.0: a salted hash of client, origin and browser session.
+fn session_state(client_id: &str, redirect_uri: &str, session_token: &str) -> String {
+    let origin = url::Url::parse(redirect_uri).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let salt = random_token(12);
+    let digest = Sha256::digest(format!("{client_id} {origin} {} {salt}", hash_token(session_token)).as_bytes());
+    format!("{}.{salt}", URL_SAFE_NO_PAD.encode(digest))
+}

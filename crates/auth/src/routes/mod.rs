@@ -1,0 +1,39 @@
+//! The token service's endpoints, all under `/oauth/<company>`.
+
+mod authorize;
+mod discovery;
+mod introspect;
+mod revoke;
+mod token;
+mod userinfo;
+
+use actix_web::web;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/oauth/{company}")
+            .route("/token", web::post().to(token::token))
+            .route("/authorize", web::get().to(authorize::show))
+            .route("/authorize", web::post().to(authorize::submit))
+            .route("/.well-known/openid-configuration", web::get().to(discovery::openid_configuration))
+            .route("/jwks", web::get().to(discovery::jwks))
+            .route("/userinfo", web::get().to(userinfo::userinfo))
+            .route("/userinfo", web::post().to(userinfo::userinfo))
+            .route("/introspect", web::post().to(introspect::introspect))
+            .route("/revoke", web::post().to(revoke::revoke)),
+    );
+}
+
+/// Requests to the OAuth endpoints that carry a body must be form-encoded.
+fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthError> {
+    let is_form = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+    if is_form {
+        Ok(())
+    } else {
+        Err(crate::error::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded"))
+    }
+}

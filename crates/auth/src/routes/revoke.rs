@@ -1,0 +1,37 @@
+//! `POST /oauth/<company>/revoke` (RFC 7009). A client revokes its own tokens: a refresh token (and with
+//! it the whole family and the access tokens issued with it) or an access token. Unknown tokens and
+//! other clients' tokens are answered 200 and left alone, as the RFC asks.
+
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use common::db::now_millis;
+use common::secrets::hash_token;
+
+use crate::client_auth::authenticate_client;
+use crate::error::OAuthError;
+use crate::form::Params;
+use crate::state::AuthState;
+use crate::verify::verify_access_token;
+
+pub async fn revoke(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> Result<HttpResponse, OAuthError> {
+    super::require_form(&req)?;
+    let params = Params::parse(&body)?;
+    let client = authenticate_client(&state, &company, &req, &params).await?;
+    let token = params.require("token")?;
+    let now = now_millis();
+    if let Some(record) = state.tokens.get_refresh(&hash_token(token)).await? {
+        if record.company == *company && record.client_id == client.client_id {
+            state.tokens.revoke_family(&record.family_id, now).await?;
+        }
+    } else if let Ok(claims) = verify_access_token(&state, &company, token).await {
+        if claims.client_id == client.client_id {
+            state.tokens.revoke_access(&claims.jti, &company, claims.exp * 1000).await?;
+        }
+    }
+    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).finish())
+}

@@ -1,0 +1,284 @@
+//! `POST /oauth/<company>/token`: the client-credentials, authorization-code and refresh-token grants.
+
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use common::db::now_millis;
+use common::directory::{grants, OAuthClient, User};
+use common::secrets::{hash_token, random_token};
+use serde::Serialize;
+
+use crate::client_auth::authenticate_client;
+use crate::error::{OAuthError, OAuthErrorCode};
+use crate::form::Params;
+use crate::issue::{self, IdTokenInput, Subject};
+use crate::pkce;
+use crate::state::AuthState;
+use crate::storage::{CodeUse, RefreshRecord};
+
+/// The token response of SPEC.md section 2.1: `scope`, `refresh_token` and `id_token` appear only where
+/// the grant gives them.
+#[derive(Serialize)]
+pub struct TokenResponse {
+    pub access_token: String,
+    pub token_type: &'static str,
+    pub expires_in: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+}
+
+fn respond(body: TokenResponse) -> HttpResponse {
+    HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).insert_header(("Pragma", "no-cache")).json(body)
+}
+
+pub async fn token(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> Result<HttpResponse, OAuthError> {
+    super::require_form(&req)?;
+    let params = Params::parse(&body)?;
+    let grant_type = params.require("grant_type")?;
+    if !grants::ALL.contains(&grant_type) {
+        return Err(OAuthError::new(OAuthErrorCode::UnsupportedGrantType, format!("grant_type {grant_type} is not supported")));
+    }
+    let client = authenticate_client(&state, &company, &req, &params).await?;
+    if !client.allows_grant(grant_type) {
+        return Err(OAuthError::new(
+            OAuthErrorCode::UnauthorizedClient,
+            format!("the client is not allowed the {grant_type} grant"),
+        ));
+    }
+    let response = match grant_type {
+        grants::CLIENT_CREDENTIALS => client_credentials(&state, &company, &client, &params).await?,
+        grants::AUTHORIZATION_CODE => authorization_code(&state, &company, &client, &params).await?,
+        _ => refresh(&state, &company, &client, &params).await?,
+    };
+    Ok(respond(response))
+}
+
+async fn client_credentials(
+    state: &AuthState,
+    company: &str,
+    client: &OAuthClient,
+    params: &Params,
+) -> Result<TokenResponse, OAuthError> {
+    if client.is_public() {
+        return Err(OAuthError::new(OAuthErrorCode::UnauthorizedClient, "a public client has no credentials to present"));
+    }
+    let scope = match params.get("scope") {
+        None => client.scopes.join(" "),
+        Some(requested) => {
+            if let Some(bad) = requested.split_ascii_whitespace().find(|s| !client.scopes.iter().any(|c| c == s)) {
+                return Err(OAuthError::new(OAuthErrorCode::InvalidScope, format!("scope {bad} is not allowed for this client")));
+            }
+            requested.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
+        }
+    };
+    let keys = state.keys.get(company).await?;
+    let minted = issue::access_token(
+        &state.issuer(company),
+        &keys,
+        &Subject { company, client_id: &client.client_id, user: None, scope: &scope, ttl_secs: client.access_token_ttl },
+    )?;
+    Ok(TokenResponse {
+        access_token: minted.token,
+        token_type: "Bearer",
+        expires_in: client.access_token_ttl,
+        scope: None,
+        refresh_token: None,
+        id_token: None,
+    })
+}
+
+async fn authorization_code(
+    state: &AuthState,
+    company: &str,
+    client: &OAuthClient,
+    params: &Params,
+) -> Result<TokenResponse, OAuthError> {
+    let code = params.require("code")?;
+    // SPEC.md spells the parameter redirectURI; RFC 6749 spells it redirect_uri. Both are accepted.
+    let redirect_uri = params.get("redirectURI").or_else(|| params.get("redirect_uri"));
+    let code_hash = hash_token(code);
+    let now = now_millis();
+    let record = match state.tokens.use_code(&code_hash, now).await? {
+        CodeUse::Unknown => return Err(OAuthError::invalid_grant("the authorization code is not valid")),
+        CodeUse::Replay(record) => {
+            // A second exchange means the code leaked: revoke what the first exchange issued.
+            state.tokens.revoke_family(&record.family_id, now).await?;
+            if let Some(jti) = &record.access_jti {
+                state.tokens.revoke_access(jti, &record.company, now + client.access_token_ttl * 1000).await?;
+            }
+            tracing::warn!(company, client_id = %client.client_id, "authorization code replayed; its tokens are revoked");
+            return Err(OAuthError::invalid_grant("the authorization code was already used"));
+        }
+        CodeUse::First(record) => record,
+    };
+    if record.company != company || record.client_id != client.client_id {
+        return Err(OAuthError::invalid_grant("the authorization code was issued to another client"));
+    }
+    if record.expires_ms < now {
+        return Err(OAuthError::invalid_grant("the authorization code has expired"));
+    }
+    if redirect_uri != Some(record.redirect_uri.as_str()) {
+        return Err(OAuthError::invalid_grant("redirectURI does not match the authorization request"));
+    }
+    match (&record.code_challenge, params.get("code_verifier")) {
+        (Some(challenge), Some(verifier)) if pkce::verifier_matches(verifier, challenge) => {}
+        (Some(_), _) => return Err(OAuthError::invalid_grant("code_verifier does not match the code challenge")),
+        (None, Some(_)) => return Err(OAuthError::invalid_grant("no code challenge was sent for this code")),
+        (None, None) if client.is_public() => return Err(OAuthError::invalid_grant("a public client must use PKCE")),
+        (None, None) => {}
+    }
+    let user = active_user(state, company, &record.user_id).await?;
+    let keys = state.keys.get(company).await?;
+    let issuer = state.issuer(company);
+    let access = issue::access_token(
+        &issuer,
+        &keys,
+        &Subject { company, client_id: &client.client_id, user: Some(&user), scope: &record.scope, ttl_secs: client.access_token_ttl },
+    )?;
+    state.tokens.set_code_access_jti(&code_hash, &access.jti).await?;
+    let refresh_token = if record.requested_refresh && issues_refresh_tokens(client) {
+        Some(store_refresh(state, client, &user, &record.scope, &record.family_id, record.auth_time_ms, &access).await?)
+    } else {
+        None
+    };
+    let id_token = issue::id_token(
+        &keys,
+        &IdTokenInput {
+            issuer: &issuer,
+            user: &user,
+            client_id: &client.client_id,
+            nonce: record.nonce.as_deref(),
+            auth_time_ms: record.auth_time_ms,
+            access_token: &access.token,
+            scope: &record.scope,
+            session_id: record.session_id.as_deref(),
+            ttl_secs: client.access_token_ttl,
+        },
+    )?;
+    Ok(TokenResponse {
+        access_token: access.token,
+        token_type: "Bearer",
+        expires_in: client.access_token_ttl,
+        scope: Some(record.scope),
+        refresh_token,
+        id_token: Some(id_token),
+    })
+}
+
+async fn refresh(
+    state: &AuthState,
+    company: &str,
+    client: &OAuthClient,
+    params: &Params,
+) -> Result<TokenResponse, OAuthError> {
+    let presented = params.require("refresh_token")?;
+    let hash = hash_token(presented);
+    let now = now_millis();
+    let invalid = || OAuthError::invalid_grant("the refresh token is not valid");
+    let record = state.tokens.get_refresh(&hash).await?.ok_or_else(invalid)?;
+    if record.company != company || record.client_id != client.client_id {
+        return Err(invalid());
+    }
+    if record.revoked_ms.is_some() {
+        return Err(OAuthError::invalid_grant("the refresh token has been revoked"));
+    }
+    if record.used_ms.is_some() {
+        state.tokens.revoke_family(&record.family_id, now).await?;
+        tracing::warn!(company, client_id = %client.client_id, "rotated refresh token reused; its family is revoked");
+        return Err(OAuthError::invalid_grant("the refresh token was already used"));
+    }
+    if record.expires_ms.is_some_and(|exp| exp < now) {
+        return Err(OAuthError::invalid_grant("the refresh token has expired"));
+    }
+    if !issues_refresh_tokens(client) {
+        return Err(OAuthError::new(OAuthErrorCode::UnauthorizedClient, "the client no longer issues refresh tokens"));
+    }
+    let user = match active_user(state, company, &record.user_id).await {
+        Ok(user) => user,
+        Err(e) => {
+            state.tokens.revoke_family(&record.family_id, now).await?;
+            return Err(e);
+        }
+    };
+    let scope = match params.get("scope") {
+        None => record.scope.clone(),
+        Some(requested) => {
+            if requested.split_ascii_whitespace().any(|s| !crate::scope::includes(&record.scope, s)) {
+                return Err(OAuthError::new(OAuthErrorCode::InvalidScope, "a refresh cannot widen the granted scope"));
+            }
+            requested.to_string()
+        }
+    };
+    if !state.tokens.rotate_refresh(&hash, now).await? {
+        // Lost a race with another use of the same token: that is a reuse.
+        state.tokens.revoke_family(&record.family_id, now).await?;
+        return Err(OAuthError::invalid_grant("the refresh token was already used"));
+    }
+    let keys = state.keys.get(company).await?;
+    let access = issue::access_token(
+        &state.issuer(company),
+        &keys,
+        &Subject { company, client_id: &client.client_id, user: Some(&user), scope: &scope, ttl_secs: client.access_token_ttl },
+    )?;
+    let refresh_token = store_refresh(state, client, &user, &scope, &record.family_id, record.auth_time_ms, &access).await?;
+    Ok(TokenResponse {
+        access_token: access.token,
+        token_type: "Bearer",
+        expires_in: client.access_token_ttl,
+        scope: None,
+        refresh_token: Some(refresh_token),
+        id_token: None,
+    })
+}
+
+fn issues_refresh_tokens(client: &OAuthClient) -> bool {
+    client.issue_refresh_token && client.allows_grant(grants::REFRESH_TOKEN)
+}
+
+/// The user behind a code or refresh token, refused when deleted, blocked or inactive.
+async fn active_user(state: &AuthState, company: &str, user_id: &str) -> Result<User, OAuthError> {
+    match state.directory.get_user_by_id(company, user_id).await? {
+        Some(user) if user.can_log_in() => Ok(user),
+        _ => Err(OAuthError::invalid_grant("the user can no longer sign in")),
+    }
+}
+
+async fn store_refresh(
+    state: &AuthState,
+    client: &OAuthClient,
+    user: &User,
+    scope: &str,
+    family_id: &str,
+    auth_time_ms: i64,
+    access: &issue::Minted,
+) -> Result<String, OAuthError> {
+    let token = random_token(32);
+    let now = now_millis();
+    state
+        .tokens
+        .insert_refresh(&RefreshRecord {
+            token_hash: hash_token(&token),
+            family_id: family_id.to_string(),
+            company: client.company.clone(),
+            client_id: client.client_id.clone(),
+            user_id: user.id.clone(),
+            scope: scope.to_string(),
+            auth_time_ms,
+            access_jti: Some(access.jti.clone()),
+            access_exp_ms: Some(access.exp * 1000),
+            created_ms: now,
+            expires_ms: client.refresh_token_ttl.map(|ttl| now + ttl * 1000),
+            used_ms: None,
+            revoked_ms: None,
+        })
+        .await?;
+    Ok(token)
+}

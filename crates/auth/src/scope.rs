@@ -1,0 +1,71 @@
+//! Scopes of the authorization-code flow (SPEC.md section 2.1). Without a `scope` parameter the grant
+//! lists every scope below; `scope=refreshToken` asks for a refresh token and is echoed as given.
+
+use crate::error::{OAuthError, OAuthErrorCode};
+
+pub const REFRESH_TOKEN: &str = "refreshToken";
+pub const OPENID: &str = "openid";
+pub const PROFILE: &str = "profile";
+pub const EMAIL: &str = "email";
+pub const PHONE: &str = "phone";
+pub const ADDRESS: &str = "address";
+
+/// The scopes a user may be granted, in the order the default grant lists them.
+pub const USER_SCOPES: &[&str] = &[REFRESH_TOKEN, OPENID, EMAIL, PROFILE, PHONE, ADDRESS];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Granted {
+    /// Space-separated, as it appears in the token response.
+    pub scope: String,
+    /// Whether the request asked for a refresh token (`scope` named refreshToken).
+    pub refresh_requested: bool,
+}
+
+/// The grant for the `scope` parameter of an authorization request.
+pub fn grant(requested: Option<&str>) -> Result<Granted, OAuthError> {
+    let Some(requested) = requested else {
+        return Ok(Granted { scope: USER_SCOPES.join(" "), refresh_requested: false });
+    };
+    let mut scopes: Vec<&str> = Vec::new();
+    for s in requested.split_ascii_whitespace() {
+        if !USER_SCOPES.contains(&s) {
+            return Err(OAuthError::new(OAuthErrorCode::InvalidScope, format!("unknown scope {s}")));
+        }
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    if scopes.is_empty() {
+        return Err(OAuthError::new(OAuthErrorCode::InvalidScope, "scope is empty"));
+    }
+    Ok(Granted { refresh_requested: scopes.contains(&REFRESH_TOKEN), scope: scopes.join(" ") })
+}
+
+pub fn includes(scope: &str, wanted: &str) -> bool {
+    scope.split_ascii_whitespace().any(|s| s == wanted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_lists_every_scope_without_asking_for_refresh() {
+        let g = grant(None).unwrap();
+        assert_eq!(g.scope, "refreshToken openid email profile phone address");
+        assert!(!g.refresh_requested);
+    }
+
+    #[test]
+    fn refresh_token_scope_is_echoed() {
+        let g = grant(Some("refreshToken")).unwrap();
+        assert_eq!(g.scope, "refreshToken");
+        assert!(g.refresh_requested);
+        assert_eq!(grant(Some("openid refreshToken openid")).unwrap().scope, "openid refreshToken");
+    }
+
+    #[test]
+    fn unknown_scopes_are_refused() {
+        assert_eq!(grant(Some("openid admin")).unwrap_err().code, OAuthErrorCode::InvalidScope);
+    }
+}

@@ -1,0 +1,92 @@
+//! Layered configuration: compiled defaults, then an optional TOML file named by `SPEECH_CONFIG`, then
+//! environment variables with the service's prefix (`SPEECH_AUTH_ADDR` sets `addr` of the auth service),
+//! then the shared unprefixed names of the operator contract (`DATABASE_URL`, `AMQP_URL`, ...).
+//! Every service validates what it loaded before it binds a port, so a bad setting stops the boot with a
+//! message that names the key.
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Environment names that are not prefixed, shared by all services (DESIGN.md section 9), mapped to the
+/// configuration key they set.
+const SHARED_ENV: &[(&str, &str)] = &[
+    ("DATABASE_URL", "database_url"),
+    ("AMQP_URL", "amqp_url"),
+    ("S3_ENDPOINT", "s3_endpoint"),
+    ("S3_BUCKET", "s3_bucket"),
+    ("MEILI_URL", "meili_url"),
+    ("MEILI_KEY", "meili_key"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp_endpoint"),
+    ("SPEECH_SECRET_KEY", "secret_key"),
+    ("SPEECH_LOG_FORMAT", "log_format"),
+    ("SPEECH_AUTH_URL", "auth_url"),
+    ("SPEECH_PUBLIC_AUTH_URL", "public_auth_url"),
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(pub String);
+
+impl From<figment::Error> for ConfigError {
+    fn from(e: figment::Error) -> Self {
+        ConfigError(e.to_string())
+    }
+}
+
+/// A service configuration: deserializable, with compiled defaults, able to check itself.
+pub trait ServiceConfig: Serialize + DeserializeOwned + Default {
+    /// Prefix of this service's own environment variables, e.g. `SPEECH_AUTH_`.
+    const ENV_PREFIX: &'static str;
+
+    /// Checks the loaded values; the message names the offending key.
+    fn validate(&self) -> Result<(), ConfigError>;
+}
+
+/// Loads `T` from defaults, the file named by `SPEECH_CONFIG` (if any) and the environment, then validates.
+pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
+    let mut figment = Figment::from(Serialized::defaults(T::default()));
+    if let Ok(path) = std::env::var("SPEECH_CONFIG") {
+        if !std::path::Path::new(&path).exists() {
+            return Err(ConfigError(format!("SPEECH_CONFIG names {path}, which does not exist")));
+        }
+        figment = figment.merge(Toml::file(path));
+    }
+    let config: T = figment
+        .merge(Env::prefixed(T::ENV_PREFIX))
+        .merge(shared_env())
+        .extract()?;
+    config.validate()?;
+    Ok(config)
+}
+
+fn shared_env() -> Env {
+    Env::raw()
+        .filter(|key| SHARED_ENV.iter().any(|(name, _)| key.as_str().eq_ignore_ascii_case(name)))
+        .map(|key| {
+            let key = key.as_str();
+            let target = SHARED_ENV
+                .iter()
+                .find(|(name, _)| key.eq_ignore_ascii_case(name))
+                .map(|(_, target)| *target)
+                .unwrap_or(key);
+            target.to_string().into()
+        })
+}
+
+/// Checks that `value` is an absolute http(s) URL; used by the services' `validate`.
+pub fn require_http_url(key: &str, value: &str) -> Result<(), ConfigError> {
+    match url::Url::parse(value) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => Ok(()),
+        _ => Err(ConfigError(format!("{key} must be an http(s) URL, got {value:?}"))),
+    }
+}
+
+/// Checks that `value` parses as a socket address.
+pub fn require_socket_addr(key: &str, value: &str) -> Result<(), ConfigError> {
+    value
+        .parse::<std::net::SocketAddr>()
+        .map(|_| ())
+        .map_err(|_| ConfigError(format!("{key} must be host:port, got {value:?}")))
+}

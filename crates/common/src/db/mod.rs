@@ -1,0 +1,182 @@
+//! The relational-store port. `DATABASE_URL` picks the adapter: `postgres://` for PostgreSQL (production),
+//! `sqlite://` for SQLite files under the data directory (embedded default). Stores that sit on it write
+//! their queries once, in a file that `sql_adapters!` compiles against both drivers; placeholders are
+//! `$1`, `$2`, ... which both PostgreSQL and SQLite understand.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+
+/// Errors a store reports; handlers map them to API errors.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A unique constraint was violated; the text names what already exists.
+    #[error("already exists: {0}")]
+    Conflict(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// An optimistic-concurrency check failed: the row changed since it was read.
+    #[error("stale version")]
+    Stale,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// Maps a unique violation to `Conflict(what)`, anything else to `Database`.
+    pub fn unique(e: sqlx::Error, what: impl Into<String>) -> StoreError {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(what.into()),
+            _ => StoreError::Database(e),
+        }
+    }
+}
+
+/// A connection pool to one of the supported databases.
+#[derive(Clone, Debug)]
+pub enum Database {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// Migrations of one owner (a crate), for both dialects. Owners number their versions in disjoint ranges
+/// so several can share one database; each applies its own and ignores the others'.
+pub struct Migrations {
+    pub postgres: fn() -> Migrator,
+    pub sqlite: fn() -> Migrator,
+}
+
+/// The directory schema (companies, users, roles, OAuth clients), shared by the auth and admin services.
+pub const DIRECTORY_MIGRATIONS: Migrations = Migrations {
+    postgres: || sqlx::migrate!("./migrations/postgres"),
+    sqlite: || sqlx::migrate!("./migrations/sqlite"),
+};
+
+impl Database {
+    /// Connects to `url`; SQLite files are created when missing and run in WAL mode.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Database, sqlx::Error> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            Ok(Database::Postgres(pool))
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            Ok(Database::Sqlite(pool))
+        } else {
+            Err(sqlx::Error::Configuration(
+                format!("DATABASE_URL must start with postgres:// or sqlite:, got {:?}", redact(url)).into(),
+            ))
+        }
+    }
+
+    /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
+    /// alone.
+    pub async fn migrate(&self, owner: &Migrations) -> Result<(), sqlx::migrate::MigrateError> {
+        match self {
+            Database::Postgres(pool) => {
+                let mut m = (owner.postgres)();
+                m.set_ignore_missing(true);
+                m.run(pool).await
+            }
+            Database::Sqlite(pool) => {
+                let mut m = (owner.sqlite)();
+                m.set_ignore_missing(true);
+                m.run(pool).await
+            }
+        }
+    }
+
+    /// Whether the database answers; used by `/readyz`.
+    pub async fn ping(&self) -> bool {
+        match self {
+            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
+            Database::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
+        }
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Database::Postgres(_) => "postgres",
+            Database::Sqlite(_) => "sqlite",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Database::Postgres(pool) => pool.close().await,
+            Database::Sqlite(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Hides the password of a database URL, for messages and logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Compiles a store implementation, written once in `$file` against `type Db`, `type Pool` and
+/// `DIALECT`, for both PostgreSQL and SQLite: the file is included twice, in modules `postgres` and
+/// `sqlite`.
+#[macro_export]
+macro_rules! sql_adapters {
+    ($file:literal) => {
+        pub mod postgres {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            pub type Db = ::sqlx::Postgres;
+            #[allow(dead_code)]
+            pub type Pool = ::sqlx::PgPool;
+            #[allow(dead_code)]
+            pub const DIALECT: $crate::db::Dialect = $crate::db::Dialect::Postgres;
+            include!($file);
+        }
+        pub mod sqlite {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            pub type Db = ::sqlx::Sqlite;
+            #[allow(dead_code)]
+            pub type Pool = ::sqlx::SqlitePool;
+            #[allow(dead_code)]
+            pub const DIALECT: $crate::db::Dialect = $crate::db::Dialect::Sqlite;
+            include!($file);
+        }
+    };
+}
+
+/// Which SQL dialect an adapter speaks, for the few statements that differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+/// Milliseconds since the Unix epoch: the portable type for instants the database compares.
+pub fn now_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

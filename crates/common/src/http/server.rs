@@ -1,0 +1,64 @@
+//! `serve`: builds the HTTP server of a service around its routes, with the operational endpoints and
+//! middleware every service has. Tests call it with a listener on port 0, production with the configured
+//! address; both run the same code.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+
+use super::ops::{self, OpenApiDocument};
+use super::{extract, metrics, HttpMetrics, Readiness};
+
+/// What a service contributes to its server besides its routes.
+pub struct ServerSpec {
+    pub name: &'static str,
+    pub openapi: serde_json::Value,
+    pub readiness: Readiness,
+    pub metrics: HttpMetrics,
+    /// Worker threads; 0 means one per core.
+    pub workers: usize,
+}
+
+/// Starts serving on `listener`. The returned `Server` is a future that ends when the server stops; its
+/// `handle()` stops it gracefully. Signals are not handled here (see `wait_for_signal`).
+pub fn serve<F>(spec: ServerSpec, listener: TcpListener, configure: F) -> std::io::Result<Server>
+where
+    F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
+{
+    let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(spec.openapi.to_string())));
+    let readiness = web::Data::new(spec.readiness);
+    let metrics_data = web::Data::new(spec.metrics);
+    let workers = if spec.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { spec.workers };
+    let server = HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(metrics::record))
+            .app_data(metrics_data.clone())
+            .app_data(readiness.clone())
+            .app_data(openapi.clone())
+            .app_data(extract::json_config())
+            .app_data(extract::query_config())
+            .app_data(extract::path_config())
+            .app_data(extract::form_config())
+            .route("/healthz", web::get().to(ops::healthz))
+            .route("/readyz", web::get().to(ops::readyz))
+            .route("/metrics", web::get().to(ops::metrics))
+            .route("/openapi.json", web::get().to(ops::openapi))
+            .configure(configure.clone())
+    })
+    .workers(workers)
+    .backlog(4096)
+    .shutdown_timeout(30)
+    .client_request_timeout(Duration::from_secs(30))
+    .disable_signals()
+    .listen(listener)?
+    .run();
+    Ok(server)
+}
+
+/// Binds a TCP listener on `addr` (use port 0 in tests).
+pub fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr)
+}

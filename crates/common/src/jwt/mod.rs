@@ -1,0 +1,13 @@
+//! Access tokens: their claims, and the verifier the resource services use. The verifier fetches each
+//! company's JWKS from the token service, caches it, refetches on an unknown key id (at most once per
+//! interval, so forged key ids cannot make it hammer the token service), and checks signature, issuer,
+//! audience, expiry and token type. A verified token is remembered until it expires, so a client that
+//! sends the same bearer token again costs a hash lookup, not a signature check.
+
+mod claims;
+mod extract;
+mod verifier;
+
+pub use claims::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
+pub use extract::{bearer_token, Authenticated};
+pub use verifier::{JwtVerifier, VerifierConfig, VerifyError};

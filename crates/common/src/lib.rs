@@ -1,0 +1,17 @@
+//! Everything the four services share: configuration loading, the error model, telemetry, the HTTP
+//! scaffolding (health, metrics, OpenAPI, graceful shutdown), the JWT verifier, the secrets helpers and the
+//! directory (companies, users, roles, OAuth clients) behind its storage port.
+
+pub mod config;
+pub mod db;
+pub mod directory;
+pub mod error;
+pub mod http;
+pub mod jwt;
+pub mod secrets;
+pub mod telemetry;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::{ApiError, ErrorCode};

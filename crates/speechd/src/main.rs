@@ -1,0 +1,79 @@
+//! `speechd`: the whole platform in one process on embedded backends (SQLite under the data directory),
+//! plus the operator commands. See DESIGN.md section 9 for the contract these commands keep.
+
+mod bootstrap;
+mod platform;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "speechd", version, about = "Speech analytics platform: all services in one process")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every service (auth on 127.0.0.1:8081, ...), data under $SPEECH_DATA_DIR (default ./data).
+    Serve,
+    /// Create, idempotently, a company with an admin user and an OAuth client, and print their credentials.
+    Bootstrap {
+        /// Company short name, e.g. acme.
+        #[arg(long)]
+        company: String,
+        /// Redirect URI registered for the OAuth client (authorization-code flow).
+        #[arg(long = "redirect-uri")]
+        redirect_uri: String,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Retire a company's signing keys and start signing with new ones.
+    RotateKeys {
+        #[arg(long)]
+        company: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let platform = platform::Platform::from_env()?;
+    match cli.command {
+        Command::Serve => {
+            common::telemetry::init(&platform.auth.log_format);
+            platform.serve().await
+        }
+        Command::Bootstrap { company, redirect_uri, json } => {
+            common::telemetry::init("text");
+            let output = bootstrap::run(&platform, &company, &redirect_uri).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&output)?);
+            } else {
+                for (key, value) in output.as_object().into_iter().flatten() {
+                    println!("{key}: {}", value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string()));
+                }
+            }
+            Ok(())
+        }
+        Command::Migrate => {
+            let db = platform.database().await?;
+            auth::migrate(&db).await?;
+            println!("migrations applied to {}", common::db::redact(&platform.auth.database_url));
+            Ok(())
+        }
+        Command::RotateKeys { company } => {
+            common::telemetry::init("text");
+            let service = auth::AuthService::connect(platform.auth.clone()).await?;
+            if service.state.directory.get_company(&company).await?.is_none() {
+                anyhow::bail!("no company {company}");
+            }
+            let keys = service.state.keys.rotate(&company).await?;
+            println!("{company}: access tokens now signed with {}, ID tokens with {}", keys.access.kid, keys.id_token.kid);
+            Ok(())
+        }
+    }
+}
