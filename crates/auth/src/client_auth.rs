@@ -22,10 +22,16 @@ struct Presented {
 
 /// Credentials of an `Authorization: Basic` header; the parts are form-encoded (RFC 6749 section 2.3.1).
 fn basic_credentials(req: &HttpRequest) -> Result<Option<Presented>, OAuthError> {
-    let Some(value) = req.headers().get(actix_web::http::header::AUTHORIZATION) else { return Ok(None) };
-    let value = value.to_str().map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
+    let Some(value) = req.headers().get(actix_web::http::header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
     let Some((scheme, encoded)) = value.split_once(' ') else {
-        return Err(OAuthError::invalid_request("malformed Authorization header"));
+        return Err(OAuthError::invalid_request(
+            "malformed Authorization header",
+        ));
     };
     if !scheme.eq_ignore_ascii_case("basic") {
         return Ok(None);
@@ -35,10 +41,18 @@ fn basic_credentials(req: &HttpRequest) -> Result<Option<Presented>, OAuthError>
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(|| OAuthError::invalid_request("malformed Basic credentials"))?;
-    let (id, secret) =
-        decoded.split_once(':').ok_or_else(|| OAuthError::invalid_request("malformed Basic credentials"))?;
-    let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
-    Ok(Some(Presented { client_id: decode(id), secret: Some(decode(secret)) }))
+    let (id, secret) = decoded
+        .split_once(':')
+        .ok_or_else(|| OAuthError::invalid_request("malformed Basic credentials"))?;
+    let decode = |s: &str| {
+        percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    Ok(Some(Presented {
+        client_id: decode(id),
+        secret: Some(decode(secret)),
+    }))
 }
 
 /// Authenticates the calling client of `company`. Every failure is `invalid_client` (401) and says no
@@ -53,23 +67,35 @@ pub async fn authenticate_client(
     let presented = match basic {
         Some(basic) => {
             if params.get("client_secret").is_some() {
-                return Err(OAuthError::invalid_request("use one client authentication method, not two"));
+                return Err(OAuthError::invalid_request(
+                    "use one client authentication method, not two",
+                ));
             }
-            if params.get("client_id").is_some_and(|id| id != basic.client_id) {
-                return Err(OAuthError::invalid_request("client_id does not match the Basic credentials"));
+            if params
+                .get("client_id")
+                .is_some_and(|id| id != basic.client_id)
+            {
+                return Err(OAuthError::invalid_request(
+                    "client_id does not match the Basic credentials",
+                ));
             }
             basic
         }
         None => Presented {
             client_id: params
                 .get("client_id")
-                .ok_or_else(|| OAuthError::invalid_client(company, "client authentication is required"))?
+                .ok_or_else(|| {
+                    OAuthError::invalid_client(company, "client authentication is required")
+                })?
                 .to_string(),
             secret: params.get("client_secret").map(str::to_string),
         },
     };
     let failed = || OAuthError::invalid_client(company, "client authentication failed");
-    let client = state.client(company, &presented.client_id).await?.ok_or_else(failed)?;
+    let client = state
+        .client(company, &presented.client_id)
+        .await?
+        .ok_or_else(failed)?;
     match (&client.secret_hash, &presented.secret) {
         (None, None) => Ok(client),
         (Some(hash), Some(secret)) => {
@@ -77,7 +103,10 @@ pub async fn authenticate_client(
                 return Ok(client);
             }
             // The cached record may predate a secret rotation: check the stored one once.
-            let fresh = state.client_fresh(company, &presented.client_id).await?.ok_or_else(failed)?;
+            let fresh = state
+                .client_fresh(company, &presented.client_id)
+                .await?
+                .ok_or_else(failed)?;
             match &fresh.secret_hash {
                 Some(hash) if verify_client_secret(&state.secret, secret, hash) => Ok(fresh),
                 _ => Err(failed()),

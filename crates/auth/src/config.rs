@@ -93,13 +93,19 @@ impl ServiceConfig for AuthConfig {
 impl AuthConfig {
     pub fn secret(&self) -> Result<SecretKey, ConfigError> {
         let text = self.secret_key.as_deref().ok_or_else(|| {
-            ConfigError("secret_key is required (SPEECH_SECRET_KEY: base64 of 32 random bytes)".into())
+            ConfigError(
+                "secret_key is required (SPEECH_SECRET_KEY: base64 of 32 random bytes)".into(),
+            )
         })?;
         SecretKey::from_base64(text).map_err(|e| ConfigError(format!("secret_key: {e}")))
     }
 
     /// The public base URL, without a trailing slash.
     pub fn public_url(&self) -> String {
-        self.public_auth_url.clone().unwrap_or_else(|| format!("http://{}", self.addr)).trim_end_matches('/').to_string()
+        self.public_auth_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.addr))
+            .trim_end_matches('/')
+            .to_string()
     }
 }

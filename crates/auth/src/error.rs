@@ -57,7 +57,11 @@ struct Body<'a> {
 
 impl OAuthError {
     pub fn new(code: OAuthErrorCode, description: impl Into<String>) -> OAuthError {
-        OAuthError { code, description: description.into(), realm: None }
+        OAuthError {
+            code,
+            description: description.into(),
+            realm: None,
+        }
     }
 
     pub fn invalid_request(description: impl Into<String>) -> OAuthError {
@@ -69,12 +73,19 @@ impl OAuthError {
     }
 
     pub fn invalid_client(realm: &str, description: impl Into<String>) -> OAuthError {
-        OAuthError { code: OAuthErrorCode::InvalidClient, description: description.into(), realm: Some(realm.into()) }
+        OAuthError {
+            code: OAuthErrorCode::InvalidClient,
+            description: description.into(),
+            realm: Some(realm.into()),
+        }
     }
 
     pub fn server_error(cause: impl std::fmt::Display) -> OAuthError {
         tracing::error!(error = %cause, "token service failure");
-        OAuthError::new(OAuthErrorCode::ServerError, "the server could not complete the request")
+        OAuthError::new(
+            OAuthErrorCode::ServerError,
+            "the server could not complete the request",
+        )
     }
 }
 
@@ -87,7 +98,9 @@ impl From<common::db::StoreError> for OAuthError {
 impl ResponseError for OAuthError {
     fn status_code(&self) -> StatusCode {
         match self.code {
-            OAuthErrorCode::InvalidClient | OAuthErrorCode::InvalidToken => StatusCode::UNAUTHORIZED,
+            OAuthErrorCode::InvalidClient | OAuthErrorCode::InvalidToken => {
+                StatusCode::UNAUTHORIZED
+            }
             OAuthErrorCode::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
             OAuthErrorCode::TemporarilyUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::BAD_REQUEST,
@@ -100,7 +113,9 @@ impl ResponseError for OAuthError {
             tracing::warn!(error = self.code.as_str(), description = %self.description, "oauth request refused");
         }
         let mut response = HttpResponse::build(status);
-        response.insert_header(("Cache-Control", "no-store")).insert_header(("Pragma", "no-cache"));
+        response
+            .insert_header(("Cache-Control", "no-store"))
+            .insert_header(("Pragma", "no-cache"));
         match self.code {
             OAuthErrorCode::InvalidClient => {
                 let realm = self.realm.as_deref().unwrap_or("oauth");
@@ -109,11 +124,17 @@ impl ResponseError for OAuthError {
             OAuthErrorCode::InvalidToken => {
                 response.insert_header((
                     "WWW-Authenticate",
-                    format!("Bearer error=\"invalid_token\", error_description=\"{}\"", self.description.replace('"', "'")),
+                    format!(
+                        "Bearer error=\"invalid_token\", error_description=\"{}\"",
+                        self.description.replace('"', "'")
+                    ),
                 ));
             }
             _ => {}
         }
-        response.json(Body { error: self.code.as_str(), error_description: &self.description })
+        response.json(Body {
+            error: self.code.as_str(),
+            error_description: &self.description,
+        })
     }
 }

@@ -16,7 +16,9 @@ impl Params {
                 continue;
             }
             if map.insert(key.to_string(), value.to_string()).is_some() {
-                return Err(OAuthError::invalid_request(format!("parameter {key} is repeated")));
+                return Err(OAuthError::invalid_request(format!(
+                    "parameter {key} is repeated"
+                )));
             }
         }
         Ok(Params(map))
@@ -27,6 +29,7 @@ impl Params {
     }
 
     pub fn require(&self, key: &str) -> Result<&str, OAuthError> {
-        self.get(key).ok_or_else(|| OAuthError::invalid_request(format!("parameter {key} is required")))
+        self.get(key)
+            .ok_or_else(|| OAuthError::invalid_request(format!("parameter {key} is required")))
     }
 }

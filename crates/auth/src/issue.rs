@@ -36,12 +36,18 @@ fn sign<T: Serialize>(key: &SigningKey, typ: &str, claims: &T) -> Result<String,
     encode(&header, claims, &key.encoding).map_err(OAuthError::server_error)
 }
 
-pub fn access_token(issuer: &str, keys: &CompanyKeys, subject: &Subject) -> Result<Minted, OAuthError> {
+pub fn access_token(
+    issuer: &str,
+    keys: &CompanyKeys,
+    subject: &Subject,
+) -> Result<Minted, OAuthError> {
     let now = chrono::Utc::now().timestamp();
     let jti = uuid::Uuid::new_v4().simple().to_string();
     let claims = AccessClaims {
         iss: issuer.to_string(),
-        sub: subject.user.map_or_else(|| subject.client_id.to_string(), |u| u.id.clone()),
+        sub: subject
+            .user
+            .map_or_else(|| subject.client_id.to_string(), |u| u.id.clone()),
         aud: DEFAULT_AUDIENCE.to_string(),
         exp: now + subject.ttl_secs,
         iat: now,
@@ -51,7 +57,11 @@ pub fn access_token(issuer: &str, keys: &CompanyKeys, subject: &Subject) -> Resu
         company: subject.company.to_string(),
         username: subject.user.map(|u| u.username.clone()),
     };
-    Ok(Minted { token: sign(&keys.access, ACCESS_TOKEN_TYPE, &claims)?, jti, exp: claims.exp })
+    Ok(Minted {
+        token: sign(&keys.access, ACCESS_TOKEN_TYPE, &claims)?,
+        jti,
+        exp: claims.exp,
+    })
 }
 
 #[derive(Serialize)]
@@ -80,8 +90,17 @@ pub fn profile_claims(user: &User, granted: &str) -> serde_json::Map<String, ser
         claims.insert("preferred_username".into(), json!(user.username));
         claims.insert("given_name".into(), json!(user.first_name));
         claims.insert("family_name".into(), json!(user.last_name));
-        let name = format!("{} {}", user.first_name, user.last_name).trim().to_string();
-        claims.insert("name".into(), json!(if name.is_empty() { user.username.clone() } else { name }));
+        let name = format!("{} {}", user.first_name, user.last_name)
+            .trim()
+            .to_string();
+        claims.insert(
+            "name".into(),
+            json!(if name.is_empty() {
+                user.username.clone()
+            } else {
+                name
+            }),
+        );
         claims.insert("updated_at".into(), json!(user.modified_on.timestamp()));
     }
     if scope::includes(granted, scope::EMAIL) {

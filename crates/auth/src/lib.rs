@@ -18,6 +18,9 @@ pub mod state;
 pub mod storage;
 pub mod verify;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -54,7 +57,9 @@ impl AuthService {
 
     pub async fn with_database(config: AuthConfig, db: Database) -> anyhow::Result<AuthService> {
         migrate(&db).await?;
-        Ok(AuthService { state: web::Data::new(AuthState::new(config, db)?) })
+        Ok(AuthService {
+            state: web::Data::new(AuthState::new(config, db)?),
+        })
     }
 
     /// Serves on `listener` and starts the housekeeping task (purging expired codes and revocations).

@@ -31,7 +31,10 @@ pub async fn log_in(
     };
     // The hash is checked in every branch, so each failure takes the same time.
     let password_ok = verify_password(password, user.password_hash.as_deref());
-    if user.locked_until_ms.is_some_and(|until| until > now_millis()) {
+    if user
+        .locked_until_ms
+        .is_some_and(|until| until > now_millis())
+    {
         return Ok(Err(LoginFailure::Locked));
     }
     if !user.can_log_in() {
@@ -39,9 +42,20 @@ pub async fn log_in(
     }
     if !password_ok {
         let lock_until = now_millis() + state.config.lockout_secs * 1000;
-        state.directory.record_login_failure(company, &user.id, state.config.lockout_threshold, lock_until).await?;
+        state
+            .directory
+            .record_login_failure(
+                company,
+                &user.id,
+                state.config.lockout_threshold,
+                lock_until,
+            )
+            .await?;
         return Ok(Err(LoginFailure::WrongPassword));
     }
-    state.directory.record_login_success(company, &user.id, Utc::now()).await?;
+    state
+        .directory
+        .record_login_success(company, &user.id, Utc::now())
+        .await?;
     Ok(Ok(user))
 }

@@ -22,8 +22,16 @@ input{width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1.25rem;w
 background:#1f5fbf;color:#fff;border:0;border-radius:4px;font-size:1rem}.error{color:#b00020}";
 
 /// The login form. It posts back to the authorize URL with the original query kept (`action`).
-pub fn login(company: &str, client_name: &str, action: &str, username: &str, error: Option<&str>) -> String {
-    let error = error.map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e))).unwrap_or_default();
+pub fn login(
+    company: &str,
+    client_name: &str,
+    action: &str,
+    username: &str,
+    error: Option<&str>,
+) -> String {
+    let error = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
+        .unwrap_or_default();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
          content=\"width=device-width,initial-scale=1\"><title>Sign in - {company}</title><style>{STYLE}</style>\

@@ -9,7 +9,11 @@ pub fn valid_challenge(challenge: &str, method: Option<&str>) -> Result<(), &'st
     if method.unwrap_or("plain") != "S256" {
         return Err("code_challenge_method must be S256");
     }
-    if challenge.len() != 43 || !challenge.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+    if challenge.len() != 43
+        || !challenge
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
         return Err("code_challenge must be the base64url SHA-256 of the verifier");
     }
     Ok(())
@@ -18,9 +22,16 @@ pub fn valid_challenge(challenge: &str, method: Option<&str>) -> Result<(), &'st
 /// Whether `verifier` (43 to 128 unreserved characters) hashes to `challenge`.
 pub fn verifier_matches(verifier: &str, challenge: &str) -> bool {
     let well_formed = (43..=128).contains(&verifier.len())
-        && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+        && verifier
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
     well_formed
-        && common::secrets::constant_time_eq(URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())).as_bytes(), challenge.as_bytes())
+        && common::secrets::constant_time_eq(
+            URL_SAFE_NO_PAD
+                .encode(Sha256::digest(verifier.as_bytes()))
+                .as_bytes(),
+            challenge.as_bytes(),
+        )
 }
 
 #[cfg(test)]
@@ -33,7 +44,10 @@ mod tests {
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(valid_challenge(challenge, Some("S256")).is_ok());
         assert!(verifier_matches(verifier, challenge));
-        assert!(!verifier_matches("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX", challenge));
+        assert!(!verifier_matches(
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX",
+            challenge
+        ));
         assert!(valid_challenge(challenge, Some("plain")).is_err());
         assert!(valid_challenge(challenge, None).is_err());
         assert!(valid_challenge("short", Some("S256")).is_err());

@@ -15,7 +15,11 @@ pub struct AttemptLimiter {
 
 impl AttemptLimiter {
     pub fn new(limit: u32, window: Duration) -> AttemptLimiter {
-        AttemptLimiter { limit, window, windows: Mutex::new(HashMap::new()) }
+        AttemptLimiter {
+            limit,
+            window,
+            windows: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Counts an attempt by `key`; `Err(seconds)` when over the limit, with the wait until the window ends.
@@ -30,7 +34,9 @@ impl AttemptLimiter {
             *entry = (now, 0);
         }
         if entry.1 >= self.limit {
-            return Err((self.window.saturating_sub(now.duration_since(entry.0))).as_secs().max(1));
+            return Err((self.window.saturating_sub(now.duration_since(entry.0)))
+                .as_secs()
+                .max(1));
         }
         entry.1 += 1;
         Ok(())
@@ -49,7 +55,10 @@ mod tests {
         }
         let wait = limiter.attempt("1.2.3.4").unwrap_err();
         assert!((1..=60).contains(&wait));
-        assert!(limiter.attempt("5.6.7.8").is_ok(), "other addresses are counted apart");
+        assert!(
+            limiter.attempt("5.6.7.8").is_ok(),
+            "other addresses are counted apart"
+        );
     }
 
     #[test]

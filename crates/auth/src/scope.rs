@@ -24,21 +24,33 @@ pub struct Granted {
 /// The grant for the `scope` parameter of an authorization request.
 pub fn grant(requested: Option<&str>) -> Result<Granted, OAuthError> {
     let Some(requested) = requested else {
-        return Ok(Granted { scope: USER_SCOPES.join(" "), refresh_requested: false });
+        return Ok(Granted {
+            scope: USER_SCOPES.join(" "),
+            refresh_requested: false,
+        });
     };
     let mut scopes: Vec<&str> = Vec::new();
     for s in requested.split_ascii_whitespace() {
         if !USER_SCOPES.contains(&s) {
-            return Err(OAuthError::new(OAuthErrorCode::InvalidScope, format!("unknown scope {s}")));
+            return Err(OAuthError::new(
+                OAuthErrorCode::InvalidScope,
+                format!("unknown scope {s}"),
+            ));
         }
         if !scopes.contains(&s) {
             scopes.push(s);
         }
     }
     if scopes.is_empty() {
-        return Err(OAuthError::new(OAuthErrorCode::InvalidScope, "scope is empty"));
+        return Err(OAuthError::new(
+            OAuthErrorCode::InvalidScope,
+            "scope is empty",
+        ));
     }
-    Ok(Granted { refresh_requested: scopes.contains(&REFRESH_TOKEN), scope: scopes.join(" ") })
+    Ok(Granted {
+        refresh_requested: scopes.contains(&REFRESH_TOKEN),
+        scope: scopes.join(" "),
+    })
 }
 
 pub fn includes(scope: &str, wanted: &str) -> bool {
@@ -61,11 +73,17 @@ mod tests {
         let g = grant(Some("refreshToken")).unwrap();
         assert_eq!(g.scope, "refreshToken");
         assert!(g.refresh_requested);
-        assert_eq!(grant(Some("openid refreshToken openid")).unwrap().scope, "openid refreshToken");
+        assert_eq!(
+            grant(Some("openid refreshToken openid")).unwrap().scope,
+            "openid refreshToken"
+        );
     }
 
     #[test]
     fn unknown_scopes_are_refused() {
-        assert_eq!(grant(Some("openid admin")).unwrap_err().code, OAuthErrorCode::InvalidScope);
+        assert_eq!(
+            grant(Some("openid admin")).unwrap_err().code,
+            OAuthErrorCode::InvalidScope
+        );
     }
 }

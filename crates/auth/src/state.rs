@@ -42,7 +42,10 @@ impl AuthState {
         Ok(AuthState {
             public_url: config.public_url(),
             clients: ClientCache::new(Duration::from_millis(config.client_cache_ms)),
-            login_limiter: AttemptLimiter::new(config.login_attempts_per_minute, Duration::from_secs(60)),
+            login_limiter: AttemptLimiter::new(
+                config.login_attempts_per_minute,
+                Duration::from_secs(60),
+            ),
             directory: open_directory(&db),
             tokens,
             keys,
@@ -58,7 +61,11 @@ impl AuthState {
     }
 
     /// The client, read through the cache.
-    pub async fn client(&self, company: &str, client_id: &str) -> Result<Option<Arc<OAuthClient>>, StoreError> {
+    pub async fn client(
+        &self,
+        company: &str,
+        client_id: &str,
+    ) -> Result<Option<Arc<OAuthClient>>, StoreError> {
         if let Some(hit) = self.clients.get(company, client_id) {
             return Ok(hit);
         }
@@ -66,8 +73,16 @@ impl AuthState {
     }
 
     /// The client read from the store, bypassing (and refreshing) the cache.
-    pub async fn client_fresh(&self, company: &str, client_id: &str) -> Result<Option<Arc<OAuthClient>>, StoreError> {
-        let client = self.directory.get_client(company, client_id).await?.map(Arc::new);
+    pub async fn client_fresh(
+        &self,
+        company: &str,
+        client_id: &str,
+    ) -> Result<Option<Arc<OAuthClient>>, StoreError> {
+        let client = self
+            .directory
+            .get_client(company, client_id)
+            .await?
+            .map(Arc::new);
         self.clients.put(company, client_id, client.clone());
         Ok(client)
     }
@@ -84,7 +99,10 @@ const CLIENT_CACHE_CAPACITY: usize = 50_000;
 
 impl ClientCache {
     pub fn new(ttl: Duration) -> ClientCache {
-        ClientCache { ttl, entries: RwLock::new(HashMap::new()) }
+        ClientCache {
+            ttl,
+            entries: RwLock::new(HashMap::new()),
+        }
     }
 
     #[allow(clippy::type_complexity)]
@@ -105,6 +123,9 @@ impl ClientCache {
         if entries.len() >= CLIENT_CACHE_CAPACITY {
             entries.clear();
         }
-        entries.insert((company.to_string(), client_id.to_string()), (Instant::now(), client));
+        entries.insert(
+            (company.to_string(), client_id.to_string()),
+            (Instant::now(), client),
+        );
     }
 }

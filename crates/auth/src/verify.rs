@@ -14,13 +14,21 @@ pub enum Invalid {
     Revoked,
 }
 
-pub async fn verify_access_token(state: &AuthState, company: &str, token: &str) -> Result<AccessClaims, Invalid> {
+pub async fn verify_access_token(
+    state: &AuthState,
+    company: &str,
+    token: &str,
+) -> Result<AccessClaims, Invalid> {
     let header = decode_header(token).map_err(|_| Invalid::Malformed)?;
     if header.typ.as_deref() != Some(ACCESS_TOKEN_TYPE) {
         return Err(Invalid::Rejected);
     }
     let kid = header.kid.ok_or(Invalid::Malformed)?;
-    let keys = state.keys.get(company).await.map_err(|_| Invalid::Rejected)?;
+    let keys = state
+        .keys
+        .get(company)
+        .await
+        .map_err(|_| Invalid::Rejected)?;
     let (alg, key) = keys.decoding_key(&kid).ok_or(Invalid::Rejected)?;
     if *alg != header.alg {
         return Err(Invalid::Rejected);
@@ -29,11 +37,18 @@ pub async fn verify_access_token(state: &AuthState, company: &str, token: &str) 
     validation.set_audience(&[DEFAULT_AUDIENCE]);
     validation.set_issuer(&[state.issuer(company)]);
     validation.leeway = 0;
-    let claims = decode::<AccessClaims>(token, key, &validation).map_err(|_| Invalid::Rejected)?.claims;
+    let claims = decode::<AccessClaims>(token, key, &validation)
+        .map_err(|_| Invalid::Rejected)?
+        .claims;
     if claims.company != company {
         return Err(Invalid::Rejected);
     }
-    if state.tokens.is_access_revoked(&claims.jti).await.map_err(|_| Invalid::Rejected)? {
+    if state
+        .tokens
+        .is_access_revoked(&claims.jti)
+        .await
+        .map_err(|_| Invalid::Rejected)?
+    {
         return Err(Invalid::Revoked);
     }
     Ok(claims)

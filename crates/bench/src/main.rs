@@ -5,11 +5,19 @@
 use actix_web::{web, App, HttpResponse, HttpServer};
 
 async fn handler() -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(r#"{"access_token":"x","token_type":"Bearer","expires_in":3600}"#)
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(r#"{"access_token":"x","token_type":"Bearer","expires_in":3600}"#)
 }
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:18080".to_string());
-    HttpServer::new(|| App::new().default_service(web::to(handler))).backlog(4096).bind(addr)?.run().await
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:18080".to_string());
+    HttpServer::new(|| App::new().default_service(web::to(handler)))
+        .backlog(4096)
+        .bind(addr)?
+        .run()
+        .await
 }

@@ -49,7 +49,9 @@ pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
     let mut figment = Figment::from(Serialized::defaults(T::default()));
     if let Ok(path) = std::env::var("SPEECH_CONFIG") {
         if !std::path::Path::new(&path).exists() {
-            return Err(ConfigError(format!("SPEECH_CONFIG names {path}, which does not exist")));
+            return Err(ConfigError(format!(
+                "SPEECH_CONFIG names {path}, which does not exist"
+            )));
         }
         figment = figment.merge(Toml::file(path));
     }
@@ -63,7 +65,11 @@ pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
 
 fn shared_env() -> Env {
     Env::raw()
-        .filter(|key| SHARED_ENV.iter().any(|(name, _)| key.as_str().eq_ignore_ascii_case(name)))
+        .filter(|key| {
+            SHARED_ENV
+                .iter()
+                .any(|(name, _)| key.as_str().eq_ignore_ascii_case(name))
+        })
         .map(|key| {
             let key = key.as_str();
             let target = SHARED_ENV
@@ -79,7 +85,9 @@ fn shared_env() -> Env {
 pub fn require_http_url(key: &str, value: &str) -> Result<(), ConfigError> {
     match url::Url::parse(value) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => Ok(()),
-        _ => Err(ConfigError(format!("{key} must be an http(s) URL, got {value:?}"))),
+        _ => Err(ConfigError(format!(
+            "{key} must be an http(s) URL, got {value:?}"
+        ))),
     }
 }
 

@@ -90,13 +90,23 @@ struct ErrorBody<'a> {
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), field: None, retry_after: None }
+        ApiError {
+            code,
+            message: message.into(),
+            field: None,
+            retry_after: None,
+        }
     }
 
     /// A validation error about one field; the message should say what is expected.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         let field = field.into();
-        ApiError { code: ErrorCode::InvalidField, message: message.into(), field: Some(field), retry_after: None }
+        ApiError {
+            code: ErrorCode::InvalidField,
+            message: message.into(),
+            field: Some(field),
+            retry_after: None,
+        }
     }
 
     pub fn not_found(what: impl Into<String>) -> Self {
@@ -159,9 +169,10 @@ impl From<crate::db::StoreError> for ApiError {
         match e {
             crate::db::StoreError::Conflict(what) => ApiError::new(ErrorCode::AlreadyExists, what),
             crate::db::StoreError::NotFound(what) => ApiError::not_found(what),
-            crate::db::StoreError::Stale => {
-                ApiError::new(ErrorCode::PreconditionFailed, "the resource was changed by someone else")
-            }
+            crate::db::StoreError::Stale => ApiError::new(
+                ErrorCode::PreconditionFailed,
+                "the resource was changed by someone else",
+            ),
             crate::db::StoreError::Database(e) => ApiError::internal(e),
         }
     }
@@ -175,7 +186,11 @@ mod tests {
     fn codes_are_unique_and_statuses_are_errors() {
         let mut seen = std::collections::HashSet::new();
         for code in ErrorCode::ALL {
-            assert!(seen.insert(code.as_str()), "duplicate code {}", code.as_str());
+            assert!(
+                seen.insert(code.as_str()),
+                "duplicate code {}",
+                code.as_str()
+            );
             assert!(code.status().is_client_error() || code.status().is_server_error());
         }
     }

@@ -29,7 +29,10 @@ impl SecretKey {
             .or_else(|_| URL_SAFE_NO_PAD.decode(text.trim()))
             .map_err(|_| "the secret key must be base64".to_string())?;
         if bytes.len() < 32 {
-            return Err(format!("the secret key must be at least 32 bytes, got {}", bytes.len()));
+            return Err(format!(
+                "the secret key must be at least 32 bytes, got {}",
+                bytes.len()
+            ));
         }
         Ok(SecretKey(bytes))
     }
@@ -73,14 +76,18 @@ pub fn generate_password() -> String {
 
 /// Keyed hash of a client secret, stored instead of the secret.
 pub fn hash_client_secret(key: &SecretKey, secret: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(&key.derive("client-secret")).expect("any key length");
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(&key.derive("client-secret")).expect("any key length");
     mac.update(secret.as_bytes());
     URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
 }
 
 /// Checks a presented client secret against its stored keyed hash, in constant time.
 pub fn verify_client_secret(key: &SecretKey, secret: &str, stored_hash: &str) -> bool {
-    constant_time_eq(hash_client_secret(key, secret).as_bytes(), stored_hash.as_bytes())
+    constant_time_eq(
+        hash_client_secret(key, secret).as_bytes(),
+        stored_hash.as_bytes(),
+    )
 }
 
 /// SHA-256 of a high-entropy token (codes, refresh tokens, sessions): enough to store it safely, since such
@@ -108,10 +115,17 @@ pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
     static DUMMY: OnceLock<String> = OnceLock::new();
     let (hash, real) = match stored {
         Some(h) => (h, true),
-        None => (DUMMY.get_or_init(|| hash_password("dummy password for timing")).as_str(), false),
+        None => (
+            DUMMY
+                .get_or_init(|| hash_password("dummy password for timing"))
+                .as_str(),
+            false,
+        ),
     };
     let ok = match PasswordHash::new(hash) {
-        Ok(parsed) => Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok(),
+        Ok(parsed) => Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
         Err(_) => false,
     };
     ok && real

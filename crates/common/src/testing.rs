@@ -23,7 +23,8 @@ enum Cleanup {
 }
 
 fn postgres_admin_url() -> String {
-    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 impl TestDb {
@@ -32,21 +33,38 @@ impl TestDb {
         match backend {
             Backend::Postgres => {
                 let admin_url = postgres_admin_url();
-                let admin = sqlx::PgPool::connect(&admin_url).await.expect("PostgreSQL for tests (TEST_DATABASE_URL)");
+                let admin = sqlx::PgPool::connect(&admin_url)
+                    .await
+                    .expect("PostgreSQL for tests (TEST_DATABASE_URL)");
                 let name = format!("speech_test_{suffix}");
-                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create test database");
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&admin)
+                    .await
+                    .expect("create test database");
                 admin.close().await;
                 let mut url = url::Url::parse(&admin_url).expect("TEST_DATABASE_URL is a URL");
                 url.set_path(&name);
                 let url = url.to_string();
-                let db = Database::connect(&url, 10).await.expect("connect to the test database");
-                TestDb { url, db, cleanup: Some(Cleanup::Postgres { admin_url, name }) }
+                let db = Database::connect(&url, 10)
+                    .await
+                    .expect("connect to the test database");
+                TestDb {
+                    url,
+                    db,
+                    cleanup: Some(Cleanup::Postgres { admin_url, name }),
+                }
             }
             Backend::Sqlite => {
                 let path = std::env::temp_dir().join(format!("speech-test-{suffix}.db"));
                 let url = format!("sqlite://{}", path.display());
-                let db = Database::connect(&url, 5).await.expect("open the test database");
-                TestDb { url, db, cleanup: Some(Cleanup::Sqlite { path }) }
+                let db = Database::connect(&url, 5)
+                    .await
+                    .expect("open the test database");
+                TestDb {
+                    url,
+                    db,
+                    cleanup: Some(Cleanup::Sqlite { path }),
+                }
             }
         }
     }
@@ -59,11 +77,18 @@ impl Drop for TestDb {
             Some(Cleanup::Postgres { admin_url, name }) => {
                 // Drop runs outside async context: a short-lived runtime on its own thread does the work.
                 let _ = std::thread::spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("runtime");
                     rt.block_on(async move {
                         db.close().await;
                         if let Ok(admin) = sqlx::PgPool::connect(&admin_url).await {
-                            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&admin).await;
+                            let _ = sqlx::query(&format!(
+                                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                            ))
+                            .execute(&admin)
+                            .await;
                             admin.close().await;
                         }
                     });

@@ -5,10 +5,12 @@
 use anyhow::Context;
 use chrono::Utc;
 use common::directory::{
-    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, DirectoryStore, User,
-    DEFAULT_ACCESS_TOKEN_TTL,
+    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, DirectoryStore,
+    User, DEFAULT_ACCESS_TOKEN_TTL,
 };
-use common::secrets::{generate_password, hash_password, verify_client_secret, verify_password, SecretKey};
+use common::secrets::{
+    generate_password, hash_password, verify_client_secret, verify_password, SecretKey,
+};
 use serde_json::{json, Value};
 
 use crate::platform::{write_private, Platform};
@@ -20,26 +22,51 @@ const BY: &str = "bootstrap";
 
 pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyhow::Result<Value> {
     validate_company(company)?;
-    url::Url::parse(redirect_uri).with_context(|| format!("--redirect-uri {redirect_uri:?} is not an absolute URL"))?;
+    url::Url::parse(redirect_uri)
+        .with_context(|| format!("--redirect-uri {redirect_uri:?} is not an absolute URL"))?;
     let db = platform.database().await?;
     auth::migrate(&db).await?;
     let directory = common::directory::open_directory(&db);
     let secret = platform.auth.secret()?;
 
-    directory.ensure_company(&new_company(company, company)).await?;
+    directory
+        .ensure_company(&new_company(company, company))
+        .await?;
     if directory.get_role(company, ADMIN_ROLE).await?.is_none() {
-        let role = new_role(company, ADMIN_ROLE, "Full administration of the company", permissions::ALL, BY);
+        let role = new_role(
+            company,
+            ADMIN_ROLE,
+            "Full administration of the company",
+            permissions::ALL,
+            BY,
+        );
         directory.insert_role(&role).await?;
     }
 
-    let saved_path = platform.data_dir.join("bootstrap").join(format!("{company}.json"));
-    let saved: Option<Value> = std::fs::read_to_string(&saved_path).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let saved_str = |key: &str| saved.as_ref().and_then(|s| s[key].as_str().map(str::to_string));
+    let saved_path = platform
+        .data_dir
+        .join("bootstrap")
+        .join(format!("{company}.json"));
+    let saved: Option<Value> = std::fs::read_to_string(&saved_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let saved_str = |key: &str| {
+        saved
+            .as_ref()
+            .and_then(|s| s[key].as_str().map(str::to_string))
+    };
 
-    let admin_password = ensure_admin(directory.as_ref(), company, saved_str("admin_password")).await?;
-    let (client_id, client_secret) =
-        ensure_client(directory.as_ref(), &secret, company, redirect_uri, saved_str("client_id"), saved_str("client_secret"))
-            .await?;
+    let admin_password =
+        ensure_admin(directory.as_ref(), company, saved_str("admin_password")).await?;
+    let (client_id, client_secret) = ensure_client(
+        directory.as_ref(),
+        &secret,
+        company,
+        redirect_uri,
+        saved_str("client_id"),
+        saved_str("client_secret"),
+    )
+    .await?;
 
     let auth_url = platform.auth_url();
     let output = json!({
@@ -67,17 +94,30 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
 fn validate_company(company: &str) -> anyhow::Result<()> {
     let ok = !company.is_empty()
         && company.len() <= 64
-        && company.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    anyhow::ensure!(ok, "--company must be 1 to 64 characters of a-z, 0-9, '-' and '_'");
+        && company
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    anyhow::ensure!(
+        ok,
+        "--company must be 1 to 64 characters of a-z, 0-9, '-' and '_'"
+    );
     Ok(())
 }
 
 /// The admin user, created or repaired; returns a password that logs in.
-async fn ensure_admin(directory: &dyn DirectoryStore, company: &str, saved: Option<String>) -> anyhow::Result<String> {
+async fn ensure_admin(
+    directory: &dyn DirectoryStore,
+    company: &str,
+    saved: Option<String>,
+) -> anyhow::Result<String> {
     let existing = directory.get_user(company, ADMIN_USERNAME).await?;
     let user = match existing {
         Some(mut user) => {
-            if !user.api_access || user.login_blocked || user.primary_role != ADMIN_ROLE || user.status != "ACTIVE" {
+            if !user.api_access
+                || user.login_blocked
+                || user.primary_role != ADMIN_ROLE
+                || user.status != "ACTIVE"
+            {
                 user.api_access = true;
                 user.login_blocked = false;
                 user.login_blocked_reason = None;
@@ -105,7 +145,9 @@ async fn ensure_admin(directory: &dyn DirectoryStore, company: &str, saved: Opti
         }
     }
     let password = generate_password();
-    directory.set_password(company, &user.id, &hash_password(&password), Utc::now()).await?;
+    directory
+        .set_password(company, &user.id, &hash_password(&password), Utc::now())
+        .await?;
     Ok(password)
 }
 
@@ -135,7 +177,10 @@ async fn ensure_client(
         };
         let (client, secret) = new_client(company, &spec, key, BY);
         directory.insert_client(&client).await?;
-        return Ok((client.client_id, secret.expect("a confidential client has a secret")));
+        return Ok((
+            client.client_id,
+            secret.expect("a confidential client has a secret"),
+        ));
     };
     if !client.has_redirect_uri(redirect_uri) {
         client.redirect_uris.push(redirect_uri.to_string());
@@ -151,7 +196,12 @@ async fn ensure_client(
     }
     let secret = common::secrets::generate_client_secret();
     directory
-        .set_client_secret(company, &client.client_id, &common::secrets::hash_client_secret(key, &secret), Utc::now())
+        .set_client_secret(
+            company,
+            &client.client_id,
+            &common::secrets::hash_client_secret(key, &secret),
+            Utc::now(),
+        )
         .await?;
     Ok((client.client_id, secret))
 }

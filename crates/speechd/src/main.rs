@@ -7,7 +7,11 @@ mod platform;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "speechd", version, about = "Speech analytics platform: all services in one process")]
+#[command(
+    name = "speechd",
+    version,
+    about = "Speech analytics platform: all services in one process"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,14 +51,24 @@ async fn main() -> anyhow::Result<()> {
             common::telemetry::init(&platform.auth.log_format);
             platform.serve().await
         }
-        Command::Bootstrap { company, redirect_uri, json } => {
+        Command::Bootstrap {
+            company,
+            redirect_uri,
+            json,
+        } => {
             common::telemetry::init("text");
             let output = bootstrap::run(&platform, &company, &redirect_uri).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&output)?);
             } else {
                 for (key, value) in output.as_object().into_iter().flatten() {
-                    println!("{key}: {}", value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string()));
+                    println!(
+                        "{key}: {}",
+                        value
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| value.to_string())
+                    );
                 }
             }
             Ok(())
@@ -62,17 +76,29 @@ async fn main() -> anyhow::Result<()> {
         Command::Migrate => {
             let db = platform.database().await?;
             auth::migrate(&db).await?;
-            println!("migrations applied to {}", common::db::redact(&platform.auth.database_url));
+            println!(
+                "migrations applied to {}",
+                common::db::redact(&platform.auth.database_url)
+            );
             Ok(())
         }
         Command::RotateKeys { company } => {
             common::telemetry::init("text");
             let service = auth::AuthService::connect(platform.auth.clone()).await?;
-            if service.state.directory.get_company(&company).await?.is_none() {
+            if service
+                .state
+                .directory
+                .get_company(&company)
+                .await?
+                .is_none()
+            {
                 anyhow::bail!("no company {company}");
             }
             let keys = service.state.keys.rotate(&company).await?;
-            println!("{company}: access tokens now signed with {}, ID tokens with {}", keys.access.kid, keys.id_token.kid);
+            println!(
+                "{company}: access tokens now signed with {}, ID tokens with {}",
+                keys.access.kid, keys.id_token.kid
+            );
             Ok(())
         }
     }

@@ -16,8 +16,10 @@ pub struct Platform {
 
 impl Platform {
     pub fn from_env() -> anyhow::Result<Platform> {
-        let data_dir = PathBuf::from(std::env::var("SPEECH_DATA_DIR").unwrap_or_else(|_| "./data".into()));
-        std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
+        let data_dir =
+            PathBuf::from(std::env::var("SPEECH_DATA_DIR").unwrap_or_else(|_| "./data".into()));
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("creating data directory {}", data_dir.display()))?;
         let database_url = match std::env::var("DATABASE_URL") {
             Ok(url) => url,
             Err(_) => format!("sqlite://{}", data_dir.join("speech.db").display()),
@@ -43,7 +45,10 @@ impl Platform {
 
     pub async fn serve(&self) -> anyhow::Result<()> {
         let auth = AuthService::connect(self.auth.clone()).await?;
-        let auth_server = auth.serve(common::http::bind(&self.auth.addr).with_context(|| format!("binding {}", self.auth.addr))?)?;
+        let auth_server = auth.serve(
+            common::http::bind(&self.auth.addr)
+                .with_context(|| format!("binding {}", self.auth.addr))?,
+        )?;
         tracing::info!(addr = %self.auth.addr, "auth service listening");
         eprintln!(
             "speechd is running: auth {url}\nCreate a company and its credentials with:\n  speechd bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
@@ -82,7 +87,9 @@ pub fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<(
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
     file.write_all(contents.as_bytes())?;
     Ok(())
 }

@@ -58,12 +58,18 @@ pub struct NewKey {
 
 impl NewKey {
     pub fn generate(alg: KeyAlg) -> NewKey {
-        let kid = format!("{}-{}", alg.name().to_ascii_lowercase(), uuid::Uuid::now_v7().simple());
+        let kid = format!(
+            "{}-{}",
+            alg.name().to_ascii_lowercase(),
+            uuid::Uuid::now_v7().simple()
+        );
         match alg {
             KeyAlg::EdDsa => {
                 let rng = ring::rand::SystemRandom::new();
-                let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).expect("system randomness");
-                let pair = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("valid fresh key");
+                let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng)
+                    .expect("system randomness");
+                let pair = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref())
+                    .expect("valid fresh key");
                 let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
                 NewKey {
                     public_jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"}),
@@ -73,8 +79,13 @@ impl NewKey {
                 }
             }
             KeyAlg::Rs256 => {
-                let private = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 2048).expect("RSA key generation");
-                let der = private.to_pkcs1_der().expect("PKCS#1 encoding").as_bytes().to_vec();
+                let private = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 2048)
+                    .expect("RSA key generation");
+                let der = private
+                    .to_pkcs1_der()
+                    .expect("PKCS#1 encoding")
+                    .as_bytes()
+                    .to_vec();
                 let n = URL_SAFE_NO_PAD.encode(private.n().to_bytes_be());
                 let e = URL_SAFE_NO_PAD.encode(private.e().to_bytes_be());
                 NewKey {

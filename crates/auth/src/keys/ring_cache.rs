@@ -59,7 +59,13 @@ pub struct KeyRing {
 
 impl KeyRing {
     pub fn new(store: Arc<dyn TokenStore>, sealer: Sealer, policy: KeyPolicy) -> KeyRing {
-        KeyRing { store, sealer, policy, cache: RwLock::new(HashMap::new()), load_lock: tokio::sync::Mutex::new(()) }
+        KeyRing {
+            store,
+            sealer,
+            policy,
+            cache: RwLock::new(HashMap::new()),
+            load_lock: tokio::sync::Mutex::new(()),
+        }
     }
 
     pub fn policy(&self) -> KeyPolicy {
@@ -87,14 +93,18 @@ impl KeyRing {
     /// Retires the company's current keys and starts signing with new ones.
     pub async fn rotate(&self, company: &str) -> Result<Arc<CompanyKeys>, StoreError> {
         let _guard = self.load_lock.lock().await;
-        self.store.retire_signing_keys(company, None, now_millis()).await?;
+        self.store
+            .retire_signing_keys(company, None, now_millis())
+            .await?;
         self.load(company).await
     }
 
     async fn load(&self, company: &str) -> Result<Arc<CompanyKeys>, StoreError> {
         let now = now_millis();
         let overlap = self.policy.overlap.as_millis() as i64;
-        self.store.delete_keys_retired_before(company, now - overlap).await?;
+        self.store
+            .delete_keys_retired_before(company, now - overlap)
+            .await?;
         let mut records = self.store.signing_keys(company).await?;
         let rotate_after = self.policy.rotate_after.as_millis() as i64;
         for alg in [KeyAlg::EdDsa, KeyAlg::Rs256] {
@@ -102,7 +112,9 @@ impl KeyRing {
             let stale = current.is_some_and(|k| now - k.created_ms >= rotate_after);
             if current.is_none() || stale {
                 if stale {
-                    self.store.retire_signing_keys(company, Some(alg.name()), now).await?;
+                    self.store
+                        .retire_signing_keys(company, Some(alg.name()), now)
+                        .await?;
                 }
                 let record = self.create(company, alg).await?;
                 tracing::info!(company, kid = %record.kid, alg = alg.name(), "signing key created");
@@ -118,7 +130,9 @@ impl KeyRing {
         // RSA generation takes a noticeable time: keep it off the async workers.
         let key = tokio::task::spawn_blocking(move || NewKey::generate(alg))
             .await
-            .map_err(|e| StoreError::Database(sqlx::Error::Protocol(format!("key generation failed: {e}"))))?;
+            .map_err(|e| {
+                StoreError::Database(sqlx::Error::Protocol(format!("key generation failed: {e}")))
+            })?;
         let record = SigningKeyRecord {
             kid: key.kid.clone(),
             company: company.to_string(),
@@ -136,19 +150,32 @@ impl KeyRing {
         let signing = |alg: KeyAlg| -> Result<SigningKey, StoreError> {
             let record = newest_active(records, alg)
                 .ok_or_else(|| StoreError::NotFound(format!("active {} key", alg.name())))?;
-            let der = self.sealer.open(&record.kid, &record.sealed_private).ok_or_else(|| {
-                StoreError::Database(sqlx::Error::Protocol(format!(
-                    "signing key {} cannot be opened: was SPEECH_SECRET_KEY changed?",
-                    record.kid
-                )))
-            })?;
-            Ok(SigningKey { kid: record.kid.clone(), alg, encoding: alg.encoding_key(&der) })
+            let der = self
+                .sealer
+                .open(&record.kid, &record.sealed_private)
+                .ok_or_else(|| {
+                    StoreError::Database(sqlx::Error::Protocol(format!(
+                        "signing key {} cannot be opened: was SPEECH_SECRET_KEY changed?",
+                        record.kid
+                    )))
+                })?;
+            Ok(SigningKey {
+                kid: record.kid.clone(),
+                alg,
+                encoding: alg.encoding_key(&der),
+            })
         };
         let mut published = Vec::new();
         let mut verify = HashMap::new();
         for record in records {
-            let Ok(jwk_value) = serde_json::from_str::<serde_json::Value>(&record.public_jwk) else { continue };
-            if let (Ok(jwk), Some(alg)) = (serde_json::from_value::<Jwk>(jwk_value.clone()), KeyAlg::parse(&record.alg)) {
+            let Ok(jwk_value) = serde_json::from_str::<serde_json::Value>(&record.public_jwk)
+            else {
+                continue;
+            };
+            if let (Ok(jwk), Some(alg)) = (
+                serde_json::from_value::<Jwk>(jwk_value.clone()),
+                KeyAlg::parse(&record.alg),
+            ) {
                 if let Ok(key) = DecodingKey::from_jwk(&jwk) {
                     verify.insert(record.kid.clone(), (alg.jwt_algorithm(), key));
                 }
@@ -166,5 +193,8 @@ impl KeyRing {
 }
 
 fn newest_active(records: &[SigningKeyRecord], alg: KeyAlg) -> Option<&SigningKeyRecord> {
-    records.iter().filter(|r| r.retired_ms.is_none() && r.alg == alg.name()).max_by_key(|r| r.created_ms)
+    records
+        .iter()
+        .filter(|r| r.retired_ms.is_none() && r.alg == alg.name())
+        .max_by_key(|r| r.created_ms)
 }

@@ -13,7 +13,9 @@ pub struct Sealer {
 impl Sealer {
     pub fn new(secret: &SecretKey) -> Sealer {
         let key = secret.derive("signing-key-seal");
-        Sealer { cipher: ChaCha20Poly1305::new(Key::from_slice(&key)) }
+        Sealer {
+            cipher: ChaCha20Poly1305::new(Key::from_slice(&key)),
+        }
     }
 
     /// Seals `plain`, bound to `label` (the key id): nonce followed by ciphertext.
@@ -22,7 +24,13 @@ impl Sealer {
         let mut out = nonce.clone();
         let sealed = self
             .cipher
-            .encrypt(Nonce::from_slice(&nonce), Payload { msg: plain, aad: label.as_bytes() })
+            .encrypt(
+                Nonce::from_slice(&nonce),
+                Payload {
+                    msg: plain,
+                    aad: label.as_bytes(),
+                },
+            )
             .expect("encryption of a small buffer cannot fail");
         out.extend_from_slice(&sealed);
         out
@@ -33,7 +41,15 @@ impl Sealer {
             return None;
         }
         let (nonce, body) = sealed.split_at(12);
-        self.cipher.decrypt(Nonce::from_slice(nonce), Payload { msg: body, aad: label.as_bytes() }).ok()
+        self.cipher
+            .decrypt(
+                Nonce::from_slice(nonce),
+                Payload {
+                    msg: body,
+                    aad: label.as_bytes(),
+                },
+            )
+            .ok()
     }
 }
 
@@ -48,6 +64,8 @@ mod tests {
         let sealed = sealer.seal("kid-1", b"private key bytes");
         assert_eq!(sealer.open("kid-1", &sealed).unwrap(), b"private key bytes");
         assert!(sealer.open("kid-2", &sealed).is_none());
-        assert!(Sealer::new(&SecretKey::generate()).open("kid-1", &sealed).is_none());
+        assert!(Sealer::new(&SecretKey::generate())
+            .open("kid-1", &sealed)
+            .is_none());
     }
 }

@@ -24,7 +24,8 @@ use crate::storage::{CodeRecord, SessionRecord};
 use crate::{page, pkce};
 
 const SESSION_COOKIE: &str = "speech_session";
-const FAILED_LOGIN: &str = "Invalid username or password, or the account is locked after repeated failures.";
+const FAILED_LOGIN: &str =
+    "Invalid username or password, or the account is locked after repeated failures.";
 
 /// A validated authorization request.
 struct AuthorizeRequest {
@@ -41,17 +42,28 @@ enum Refusal {
     /// Shown as a page: nothing can be trusted to redirect to.
     Page(StatusCode, &'static str, String),
     /// Sent back to the client's registered redirect URI.
-    Redirect { redirect_uri: String, state: Option<String>, error: OAuthError },
+    Redirect {
+        redirect_uri: String,
+        state: Option<String>,
+        error: OAuthError,
+    },
 }
 
 impl Refusal {
     fn respond(self) -> HttpResponse {
         match self {
-            Refusal::Page(status, title, message) => {
-                HttpResponse::build(status).content_type("text/html; charset=utf-8").body(page::error(title, &message))
-            }
-            Refusal::Redirect { redirect_uri, state, error } => {
-                let mut pairs = vec![("error", error.code.as_str().to_string()), ("error_description", error.description)];
+            Refusal::Page(status, title, message) => HttpResponse::build(status)
+                .content_type("text/html; charset=utf-8")
+                .body(page::error(title, &message)),
+            Refusal::Redirect {
+                redirect_uri,
+                state,
+                error,
+            } => {
+                let mut pairs = vec![
+                    ("error", error.code.as_str().to_string()),
+                    ("error_description", error.description),
+                ];
                 if let Some(state) = state {
                     pairs.push(("state", state));
                 }
@@ -69,21 +81,36 @@ fn redirect(base: &str, pairs: &[(&str, String)], status: StatusCode) -> HttpRes
             query.append_pair(k, v);
         }
     }
-    HttpResponse::build(status).insert_header(("Location", url.to_string())).insert_header(("Cache-Control", "no-store")).finish()
+    HttpResponse::build(status)
+        .insert_header(("Location", url.to_string()))
+        .insert_header(("Cache-Control", "no-store"))
+        .finish()
 }
 
-async fn validate(state: &AuthState, company: &str, query: &str) -> Result<AuthorizeRequest, Refusal> {
-    let bad = |message: String| Refusal::Page(StatusCode::BAD_REQUEST, "Invalid sign-in request", message);
+async fn validate(
+    state: &AuthState,
+    company: &str,
+    query: &str,
+) -> Result<AuthorizeRequest, Refusal> {
+    let bad = |message: String| {
+        Refusal::Page(StatusCode::BAD_REQUEST, "Invalid sign-in request", message)
+    };
     let params = Params::parse(query.as_bytes()).map_err(|e| bad(e.description))?;
-    let client_id = params.get("client_id").ok_or_else(|| bad("client_id is required".into()))?;
+    let client_id = params
+        .get("client_id")
+        .ok_or_else(|| bad("client_id is required".into()))?;
     let client = state
         .client(company, client_id)
         .await
         .map_err(|e| bad(OAuthError::from(e).description))?
         .ok_or_else(|| bad("the client is not registered".into()))?;
-    let redirect_uri = params.get("redirect_uri").ok_or_else(|| bad("redirect_uri is required".into()))?;
+    let redirect_uri = params
+        .get("redirect_uri")
+        .ok_or_else(|| bad("redirect_uri is required".into()))?;
     if !client.has_redirect_uri(redirect_uri) || url::Url::parse(redirect_uri).is_err() {
-        return Err(bad("the redirect URI is not registered for this client".into()));
+        return Err(bad(
+            "the redirect URI is not registered for this client".into()
+        ));
     }
     let state_param = params.get("state").map(str::to_string);
     let refuse = |code: OAuthErrorCode, description: &str| Refusal::Redirect {
@@ -92,10 +119,16 @@ async fn validate(state: &AuthState, company: &str, query: &str) -> Result<Autho
         error: OAuthError::new(code, description),
     };
     if params.get("response_type") != Some("code") {
-        return Err(refuse(OAuthErrorCode::UnsupportedResponseType, "response_type must be code"));
+        return Err(refuse(
+            OAuthErrorCode::UnsupportedResponseType,
+            "response_type must be code",
+        ));
     }
     if !client.allows_grant(grants::AUTHORIZATION_CODE) {
-        return Err(refuse(OAuthErrorCode::UnauthorizedClient, "the client is not allowed the authorization_code grant"));
+        return Err(refuse(
+            OAuthErrorCode::UnauthorizedClient,
+            "the client is not allowed the authorization_code grant",
+        ));
     }
     let granted = scope::grant(params.get("scope")).map_err(|e| refuse(e.code, &e.description))?;
     let code_challenge = match params.get("code_challenge") {
@@ -105,7 +138,10 @@ async fn validate(state: &AuthState, company: &str, query: &str) -> Result<Autho
             Some(challenge.to_string())
         }
         None if client.is_public() => {
-            return Err(refuse(OAuthErrorCode::InvalidRequest, "a public client must send a PKCE code_challenge"))
+            return Err(refuse(
+                OAuthErrorCode::InvalidRequest,
+                "a public client must send a PKCE code_challenge",
+            ))
         }
         None => None,
     };
@@ -116,18 +152,28 @@ async fn validate(state: &AuthState, company: &str, query: &str) -> Result<Autho
         granted,
         nonce: params.get("nonce").map(str::to_string),
         code_challenge,
-        force_login: params.get("prompt").is_some_and(|p| p.split_ascii_whitespace().any(|p| p == "login")),
+        force_login: params
+            .get("prompt")
+            .is_some_and(|p| p.split_ascii_whitespace().any(|p| p == "login")),
     })
 }
 
 /// The session of the request's cookie, if it is live and its user may still sign in.
-async fn current_session(state: &AuthState, company: &str, req: &HttpRequest) -> Option<(String, SessionRecord)> {
+async fn current_session(
+    state: &AuthState,
+    company: &str,
+    req: &HttpRequest,
+) -> Option<(String, SessionRecord)> {
     let token = req.cookie(SESSION_COOKIE)?.value().to_string();
     let session = state.tokens.get_session(&hash_token(&token)).await.ok()??;
     if session.company != company || session.expires_ms < now_millis() {
         return None;
     }
-    let user = state.directory.get_user_by_id(company, &session.user_id).await.ok()??;
+    let user = state
+        .directory
+        .get_user_by_id(company, &session.user_id)
+        .await
+        .ok()??;
     user.can_log_in().then_some((token, session))
 }
 
@@ -140,7 +186,12 @@ pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpReques
         if let Some((token, session)) = current_session(&state, &company, &req).await {
             return match issue_code(&state, &company, &request, &session, &token).await {
                 Ok(r) => r,
-                Err(e) => Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e }.respond(),
+                Err(e) => Refusal::Redirect {
+                    redirect_uri: request.redirect_uri,
+                    state: request.state,
+                    error: e,
+                }
+                .respond(),
             };
         }
     }
@@ -160,19 +211,42 @@ fn login_page(
         .content_type("text/html; charset=utf-8")
         .insert_header(("Cache-Control", "no-store"))
         .insert_header(("X-Frame-Options", "DENY"))
-        .insert_header(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"))
-        .body(page::login(company, &request.client.name, &action, username, error))
+        .insert_header((
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+        ))
+        .body(page::login(
+            company,
+            &request.client.name,
+            &action,
+            username,
+            error,
+        ))
 }
 
-pub async fn submit(state: Data<AuthState>, company: Path<String>, req: HttpRequest, body: Bytes) -> HttpResponse {
+pub async fn submit(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
     let request = match validate(&state, &company, req.query_string()).await {
         Ok(r) => r,
         Err(refusal) => return refusal.respond(),
     };
-    let address = req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+    let address = req
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
     if let Err(wait) = state.login_limiter.attempt(&address) {
-        let mut response =
-            login_page(&company, &request, &req, "", Some("Too many sign-in attempts; try again shortly."), StatusCode::TOO_MANY_REQUESTS);
+        let mut response = login_page(
+            &company,
+            &request,
+            &req,
+            "",
+            Some("Too many sign-in attempts; try again shortly."),
+            StatusCode::TOO_MANY_REQUESTS,
+        );
         response.headers_mut().insert(
             actix_web::http::header::RETRY_AFTER,
             actix_web::http::header::HeaderValue::from(wait),
@@ -186,9 +260,23 @@ pub async fn submit(state: Data<AuthState>, company: Path<String>, req: HttpRequ
         Ok(Ok(user)) => user,
         Ok(Err(reason)) => {
             tracing::warn!(company = %company, ?reason, "login refused");
-            return login_page(&company, &request, &req, username, Some(FAILED_LOGIN), StatusCode::UNAUTHORIZED);
+            return login_page(
+                &company,
+                &request,
+                &req,
+                username,
+                Some(FAILED_LOGIN),
+                StatusCode::UNAUTHORIZED,
+            );
         }
-        Err(e) => return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e.into() }.respond(),
+        Err(e) => {
+            return Refusal::Redirect {
+                redirect_uri: request.redirect_uri,
+                state: request.state,
+                error: e.into(),
+            }
+            .respond()
+        }
     };
     let token = random_token(32);
     let now = now_millis();
@@ -200,18 +288,32 @@ pub async fn submit(state: Data<AuthState>, company: Path<String>, req: HttpRequ
         expires_ms: now + state.config.session_ttl_secs * 1000,
     };
     if let Err(e) = state.tokens.insert_session(&session).await {
-        return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e.into() }.respond();
+        return Refusal::Redirect {
+            redirect_uri: request.redirect_uri,
+            state: request.state,
+            error: e.into(),
+        }
+        .respond();
     }
     let mut response = match issue_code(&state, &company, &request, &session, &token).await {
         Ok(r) => r,
-        Err(e) => return Refusal::Redirect { redirect_uri: request.redirect_uri, state: request.state, error: e }.respond(),
+        Err(e) => {
+            return Refusal::Redirect {
+                redirect_uri: request.redirect_uri,
+                state: request.state,
+                error: e,
+            }
+            .respond()
+        }
     };
     let cookie = Cookie::build(SESSION_COOKIE, token)
         .path(format!("/oauth/{company}"))
         .http_only(true)
         .secure(state.public_url.starts_with("https://"))
         .same_site(SameSite::Lax)
-        .max_age(actix_web::cookie::time::Duration::seconds(state.config.session_ttl_secs))
+        .max_age(actix_web::cookie::time::Duration::seconds(
+            state.config.session_ttl_secs,
+        ))
         .finish();
     let _ = response.add_cookie(&cookie);
     response
@@ -252,14 +354,29 @@ async fn issue_code(
     if let Some(s) = &request.state {
         pairs.push(("state", s.clone()));
     }
-    pairs.push(("session_state", session_state(&request.client.client_id, &request.redirect_uri, session_token)));
-    Ok(redirect(&request.redirect_uri, &pairs, StatusCode::SEE_OTHER))
+    pairs.push((
+        "session_state",
+        session_state(
+            &request.client.client_id,
+            &request.redirect_uri,
+            session_token,
+        ),
+    ));
+    Ok(redirect(
+        &request.redirect_uri,
+        &pairs,
+        StatusCode::SEE_OTHER,
+    ))
 }
 
 /// OpenID Connect Session Management 1.0: a salted hash of client, origin and browser session.
 fn session_state(client_id: &str, redirect_uri: &str, session_token: &str) -> String {
-    let origin = url::Url::parse(redirect_uri).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+    let origin = url::Url::parse(redirect_uri)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
     let salt = random_token(12);
-    let digest = Sha256::digest(format!("{client_id} {origin} {} {salt}", hash_token(session_token)).as_bytes());
+    let digest = Sha256::digest(
+        format!("{client_id} {origin} {} {salt}", hash_token(session_token)).as_bytes(),
+    );
     format!("{}.{salt}", URL_SAFE_NO_PAD.encode(digest))
 }

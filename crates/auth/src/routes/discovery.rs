@@ -11,15 +11,23 @@ use crate::state::AuthState;
 pub(crate) async fn require_company(state: &AuthState, company: &str) -> Result<(), OAuthError> {
     match state.directory.get_company(company).await? {
         Some(_) => Ok(()),
-        None => Err(OAuthError::new(OAuthErrorCode::InvalidRequest, format!("unknown company {company}"))),
+        None => Err(OAuthError::new(
+            OAuthErrorCode::InvalidRequest,
+            format!("unknown company {company}"),
+        )),
     }
 }
 
 fn not_found(company: &str) -> HttpResponse {
-    HttpResponse::NotFound().json(json!({"error": "not_found", "error_description": format!("unknown company {company}")}))
+    HttpResponse::NotFound().json(
+        json!({"error": "not_found", "error_description": format!("unknown company {company}")}),
+    )
 }
 
-pub async fn openid_configuration(state: web::Data<AuthState>, company: web::Path<String>) -> Result<HttpResponse, OAuthError> {
+pub async fn openid_configuration(
+    state: web::Data<AuthState>,
+    company: web::Path<String>,
+) -> Result<HttpResponse, OAuthError> {
     if require_company(&state, &company).await.is_err() {
         return Ok(not_found(&company));
     }
@@ -52,7 +60,10 @@ pub async fn openid_configuration(state: web::Data<AuthState>, company: web::Pat
     })))
 }
 
-pub async fn jwks(state: web::Data<AuthState>, company: web::Path<String>) -> Result<HttpResponse, OAuthError> {
+pub async fn jwks(
+    state: web::Data<AuthState>,
+    company: web::Path<String>,
+) -> Result<HttpResponse, OAuthError> {
     if require_company(&state, &company).await.is_err() {
         return Ok(not_found(&company));
     }

@@ -23,10 +23,17 @@ pub async fn introspect(
     let params = Params::parse(&body)?;
     let client = authenticate_client(&state, &company, &req, &params).await?;
     if client.is_public() {
-        return Err(OAuthError::invalid_client(&company, "a public client cannot introspect tokens"));
+        return Err(OAuthError::invalid_client(
+            &company,
+            "a public client cannot introspect tokens",
+        ));
     }
     let token = params.require("token")?;
-    let inactive = || HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(json!({"active": false}));
+    let inactive = || {
+        HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .json(json!({"active": false}))
+    };
     let hint = params.get("token_type_hint");
     if hint != Some("refresh_token") {
         if let Ok(claims) = verify_access_token(&state, &company, token).await {
@@ -46,10 +53,14 @@ pub async fn introspect(
             if let Some(username) = claims.username {
                 body["username"] = json!(username);
             }
-            return Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(body));
+            return Ok(HttpResponse::Ok()
+                .insert_header(("Cache-Control", "no-store"))
+                .json(body));
         }
     }
-    let Some(record) = state.tokens.get_refresh(&hash_token(token)).await? else { return Ok(inactive()) };
+    let Some(record) = state.tokens.get_refresh(&hash_token(token)).await? else {
+        return Ok(inactive());
+    };
     let now = now_millis();
     let live = record.company == *company
         && record.used_ms.is_none()
@@ -58,8 +69,13 @@ pub async fn introspect(
     if !live {
         return Ok(inactive());
     }
-    let user = state.directory.get_user_by_id(&company, &record.user_id).await?;
-    let Some(user) = user.filter(|u| u.can_log_in()) else { return Ok(inactive()) };
+    let user = state
+        .directory
+        .get_user_by_id(&company, &record.user_id)
+        .await?;
+    let Some(user) = user.filter(|u| u.can_log_in()) else {
+        return Ok(inactive());
+    };
     let mut body = json!({
         "active": true,
         "token_type": "refresh_token",
@@ -73,5 +89,7 @@ pub async fn introspect(
     if let Some(exp) = record.expires_ms {
         body["exp"] = json!(exp / 1000);
     }
-    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(body))
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(body))
 }

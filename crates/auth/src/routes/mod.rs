@@ -15,7 +15,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/token", web::post().to(token::token))
             .route("/authorize", web::get().to(authorize::show))
             .route("/authorize", web::post().to(authorize::submit))
-            .route("/.well-known/openid-configuration", web::get().to(discovery::openid_configuration))
+            .route(
+                "/.well-known/openid-configuration",
+                web::get().to(discovery::openid_configuration),
+            )
             .route("/jwks", web::get().to(discovery::jwks))
             .route("/userinfo", web::get().to(userinfo::userinfo))
             .route("/userinfo", web::post().to(userinfo::userinfo))
@@ -30,10 +33,16 @@ fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthE
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        });
     if is_form {
         Ok(())
     } else {
-        Err(crate::error::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded"))
+        Err(crate::error::OAuthError::invalid_request(
+            "the body must be application/x-www-form-urlencoded",
+        ))
     }
 }

@@ -30,8 +30,13 @@ pub async fn revoke(
         }
     } else if let Ok(claims) = verify_access_token(&state, &company, token).await {
         if claims.client_id == client.client_id {
-            state.tokens.revoke_access(&claims.jti, &company, claims.exp * 1000).await?;
+            state
+                .tokens
+                .revoke_access(&claims.jti, &company, claims.exp * 1000)
+                .await?;
         }
     }
-    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).finish())
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .finish())
 }

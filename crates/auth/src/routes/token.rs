@@ -31,7 +31,10 @@ pub struct TokenResponse {
 }
 
 fn respond(body: TokenResponse) -> HttpResponse {
-    HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).insert_header(("Pragma", "no-cache")).json(body)
+    HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("Pragma", "no-cache"))
+        .json(body)
 }
 
 pub async fn token(
@@ -44,7 +47,10 @@ pub async fn token(
     let params = Params::parse(&body)?;
     let grant_type = params.require("grant_type")?;
     if !grants::ALL.contains(&grant_type) {
-        return Err(OAuthError::new(OAuthErrorCode::UnsupportedGrantType, format!("grant_type {grant_type} is not supported")));
+        return Err(OAuthError::new(
+            OAuthErrorCode::UnsupportedGrantType,
+            format!("grant_type {grant_type} is not supported"),
+        ));
     }
     let client = authenticate_client(&state, &company, &req, &params).await?;
     if !client.allows_grant(grant_type) {
@@ -54,8 +60,12 @@ pub async fn token(
         ));
     }
     let response = match grant_type {
-        grants::CLIENT_CREDENTIALS => client_credentials(&state, &company, &client, &params).await?,
-        grants::AUTHORIZATION_CODE => authorization_code(&state, &company, &client, &params).await?,
+        grants::CLIENT_CREDENTIALS => {
+            client_credentials(&state, &company, &client, &params).await?
+        }
+        grants::AUTHORIZATION_CODE => {
+            authorization_code(&state, &company, &client, &params).await?
+        }
         _ => refresh(&state, &company, &client, &params).await?,
     };
     Ok(respond(response))
@@ -68,22 +78,40 @@ async fn client_credentials(
     params: &Params,
 ) -> Result<TokenResponse, OAuthError> {
     if client.is_public() {
-        return Err(OAuthError::new(OAuthErrorCode::UnauthorizedClient, "a public client has no credentials to present"));
+        return Err(OAuthError::new(
+            OAuthErrorCode::UnauthorizedClient,
+            "a public client has no credentials to present",
+        ));
     }
     let scope = match params.get("scope") {
         None => client.scopes.join(" "),
         Some(requested) => {
-            if let Some(bad) = requested.split_ascii_whitespace().find(|s| !client.scopes.iter().any(|c| c == s)) {
-                return Err(OAuthError::new(OAuthErrorCode::InvalidScope, format!("scope {bad} is not allowed for this client")));
+            if let Some(bad) = requested
+                .split_ascii_whitespace()
+                .find(|s| !client.scopes.iter().any(|c| c == s))
+            {
+                return Err(OAuthError::new(
+                    OAuthErrorCode::InvalidScope,
+                    format!("scope {bad} is not allowed for this client"),
+                ));
             }
-            requested.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
+            requested
+                .split_ascii_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         }
     };
     let keys = state.keys.get(company).await?;
     let minted = issue::access_token(
         &state.issuer(company),
         &keys,
-        &Subject { company, client_id: &client.client_id, user: None, scope: &scope, ttl_secs: client.access_token_ttl },
+        &Subject {
+            company,
+            client_id: &client.client_id,
+            user: None,
+            scope: &scope,
+            ttl_secs: client.access_token_ttl,
+        },
     )?;
     Ok(TokenResponse {
         access_token: minted.token,
@@ -103,36 +131,63 @@ async fn authorization_code(
 ) -> Result<TokenResponse, OAuthError> {
     let code = params.require("code")?;
     // SPEC.md spells the parameter redirectURI; RFC 6749 spells it redirect_uri. Both are accepted.
-    let redirect_uri = params.get("redirectURI").or_else(|| params.get("redirect_uri"));
+    let redirect_uri = params
+        .get("redirectURI")
+        .or_else(|| params.get("redirect_uri"));
     let code_hash = hash_token(code);
     let now = now_millis();
     let record = match state.tokens.use_code(&code_hash, now).await? {
-        CodeUse::Unknown => return Err(OAuthError::invalid_grant("the authorization code is not valid")),
+        CodeUse::Unknown => {
+            return Err(OAuthError::invalid_grant(
+                "the authorization code is not valid",
+            ))
+        }
         CodeUse::Replay(record) => {
             // A second exchange means the code leaked: revoke what the first exchange issued.
             state.tokens.revoke_family(&record.family_id, now).await?;
             if let Some(jti) = &record.access_jti {
-                state.tokens.revoke_access(jti, &record.company, now + client.access_token_ttl * 1000).await?;
+                state
+                    .tokens
+                    .revoke_access(jti, &record.company, now + client.access_token_ttl * 1000)
+                    .await?;
             }
             tracing::warn!(company, client_id = %client.client_id, "authorization code replayed; its tokens are revoked");
-            return Err(OAuthError::invalid_grant("the authorization code was already used"));
+            return Err(OAuthError::invalid_grant(
+                "the authorization code was already used",
+            ));
         }
         CodeUse::First(record) => record,
     };
     if record.company != company || record.client_id != client.client_id {
-        return Err(OAuthError::invalid_grant("the authorization code was issued to another client"));
+        return Err(OAuthError::invalid_grant(
+            "the authorization code was issued to another client",
+        ));
     }
     if record.expires_ms < now {
-        return Err(OAuthError::invalid_grant("the authorization code has expired"));
+        return Err(OAuthError::invalid_grant(
+            "the authorization code has expired",
+        ));
     }
     if redirect_uri != Some(record.redirect_uri.as_str()) {
-        return Err(OAuthError::invalid_grant("redirectURI does not match the authorization request"));
+        return Err(OAuthError::invalid_grant(
+            "redirectURI does not match the authorization request",
+        ));
     }
     match (&record.code_challenge, params.get("code_verifier")) {
         (Some(challenge), Some(verifier)) if pkce::verifier_matches(verifier, challenge) => {}
-        (Some(_), _) => return Err(OAuthError::invalid_grant("code_verifier does not match the code challenge")),
-        (None, Some(_)) => return Err(OAuthError::invalid_grant("no code challenge was sent for this code")),
-        (None, None) if client.is_public() => return Err(OAuthError::invalid_grant("a public client must use PKCE")),
+        (Some(_), _) => {
+            return Err(OAuthError::invalid_grant(
+                "code_verifier does not match the code challenge",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(OAuthError::invalid_grant(
+                "no code challenge was sent for this code",
+            ))
+        }
+        (None, None) if client.is_public() => {
+            return Err(OAuthError::invalid_grant("a public client must use PKCE"))
+        }
         (None, None) => {}
     }
     let user = active_user(state, company, &record.user_id).await?;
@@ -141,11 +196,31 @@ async fn authorization_code(
     let access = issue::access_token(
         &issuer,
         &keys,
-        &Subject { company, client_id: &client.client_id, user: Some(&user), scope: &record.scope, ttl_secs: client.access_token_ttl },
+        &Subject {
+            company,
+            client_id: &client.client_id,
+            user: Some(&user),
+            scope: &record.scope,
+            ttl_secs: client.access_token_ttl,
+        },
     )?;
-    state.tokens.set_code_access_jti(&code_hash, &access.jti).await?;
+    state
+        .tokens
+        .set_code_access_jti(&code_hash, &access.jti)
+        .await?;
     let refresh_token = if record.requested_refresh && issues_refresh_tokens(client) {
-        Some(store_refresh(state, client, &user, &record.scope, &record.family_id, record.auth_time_ms, &access).await?)
+        Some(
+            store_refresh(
+                state,
+                client,
+                &user,
+                &record.scope,
+                &record.family_id,
+                record.auth_time_ms,
+                &access,
+            )
+            .await?,
+        )
     } else {
         None
     };
@@ -188,18 +263,25 @@ async fn refresh(
         return Err(invalid());
     }
     if record.revoked_ms.is_some() {
-        return Err(OAuthError::invalid_grant("the refresh token has been revoked"));
+        return Err(OAuthError::invalid_grant(
+            "the refresh token has been revoked",
+        ));
     }
     if record.used_ms.is_some() {
         state.tokens.revoke_family(&record.family_id, now).await?;
         tracing::warn!(company, client_id = %client.client_id, "rotated refresh token reused; its family is revoked");
-        return Err(OAuthError::invalid_grant("the refresh token was already used"));
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was already used",
+        ));
     }
     if record.expires_ms.is_some_and(|exp| exp < now) {
         return Err(OAuthError::invalid_grant("the refresh token has expired"));
     }
     if !issues_refresh_tokens(client) {
-        return Err(OAuthError::new(OAuthErrorCode::UnauthorizedClient, "the client no longer issues refresh tokens"));
+        return Err(OAuthError::new(
+            OAuthErrorCode::UnauthorizedClient,
+            "the client no longer issues refresh tokens",
+        ));
     }
     let user = match active_user(state, company, &record.user_id).await {
         Ok(user) => user,
@@ -211,8 +293,14 @@ async fn refresh(
     let scope = match params.get("scope") {
         None => record.scope.clone(),
         Some(requested) => {
-            if requested.split_ascii_whitespace().any(|s| !crate::scope::includes(&record.scope, s)) {
-                return Err(OAuthError::new(OAuthErrorCode::InvalidScope, "a refresh cannot widen the granted scope"));
+            if requested
+                .split_ascii_whitespace()
+                .any(|s| !crate::scope::includes(&record.scope, s))
+            {
+                return Err(OAuthError::new(
+                    OAuthErrorCode::InvalidScope,
+                    "a refresh cannot widen the granted scope",
+                ));
             }
             requested.to_string()
         }
@@ -220,15 +308,32 @@ async fn refresh(
     if !state.tokens.rotate_refresh(&hash, now).await? {
         // Lost a race with another use of the same token: that is a reuse.
         state.tokens.revoke_family(&record.family_id, now).await?;
-        return Err(OAuthError::invalid_grant("the refresh token was already used"));
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was already used",
+        ));
     }
     let keys = state.keys.get(company).await?;
     let access = issue::access_token(
         &state.issuer(company),
         &keys,
-        &Subject { company, client_id: &client.client_id, user: Some(&user), scope: &scope, ttl_secs: client.access_token_ttl },
+        &Subject {
+            company,
+            client_id: &client.client_id,
+            user: Some(&user),
+            scope: &scope,
+            ttl_secs: client.access_token_ttl,
+        },
     )?;
-    let refresh_token = store_refresh(state, client, &user, &scope, &record.family_id, record.auth_time_ms, &access).await?;
+    let refresh_token = store_refresh(
+        state,
+        client,
+        &user,
+        &scope,
+        &record.family_id,
+        record.auth_time_ms,
+        &access,
+    )
+    .await?;
     Ok(TokenResponse {
         access_token: access.token,
         token_type: "Bearer",

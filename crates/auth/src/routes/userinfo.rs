@@ -12,18 +12,33 @@ use crate::scope;
 use crate::state::AuthState;
 use crate::verify::verify_access_token;
 
-pub async fn userinfo(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> Result<HttpResponse, OAuthError> {
+pub async fn userinfo(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OAuthError> {
     let invalid = |why: &str| OAuthError::new(OAuthErrorCode::InvalidToken, why);
     let token = bearer_token(&req).ok_or_else(|| invalid("a bearer access token is required"))?;
-    let claims = verify_access_token(&state, &company, token).await.map_err(|_| invalid("the access token is not valid"))?;
+    let claims = verify_access_token(&state, &company, token)
+        .await
+        .map_err(|_| invalid("the access token is not valid"))?;
     if !claims.is_user_token() || !scope::includes(&claims.scope, scope::OPENID) {
-        return Err(OAuthError::new(OAuthErrorCode::InvalidToken, "the token was not issued with the openid scope"));
+        return Err(OAuthError::new(
+            OAuthErrorCode::InvalidToken,
+            "the token was not issued with the openid scope",
+        ));
     }
-    let user = match state.directory.get_user_by_id(&company, &claims.sub).await? {
+    let user = match state
+        .directory
+        .get_user_by_id(&company, &claims.sub)
+        .await?
+    {
         Some(user) if user.can_log_in() => user,
         _ => return Err(invalid("the user can no longer sign in")),
     };
     let mut body = profile_claims(&user, &claims.scope);
     body.insert("sub".into(), json!(user.id));
-    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(body))
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(body))
 }

@@ -83,9 +83,18 @@ pub trait TokenStore: Send + Sync + 'static {
     async fn signing_keys(&self, company: &str) -> Result<Vec<SigningKeyRecord>, StoreError>;
     async fn insert_signing_key(&self, key: &SigningKeyRecord) -> Result<(), StoreError>;
     /// Retires every active key of `company` (of `alg`, or all algorithms).
-    async fn retire_signing_keys(&self, company: &str, alg: Option<&str>, at_ms: i64) -> Result<(), StoreError>;
+    async fn retire_signing_keys(
+        &self,
+        company: &str,
+        alg: Option<&str>,
+        at_ms: i64,
+    ) -> Result<(), StoreError>;
     /// Deletes keys retired before `before_ms`: they are no longer published.
-    async fn delete_keys_retired_before(&self, company: &str, before_ms: i64) -> Result<u64, StoreError>;
+    async fn delete_keys_retired_before(
+        &self,
+        company: &str,
+        before_ms: i64,
+    ) -> Result<u64, StoreError>;
 
     async fn insert_code(&self, code: &CodeRecord) -> Result<(), StoreError>;
     async fn use_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeUse, StoreError>;
@@ -98,9 +107,19 @@ pub trait TokenStore: Send + Sync + 'static {
     /// Revokes every refresh token of the family and the access tokens issued with them.
     async fn revoke_family(&self, family_id: &str, now_ms: i64) -> Result<(), StoreError>;
     /// Revokes every refresh token of a user (blocked or deleted users).
-    async fn revoke_user_tokens(&self, company: &str, user_id: &str, now_ms: i64) -> Result<(), StoreError>;
+    async fn revoke_user_tokens(
+        &self,
+        company: &str,
+        user_id: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError>;
 
-    async fn revoke_access(&self, jti: &str, company: &str, expires_ms: i64) -> Result<(), StoreError>;
+    async fn revoke_access(
+        &self,
+        jti: &str,
+        company: &str,
+        expires_ms: i64,
+    ) -> Result<(), StoreError>;
     async fn is_access_revoked(&self, jti: &str) -> Result<bool, StoreError>;
 
     async fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError>;

@@ -30,7 +30,9 @@ impl StoreError {
     /// Maps a unique violation to `Conflict(what)`, anything else to `Database`.
     pub fn unique(e: sqlx::Error, what: impl Into<String>) -> StoreError {
         match &e {
-            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(what.into()),
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(what.into())
+            }
             _ => StoreError::Database(e),
         }
     }
@@ -82,7 +84,11 @@ impl Database {
             Ok(Database::Sqlite(pool))
         } else {
             Err(sqlx::Error::Configuration(
-                format!("DATABASE_URL must start with postgres:// or sqlite:, got {:?}", redact(url)).into(),
+                format!(
+                    "DATABASE_URL must start with postgres:// or sqlite:, got {:?}",
+                    redact(url)
+                )
+                .into(),
             ))
         }
     }

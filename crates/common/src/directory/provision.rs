@@ -20,7 +20,12 @@ pub struct ClientSpec {
 }
 
 /// A new client record and, for a confidential client, its secret: shown once, stored only as a keyed hash.
-pub fn new_client(company: &str, spec: &ClientSpec, key: &SecretKey, by: &str) -> (OAuthClient, Option<String>) {
+pub fn new_client(
+    company: &str,
+    spec: &ClientSpec,
+    key: &SecretKey,
+    by: &str,
+) -> (OAuthClient, Option<String>) {
     let now = Utc::now();
     let secret = (!spec.public).then(generate_client_secret);
     let client = OAuthClient {
@@ -45,10 +50,20 @@ pub fn new_client(company: &str, spec: &ClientSpec, key: &SecretKey, by: &str) -
 }
 
 pub fn new_company(id: &str, name: &str) -> Company {
-    Company { id: id.to_string(), name: name.to_string(), created_on: Utc::now() }
+    Company {
+        id: id.to_string(),
+        name: name.to_string(),
+        created_on: Utc::now(),
+    }
 }
 
-pub fn new_role(company: &str, name: &str, description: &str, permissions: &[&str], by: &str) -> Role {
+pub fn new_role(
+    company: &str,
+    name: &str,
+    description: &str,
+    permissions: &[&str],
+    by: &str,
+) -> Role {
     let now = Utc::now();
     Role {
         company: company.to_string(),

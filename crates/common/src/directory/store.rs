@@ -27,7 +27,12 @@ pub trait DirectoryStore: Send + Sync + 'static {
     async fn update_role(&self, role: &Role) -> Result<(), StoreError>;
     async fn delete_role(&self, company: &str, name: &str) -> Result<bool, StoreError>;
     /// Roles ordered by name, strictly after `after`.
-    async fn list_roles(&self, company: &str, after: Option<&str>, limit: i64) -> Result<Vec<Role>, StoreError>;
+    async fn list_roles(
+        &self,
+        company: &str,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Role>, StoreError>;
 
     async fn get_user(&self, company: &str, username: &str) -> Result<Option<User>, StoreError>;
     async fn get_user_by_id(&self, company: &str, id: &str) -> Result<Option<User>, StoreError>;
@@ -43,9 +48,20 @@ pub trait DirectoryStore: Send + Sync + 'static {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<User>, StoreError>;
-    async fn set_password(&self, company: &str, user_id: &str, hash: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+    async fn set_password(
+        &self,
+        company: &str,
+        user_id: &str,
+        hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// Records a successful login: last_login, login_count + 1, failures reset.
-    async fn record_login_success(&self, company: &str, user_id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+    async fn record_login_success(
+        &self,
+        company: &str,
+        user_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// Records a failed login; when the count reaches `lock_after`, locks the account until `lock_until_ms`.
     async fn record_login_failure(
         &self,
@@ -55,7 +71,11 @@ pub trait DirectoryStore: Send + Sync + 'static {
         lock_until_ms: i64,
     ) -> Result<(), StoreError>;
 
-    async fn get_client(&self, company: &str, client_id: &str) -> Result<Option<OAuthClient>, StoreError>;
+    async fn get_client(
+        &self,
+        company: &str,
+        client_id: &str,
+    ) -> Result<Option<OAuthClient>, StoreError>;
     async fn insert_client(&self, client: &OAuthClient) -> Result<(), StoreError>;
     /// Replaces the client settings (not the secret) if the stored version is `client.version - 1`.
     async fn update_client(&self, client: &OAuthClient) -> Result<(), StoreError>;
@@ -67,7 +87,12 @@ pub trait DirectoryStore: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
     async fn delete_client(&self, company: &str, client_id: &str) -> Result<bool, StoreError>;
-    async fn list_clients(&self, company: &str, after: Option<&str>, limit: i64) -> Result<Vec<OAuthClient>, StoreError>;
+    async fn list_clients(
+        &self,
+        company: &str,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<OAuthClient>, StoreError>;
 }
 
 /// The directory store on the given database.
@@ -95,7 +120,11 @@ struct CompanyRow {
 
 impl From<CompanyRow> for Company {
     fn from(r: CompanyRow) -> Self {
-        Company { id: r.id, name: r.name, created_on: r.created_on }
+        Company {
+            id: r.id,
+            name: r.name,
+            created_on: r.created_on,
+        }
     }
 }
 

@@ -7,7 +7,9 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::web;
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
 
 #[derive(Clone)]
 pub struct HttpMetrics {
@@ -18,29 +20,49 @@ pub struct HttpMetrics {
 
 impl HttpMetrics {
     pub fn new(service: &str) -> HttpMetrics {
-        let registry = Registry::new_custom(None, Some([("service".to_string(), service.to_string())].into()))
-            .expect("valid registry labels");
+        let registry = Registry::new_custom(
+            None,
+            Some([("service".to_string(), service.to_string())].into()),
+        )
+        .expect("valid registry labels");
         let requests = IntCounterVec::new(
-            Opts::new("http_requests_total", "HTTP requests answered, by route and status"),
+            Opts::new(
+                "http_requests_total",
+                "HTTP requests answered, by route and status",
+            ),
             &["method", "route", "status"],
         )
         .expect("valid metric");
         let latency = HistogramVec::new(
-            HistogramOpts::new("http_request_duration_seconds", "Time to answer HTTP requests, by route").buckets(
-                vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0],
-            ),
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "Time to answer HTTP requests, by route",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+            ]),
             &["route"],
         )
         .expect("valid metric");
-        registry.register(Box::new(requests.clone())).expect("register once");
-        registry.register(Box::new(latency.clone())).expect("register once");
-        HttpMetrics { registry, requests, latency }
+        registry
+            .register(Box::new(requests.clone()))
+            .expect("register once");
+        registry
+            .register(Box::new(latency.clone()))
+            .expect("register once");
+        HttpMetrics {
+            registry,
+            requests,
+            latency,
+        }
     }
 
     /// The text exposition format of every metric in the registry.
     pub fn render(&self) -> String {
         let mut out = Vec::new();
-        TextEncoder::new().encode(&self.registry.gather(), &mut out).expect("text encoding cannot fail");
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("text encoding cannot fail");
         String::from_utf8(out).expect("exposition format is UTF-8")
     }
 }
@@ -55,10 +77,19 @@ pub async fn record(
     let method = req.method().clone();
     let response = next.call(req).await?;
     if let Some(metrics) = metrics {
-        let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_string());
+        let route = response
+            .request()
+            .match_pattern()
+            .unwrap_or_else(|| "unmatched".to_string());
         let status = response.status();
-        metrics.requests.with_label_values(&[method.as_str(), &route, status.as_str()]).inc();
-        metrics.latency.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
+        metrics
+            .requests
+            .with_label_values(&[method.as_str(), &route, status.as_str()])
+            .inc();
+        metrics
+            .latency
+            .with_label_values(&[&route])
+            .observe(started.elapsed().as_secs_f64());
     }
     Ok(response)
 }

@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::HttpMetrics;
 
-type Check = dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(&'static str, bool)>> + Send>> + Send + Sync;
+type Check =
+    dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(&'static str, bool)>> + Send>> + Send + Sync;
 
 /// What `/readyz` checks: each dependency by name, reachable or not.
 #[derive(Clone)]
@@ -57,9 +58,13 @@ pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
 }
 
 pub async fn metrics(metrics: web::Data<HttpMetrics>) -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(metrics.render())
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(metrics.render())
 }
 
 pub async fn openapi(doc: web::Data<OpenApiDocument>) -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(doc.0.as_str().to_string())
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(doc.0.as_str().to_string())
 }

@@ -28,10 +28,16 @@ pub fn serve<F>(spec: ServerSpec, listener: TcpListener, configure: F) -> std::i
 where
     F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
 {
-    let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(spec.openapi.to_string())));
+    let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(
+        spec.openapi.to_string(),
+    )));
     let readiness = web::Data::new(spec.readiness);
     let metrics_data = web::Data::new(spec.metrics);
-    let workers = if spec.workers == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { spec.workers };
+    let workers = if spec.workers == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        spec.workers
+    };
     let server = HttpServer::new(move || {
         App::new()
             .wrap(from_fn(metrics::record))

@@ -23,9 +23,16 @@ impl std::ops::Deref for Authenticated {
 
 /// The token of an `Authorization: Bearer <token>` header.
 pub fn bearer_token(req: &HttpRequest) -> Option<&str> {
-    let value = req.headers().get(actix_web::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let value = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 impl From<VerifyError> for ApiError {
@@ -45,9 +52,14 @@ impl FromRequest for Authenticated {
         let verifier = req.app_data::<web::Data<JwtVerifier>>().cloned();
         let token = bearer_token(req).map(str::to_string);
         Box::pin(async move {
-            let verifier = verifier.ok_or_else(|| ApiError::internal("no JwtVerifier configured"))?;
-            let token =
-                token.ok_or_else(|| ApiError::new(ErrorCode::MissingToken, "an Authorization: Bearer token is required"))?;
+            let verifier =
+                verifier.ok_or_else(|| ApiError::internal("no JwtVerifier configured"))?;
+            let token = token.ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::MissingToken,
+                    "an Authorization: Bearer token is required",
+                )
+            })?;
             Ok(Authenticated(verifier.verify(&token).await?))
         })
     }

@@ -132,7 +132,12 @@ impl JwtVerifier {
 
     async fn verify_signature(&self, token: &str) -> Result<AccessClaims, VerifyError> {
         let header = decode_header(token).map_err(|_| VerifyError::Malformed)?;
-        if header.typ.as_deref().map(|t| t.eq_ignore_ascii_case(ACCESS_TOKEN_TYPE)) != Some(true) {
+        if header
+            .typ
+            .as_deref()
+            .map(|t| t.eq_ignore_ascii_case(ACCESS_TOKEN_TYPE))
+            != Some(true)
+        {
             return Err(VerifyError::Invalid("not an access token".into()));
         }
         let kid = header.kid.ok_or(VerifyError::Malformed)?;
@@ -142,7 +147,9 @@ impl JwtVerifier {
         }
         let (alg, key) = self.key_for(&unverified.company, &kid).await?;
         if alg != header.alg {
-            return Err(VerifyError::Invalid("algorithm does not match the key".into()));
+            return Err(VerifyError::Invalid(
+                "algorithm does not match the key".into(),
+            ));
         }
         let mut validation = Validation::new(alg);
         validation.set_audience(&[&self.inner.config.audience]);
@@ -158,7 +165,11 @@ impl JwtVerifier {
         }
     }
 
-    async fn key_for(&self, company: &str, kid: &str) -> Result<(Algorithm, DecodingKey), VerifyError> {
+    async fn key_for(
+        &self,
+        company: &str,
+        kid: &str,
+    ) -> Result<(Algorithm, DecodingKey), VerifyError> {
         let cached = self.inner.keys.read().get(company).cloned();
         if let Some(keys) = &cached {
             if keys.fetched.elapsed() < self.inner.config.jwks_ttl {
@@ -172,7 +183,11 @@ impl JwtVerifier {
     }
 
     /// Fetches the company's JWKS unless another caller just did (then uses theirs).
-    async fn refetch(&self, company: &str, had_keys: bool) -> Result<Arc<CompanyKeys>, VerifyError> {
+    async fn refetch(
+        &self,
+        company: &str,
+        had_keys: bool,
+    ) -> Result<Arc<CompanyKeys>, VerifyError> {
         let mut attempts = self.inner.fetch_lock.lock().await;
         if let Some(last) = attempts.get(company) {
             if had_keys && last.elapsed() < self.inner.config.refetch_interval {
@@ -198,13 +213,21 @@ impl JwtVerifier {
             .map_err(|_| VerifyError::KeysUnavailable)?;
         let mut keys = HashMap::new();
         for jwk in &set.keys {
-            let (Some(kid), Some(alg)) = (jwk.common.key_id.clone(), jwk_algorithm(jwk)) else { continue };
+            let (Some(kid), Some(alg)) = (jwk.common.key_id.clone(), jwk_algorithm(jwk)) else {
+                continue;
+            };
             if let Ok(key) = DecodingKey::from_jwk(jwk) {
                 keys.insert(kid, (alg, key));
             }
         }
-        let keys = Arc::new(CompanyKeys { keys, fetched: Instant::now() });
-        self.inner.keys.write().insert(company.to_string(), keys.clone());
+        let keys = Arc::new(CompanyKeys {
+            keys,
+            fetched: Instant::now(),
+        });
+        self.inner
+            .keys
+            .write()
+            .insert(company.to_string(), keys.clone());
         Ok(keys)
     }
 }
@@ -222,6 +245,8 @@ fn jwk_algorithm(jwk: &jsonwebtoken::jwk::Jwk) -> Option<Algorithm> {
 fn peek_claims(token: &str) -> Result<Unverified, VerifyError> {
     use base64::Engine;
     let payload = token.split('.').nth(1).ok_or(VerifyError::Malformed)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).map_err(|_| VerifyError::Malformed)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| VerifyError::Malformed)?;
     serde_json::from_slice(&bytes).map_err(|_| VerifyError::Malformed)
 }

@@ -1,0 +1,240 @@
+//! A token service for integration tests (this crate's and other services'): started on a loopback port
+//! from the same code production runs, on a fresh PostgreSQL or SQLite database, with helpers that seed
+//! companies, clients and users and that sign a user in through the real login page.
+
+use std::collections::HashMap;
+
+use actix_web::dev::ServerHandle;
+use chrono::Utc;
+use common::directory::{
+    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, OAuthClient, User,
+    DEFAULT_ACCESS_TOKEN_TTL,
+};
+use common::jwt::{JwtVerifier, VerifierConfig};
+use common::secrets::{hash_password, SecretKey};
+use common::testing::{loopback_listener, Backend, TestDb};
+
+use crate::{AuthConfig, AuthService};
+
+pub const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
+pub const ADMIN_ROLE: &str = "Administrator";
+
+pub struct TestAuth {
+    /// Base URL, e.g. `http://127.0.0.1:40123`.
+    pub url: String,
+    pub service: AuthService,
+    pub db: TestDb,
+    handle: ServerHandle,
+}
+
+impl Drop for TestAuth {
+    fn drop(&mut self) {
+        let handle = self.handle.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { handle.stop(false).await });
+        }
+    }
+}
+
+/// Settings for tests: one worker, a fresh secret key, caches that never hide a change.
+pub fn test_config() -> AuthConfig {
+    AuthConfig {
+        secret_key: Some(SecretKey::generate().to_base64()),
+        workers: 1,
+        client_cache_ms: 0,
+        ..AuthConfig::default()
+    }
+}
+
+/// A client allowed every grant, with refresh tokens and the test redirect URI.
+pub fn full_client_spec() -> ClientSpec {
+    ClientSpec {
+        name: "test client".into(),
+        grant_types: grants::ALL.iter().map(|g| g.to_string()).collect(),
+        redirect_uris: vec![REDIRECT_URI.to_string()],
+        scopes: scopes::ALL.iter().map(|s| s.to_string()).collect(),
+        issue_refresh_token: true,
+        access_token_ttl: DEFAULT_ACCESS_TOKEN_TTL,
+        refresh_token_ttl: None,
+        public: false,
+    }
+}
+
+/// What the redirect after a successful login carried.
+#[derive(Debug, Clone)]
+pub struct Redirected {
+    pub code: String,
+    pub state: Option<String>,
+    pub session_state: Option<String>,
+    pub location: String,
+}
+
+impl TestAuth {
+    pub async fn start(backend: Backend) -> TestAuth {
+        TestAuth::start_with(backend, |_| {}).await
+    }
+
+    pub async fn start_with(backend: Backend, adjust: impl FnOnce(&mut AuthConfig)) -> TestAuth {
+        let db = TestDb::new(backend).await;
+        let (listener, url) = loopback_listener();
+        let mut config = test_config();
+        config.public_auth_url = Some(url.clone());
+        config.database_url = db.url.clone();
+        adjust(&mut config);
+        let service = AuthService::with_database(config, db.db.clone())
+            .await
+            .expect("token service starts");
+        let server = service.serve(listener).expect("token service serves");
+        let handle = server.handle();
+        tokio::spawn(server);
+        TestAuth {
+            url,
+            service,
+            db,
+            handle,
+        }
+    }
+
+    pub fn issuer(&self, company: &str) -> String {
+        format!("{}/oauth/{company}", self.url)
+    }
+
+    pub fn token_url(&self, company: &str) -> String {
+        format!("{}/oauth/{company}/token", self.url)
+    }
+
+    pub fn authorize_url(&self, company: &str) -> String {
+        format!("{}/oauth/{company}/authorize", self.url)
+    }
+
+    /// A verifier as the resource services configure it, pointed at this token service.
+    pub fn verifier(&self) -> JwtVerifier {
+        JwtVerifier::new(VerifierConfig::new(&self.url, &self.url))
+    }
+
+    /// Creates the company and its Administrator role (every permission).
+    pub async fn add_company(&self, company: &str) {
+        let dir = &self.service.state.directory;
+        dir.ensure_company(&new_company(company, company))
+            .await
+            .expect("company");
+        if dir
+            .get_role(company, ADMIN_ROLE)
+            .await
+            .expect("role read")
+            .is_none()
+        {
+            dir.insert_role(&new_role(
+                company,
+                ADMIN_ROLE,
+                "all permissions",
+                permissions::ALL,
+                "test",
+            ))
+            .await
+            .expect("role");
+        }
+    }
+
+    /// Registers a client; returns it with its secret (none for a public client).
+    pub async fn add_client(
+        &self,
+        company: &str,
+        spec: ClientSpec,
+    ) -> (OAuthClient, Option<String>) {
+        let (client, secret) = new_client(company, &spec, &self.service.state.secret, "test");
+        self.service
+            .state
+            .directory
+            .insert_client(&client)
+            .await
+            .expect("client");
+        (client, secret)
+    }
+
+    /// Creates an active user with API access and the Administrator role.
+    pub async fn add_user(&self, company: &str, username: &str, password: &str) -> User {
+        let mut user = User::new(company, username, ADMIN_ROLE, "test");
+        user.first_name = "Test".into();
+        user.last_name = username.to_string();
+        user.email = Some(format!("{username}@example.com"));
+        user.api_access = true;
+        user.password_hash = Some(hash_password(password));
+        user.password_last_set = Some(Utc::now());
+        self.service
+            .state
+            .directory
+            .insert_user(&user)
+            .await
+            .expect("user");
+        user
+    }
+
+    /// Signs `username` in through the login page (GET the form, POST it back) and returns what the
+    /// redirect carried. `query` adds or overrides authorization parameters.
+    pub async fn log_in(
+        &self,
+        http: &reqwest::Client,
+        company: &str,
+        client_id: &str,
+        username: &str,
+        password: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Redirected, reqwest::Response> {
+        let mut params: Vec<(&str, &str)> = vec![
+            ("client_id", client_id),
+            ("response_type", "code"),
+            ("redirect_uri", REDIRECT_URI),
+            ("state", "st-123"),
+        ];
+        for (k, v) in query {
+            params.retain(|(key, _)| key != k);
+            params.push((k, v));
+        }
+        let url = reqwest::Url::parse_with_params(&self.authorize_url(company), &params)
+            .expect("authorize URL");
+        let form = http.get(url.clone()).send().await.expect("GET authorize");
+        if form.status() != 200 {
+            return Err(form);
+        }
+        let response = http
+            .post(url)
+            .form(&[("username", username), ("password", password)])
+            .send()
+            .await
+            .expect("POST authorize");
+        parse_redirect(response)
+    }
+}
+
+/// A reqwest client that does not follow redirects and keeps cookies, as a browser session.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .build()
+        .expect("client")
+}
+
+/// Reads `code`, `state` and `session_state` from a redirect; the response itself when it is not one.
+pub fn parse_redirect(response: reqwest::Response) -> Result<Redirected, reqwest::Response> {
+    let Some(location) = response
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+        .map(str::to_string)
+    else {
+        return Err(response);
+    };
+    let url = reqwest::Url::parse(&location).expect("absolute Location");
+    let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
+    let Some(code) = query.get("code").cloned() else {
+        return Err(response);
+    };
+    Ok(Redirected {
+        code,
+        state: query.get("state").cloned(),
+        session_state: query.get("session_state").cloned(),
+        location,
+    })
+}
