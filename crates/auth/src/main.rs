@@ -5,7 +5,7 @@ use auth::{AuthConfig, AuthService};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AuthConfig = common::config::load()?;
-    common::telemetry::init(&config.log_format);
+    let _telemetry = common::telemetry::init("auth", &config.log_format);
     let addr = config.addr.clone();
     let service = AuthService::connect(config).await?;
     let server = service.serve(common::http::bind(&addr)?)?;

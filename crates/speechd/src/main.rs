@@ -48,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
     let platform = platform::Platform::from_env()?;
     match cli.command {
         Command::Serve => {
-            common::telemetry::init(&platform.auth.log_format);
+            let _telemetry = common::telemetry::init("speechd", &platform.auth.log_format);
             platform.serve().await
         }
         Command::Bootstrap {
@@ -56,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
             redirect_uri,
             json,
         } => {
-            common::telemetry::init("text");
+            let _telemetry = common::telemetry::init("speechd", "text");
             let output = bootstrap::run(&platform, &company, &redirect_uri).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&output)?);
@@ -83,7 +83,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::RotateKeys { company } => {
-            common::telemetry::init("text");
+            let _telemetry = common::telemetry::init("speechd", "text");
             let service = auth::AuthService::connect(platform.auth.clone()).await?;
             if service
                 .state

@@ -186,3 +186,9 @@ pub enum Dialect {
 pub fn now_millis() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
+
+/// The current time at the precision both databases store (microseconds), so a record reads back equal.
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    use chrono::SubsecRound;
+    chrono::Utc::now().trunc_subsecs(6)
+}

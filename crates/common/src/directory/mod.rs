@@ -7,4 +7,4 @@ mod store;
 
 pub use model::*;
 pub use provision::{new_client, new_company, new_role, ClientSpec};
-pub use store::{open_directory, DirectoryStore, UserFilter};
+pub use store::{open_directory, DirectoryStore, RoleFilter, UserFilter};

@@ -93,7 +93,7 @@ pub struct User {
 impl User {
     /// A new active user with empty profile fields, as bootstrap and tests create them.
     pub fn new(company: &str, username: &str, primary_role: &str, by: &str) -> User {
-        let now = Utc::now();
+        let now = crate::db::now();
         User {
             id: uuid::Uuid::new_v4().to_string(),
             company: company.to_string(),

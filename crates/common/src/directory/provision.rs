@@ -1,6 +1,5 @@
 //! Creating directory records with their generated secrets, as the admin API and `speechd bootstrap` do.
 
-use chrono::Utc;
 
 use super::model::*;
 use crate::secrets::{generate_client_secret, hash_client_secret, SecretKey};
@@ -26,7 +25,7 @@ pub fn new_client(
     key: &SecretKey,
     by: &str,
 ) -> (OAuthClient, Option<String>) {
-    let now = Utc::now();
+    let now = crate::db::now();
     let secret = (!spec.public).then(generate_client_secret);
     let client = OAuthClient {
         client_id: uuid::Uuid::new_v4().simple().to_string(),
@@ -53,7 +52,7 @@ pub fn new_company(id: &str, name: &str) -> Company {
     Company {
         id: id.to_string(),
         name: name.to_string(),
-        created_on: Utc::now(),
+        created_on: crate::db::now(),
     }
 }
 
@@ -64,7 +63,7 @@ pub fn new_role(
     permissions: &[&str],
     by: &str,
 ) -> Role {
-    let now = Utc::now();
+    let now = crate::db::now();
     Role {
         company: company.to_string(),
         name: name.to_string(),

@@ -15,6 +15,15 @@ pub struct UserFilter {
     pub role: Option<String>,
 }
 
+/// Filters of a role listing.
+#[derive(Debug, Clone, Default)]
+pub struct RoleFilter {
+    /// Only the role with this name.
+    pub name: Option<String>,
+    /// Only roles held (as primary or extra role) by at least one user with this status.
+    pub held_by_status: Option<String>,
+}
+
 #[async_trait]
 pub trait DirectoryStore: Send + Sync + 'static {
     async fn get_company(&self, id: &str) -> Result<Option<Company>, StoreError>;
@@ -34,12 +43,36 @@ pub trait DirectoryStore: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<Role>, StoreError>;
 
+    /// Roles ordered by name, strictly after `after`, that pass `filter`. Role names never contain `"`,
+    /// `\` or `%` (the admin API refuses them), so the JSON array of extra roles can be matched by pattern.
+    async fn list_roles_filtered(
+        &self,
+        company: &str,
+        filter: &RoleFilter,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Role>, StoreError>;
+    /// Deletes the role if its stored version is `version`; false when it is missing or changed.
+    async fn delete_role_if_version(
+        &self,
+        company: &str,
+        name: &str,
+        version: i64,
+    ) -> Result<bool, StoreError>;
+
     async fn get_user(&self, company: &str, username: &str) -> Result<Option<User>, StoreError>;
     async fn get_user_by_id(&self, company: &str, id: &str) -> Result<Option<User>, StoreError>;
     async fn insert_user(&self, user: &User) -> Result<(), StoreError>;
     /// Replaces the profile (everything but login facts) if the stored version is `user.version - 1`.
     async fn update_user(&self, user: &User) -> Result<(), StoreError>;
     async fn delete_user(&self, company: &str, username: &str) -> Result<bool, StoreError>;
+    /// Deletes the user if its stored version is `version`; false when it is missing or changed.
+    async fn delete_user_if_version(
+        &self,
+        company: &str,
+        username: &str,
+        version: i64,
+    ) -> Result<bool, StoreError>;
     /// Users ordered by username, strictly after `after`.
     async fn list_users(
         &self,
@@ -87,6 +120,13 @@ pub trait DirectoryStore: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
     async fn delete_client(&self, company: &str, client_id: &str) -> Result<bool, StoreError>;
+    /// Deletes the client if its stored version is `version`; false when it is missing or changed.
+    async fn delete_client_if_version(
+        &self,
+        company: &str,
+        client_id: &str,
+        version: i64,
+    ) -> Result<bool, StoreError>;
     async fn list_clients(
         &self,
         company: &str,

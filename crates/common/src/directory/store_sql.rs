@@ -108,6 +108,62 @@ impl DirectoryStore for SqlDirectory {
         Ok(rows.into_iter().map(Role::from).collect())
     }
 
+    async fn list_roles_filtered(
+        &self,
+        company: &str,
+        filter: &RoleFilter,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Role>, StoreError> {
+        let sql = format!(
+            "SELECT {ROLE_COLUMNS} FROM roles WHERE company = $1 AND ($2 IS NULL OR name > $2) \
+             AND ($3 IS NULL OR name = $3) \
+             AND ($4 IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.company = roles.company AND u.status = $4 \
+                  AND (u.primary_role = roles.name \
+                       OR u.extra_roles LIKE '%\"' || REPLACE(roles.name, '_', '\\_') || '\"%' ESCAPE '\\'))) \
+             ORDER BY name LIMIT $5"
+        );
+        let rows = sqlx::query_as::<Db, RoleRow>(&sql)
+            .bind(company)
+            .bind(after)
+            .bind(&filter.name)
+            .bind(&filter.held_by_status)
+            .bind(limit)
+            .fetch_all(&self.0)
+            .await?;
+        Ok(rows.into_iter().map(Role::from).collect())
+    }
+
+    async fn delete_role_if_version(&self, company: &str, name: &str, version: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query::<Db>("DELETE FROM roles WHERE company = $1 AND name = $2 AND version = $3")
+            .bind(company)
+            .bind(name)
+            .bind(version)
+            .execute(&self.0)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_user_if_version(&self, company: &str, username: &str, version: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query::<Db>("DELETE FROM users WHERE company = $1 AND username = $2 AND version = $3")
+            .bind(company)
+            .bind(username)
+            .bind(version)
+            .execute(&self.0)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_client_if_version(&self, company: &str, client_id: &str, version: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query::<Db>("DELETE FROM oauth_clients WHERE company = $1 AND client_id = $2 AND version = $3")
+            .bind(company)
+            .bind(client_id)
+            .bind(version)
+            .execute(&self.0)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn get_user(&self, company: &str, username: &str) -> Result<Option<User>, StoreError> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE company = $1 AND username = $2");
         let row = sqlx::query_as::<Db, UserRow>(&sql).bind(company).bind(username).fetch_optional(&self.0).await?;

@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use tracing::Instrument;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
@@ -67,7 +69,8 @@ impl HttpMetrics {
     }
 }
 
-/// Middleware: counts and times every request.
+/// Middleware: counts and times every request and, when traces are exported, wraps it in a server span
+/// that continues the caller's trace (W3C `traceparent`).
 pub async fn record(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
@@ -75,21 +78,48 @@ pub async fn record(
     let started = Instant::now();
     let metrics = req.app_data::<web::Data<HttpMetrics>>().cloned();
     let method = req.method().clone();
-    let response = next.call(req).await?;
+    let span = crate::telemetry::traces_exported().then(|| request_span(&req));
+    let response = match &span {
+        Some(span) => next.call(req).instrument(span.clone()).await?,
+        None => next.call(req).await?,
+    };
+    let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    let status = response.status();
+    if let Some(span) = span {
+        span.record("http.route", route.as_str());
+        span.record("http.response.status_code", status.as_u16());
+    }
     if let Some(metrics) = metrics {
-        let route = response
-            .request()
-            .match_pattern()
-            .unwrap_or_else(|| "unmatched".to_string());
-        let status = response.status();
-        metrics
-            .requests
-            .with_label_values(&[method.as_str(), &route, status.as_str()])
-            .inc();
-        metrics
-            .latency
-            .with_label_values(&[&route])
-            .observe(started.elapsed().as_secs_f64());
+        metrics.requests.with_label_values(&[method.as_str(), &route, status.as_str()]).inc();
+        metrics.latency.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
     }
     Ok(response)
+}
+
+fn request_span(req: &ServiceRequest) -> tracing::Span {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let span = tracing::info_span!(
+        "HTTP request",
+        otel.kind = "server",
+        http.request.method = %req.method(),
+        url.path = %req.path(),
+        http.route = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+    );
+    let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(req.headers())));
+    let _ = span.set_parent(parent);
+    span
+}
+
+/// Reads W3C trace context from actix request headers.
+struct HeaderExtractor<'a>(&'a actix_web::http::header::HeaderMap);
+
+impl opentelemetry::propagation::Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|k| k.as_str()).collect()
+    }
 }

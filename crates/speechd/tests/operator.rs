@@ -1,0 +1,167 @@
+//! The operator contract of DESIGN.md section 9, exercised through the real `speechd` binary: bootstrap is
+//! idempotent and prints working credentials; `serve` runs the services, answers the operational
+//! endpoints and stops gracefully on SIGTERM.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const CONTRACT_FIELDS: &[&str] = &[
+    "company", "auth_url", "api_url", "base_url", "track_url", "client_id", "client_secret", "admin_username",
+    "admin_password", "organization", "folder", "app_key",
+];
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Ports {
+    auth: u16,
+    admin: u16,
+}
+
+fn speechd(data: &Path, ports: &Ports) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_speechd"));
+    command
+        .env("SPEECH_DATA_DIR", data)
+        .env("SPEECH_AUTH_ADDR", format!("127.0.0.1:{}", ports.auth))
+        .env("SPEECH_ADMIN_ADDR", format!("127.0.0.1:{}", ports.admin))
+        .env("SPEECH_LOG_FORMAT", "text")
+        .env_remove("DATABASE_URL")
+        .env_remove("SPEECH_SECRET_KEY")
+        .env_remove("SPEECH_CONFIG");
+    command
+}
+
+fn bootstrap(data: &Path, ports: &Ports) -> Value {
+    let Output { status, stdout, stderr } = speechd(data, ports)
+        .args(["bootstrap", "--company", "acme", "--redirect-uri", "http://127.0.0.1:9/cb", "--json"])
+        .output()
+        .unwrap();
+    assert!(status.success(), "bootstrap failed: {}", String::from_utf8_lossy(&stderr));
+    serde_json::from_slice(&stdout).expect("bootstrap --json prints one JSON object")
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+    }
+}
+
+async fn serve(data: &Path, ports: &Ports) -> Server {
+    let child = speechd(data, ports).arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let server = Server(child);
+    for _ in 0..100 {
+        if reqwest::get(format!("http://127.0.0.1:{}/healthz", ports.auth)).await.is_ok() {
+            return server;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("speechd serve did not start");
+}
+
+fn temp_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("speechd-test-{}", uuid_like()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn uuid_like() -> String {
+    format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
+    let data = temp_dir();
+    let ports = Ports { auth: free_port(), admin: free_port() };
+    let first = bootstrap(&data, &ports);
+    for field in CONTRACT_FIELDS {
+        assert!(first.get(*field).is_some(), "bootstrap output lacks {field}: {first}");
+    }
+    assert_eq!(first["company"], "acme");
+    assert_eq!(first["auth_url"], format!("http://127.0.0.1:{}", ports.auth));
+    let second = bootstrap(&data, &ports);
+    assert_eq!(first, second, "a second bootstrap prints the same working credentials");
+    let secret_file = data.join("secret.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&secret_file).unwrap().permissions().mode() & 0o777, 0o600);
+        let saved = data.join("bootstrap").join("acme.json");
+        assert_eq!(std::fs::metadata(saved).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    let bad = speechd(&data, &ports)
+        .args(["bootstrap", "--company", "Not A Name", "--redirect-uri", "http://127.0.0.1:9/cb", "--json"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--company"));
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn served_platform_accepts_the_bootstrap_credentials() {
+    let data = temp_dir();
+    let ports = Ports { auth: free_port(), admin: free_port() };
+    let creds = bootstrap(&data, &ports);
+    let server = serve(&data, &ports).await;
+    let auth_url = creds["auth_url"].as_str().unwrap();
+
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        let response = reqwest::get(format!("{auth_url}{path}")).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+    }
+
+    let token: Value = reqwest::Client::new()
+        .post(format!("{auth_url}/oauth/acme/token"))
+        .basic_auth(creds["client_id"].as_str().unwrap(), creds["client_secret"].as_str())
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(token["token_type"], "Bearer", "{token}");
+
+    // The admin user signs in through the login page.
+    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let authorize = reqwest::Url::parse_with_params(
+        &format!("{auth_url}/oauth/acme/authorize"),
+        &[
+            ("client_id", creds["client_id"].as_str().unwrap()),
+            ("response_type", "code"),
+            ("redirect_uri", "http://127.0.0.1:9/cb"),
+            ("state", "s1"),
+        ],
+    )
+    .unwrap();
+    let login = browser
+        .post(authorize)
+        .form(&[("username", creds["admin_username"].as_str().unwrap()), ("password", creds["admin_password"].as_str().unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 303);
+    let location = login.headers()["location"].to_str().unwrap();
+    assert!(location.starts_with("http://127.0.0.1:9/cb?code="), "{location}");
+
+    // SIGTERM stops the server gracefully with a zero exit status.
+    let mut server = server;
+    Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
+    let mut status = None;
+    for _ in 0..100 {
+        if let Some(s) = server.0.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(status.expect("speechd exits after SIGTERM").success());
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -1,0 +1,69 @@
+# Helpers sourced by the scripts: installing and starting what they need on Debian/Ubuntu.
+set -euo pipefail
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/speech-target}"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_rust() {
+  if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] || {
+      apt_install curl ca-certificates build-essential
+      log "installing the Rust toolchain (rustup)"
+      curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy,rustfmt
+    }
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  command -v cc >/dev/null 2>&1 || apt_install build-essential
+}
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# PostgreSQL on 127.0.0.1:5432 reachable as TEST_DATABASE_URL (installed and started when missing).
+ensure_postgres() {
+  export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+  apt_install postgresql-client
+  if ! port_open 127.0.0.1 5432; then
+    [ -d /etc/postgresql ] && [ -n "$(ls /etc/postgresql 2>/dev/null)" ] || apt_install postgresql
+    log "starting PostgreSQL"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start || true
+    for _ in $(seq 1 30); do port_open 127.0.0.1 5432 && break; sleep 1; done
+  fi
+  if ! psql "$TEST_DATABASE_URL" -qtAc 'select 1' >/dev/null 2>&1; then
+    # A fresh Debian cluster asks for a password on TCP: give the test role one.
+    log "setting a password for the postgres role (tests connect over TCP)"
+    as_root su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
+    export TEST_DATABASE_URL="postgres://postgres:postgres@127.0.0.1:5432/postgres"
+  fi
+  psql "$TEST_DATABASE_URL" -qtAc 'select 1' >/dev/null || { echo "PostgreSQL is not reachable at $TEST_DATABASE_URL" >&2; exit 1; }
+}
+
+# RabbitMQ on 127.0.0.1:5672 (guest/guest), installed and started when missing.
+ensure_rabbitmq() {
+  export TEST_AMQP_URL="${TEST_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}"
+  if ! port_open 127.0.0.1 5672; then
+    command -v rabbitmq-server >/dev/null 2>&1 || apt_install rabbitmq-server
+    log "starting RabbitMQ"
+    as_root rabbitmq-server -detached >/dev/null 2>&1 || true
+    for _ in $(seq 1 60); do port_open 127.0.0.1 5672 && break; sleep 1; done
+  fi
+  port_open 127.0.0.1 5672 || { echo "RabbitMQ is not reachable on 127.0.0.1:5672" >&2; exit 1; }
+}
+
+ensure_nextest() {
+  command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
+}
