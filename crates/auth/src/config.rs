@@ -38,6 +38,8 @@ pub struct AuthConfig {
     pub client_cache_ms: u64,
     /// Login attempts per client address per minute at the authorize endpoint.
     pub login_attempts_per_minute: u32,
+    /// Take the client address from `Forwarded` / `X-Forwarded-For` (only behind a proxy that sets them).
+    pub trust_forwarded_for: bool,
 }
 
 impl Default for AuthConfig {
@@ -59,6 +61,7 @@ impl Default for AuthConfig {
             key_cache_secs: 60,
             client_cache_ms: 1000,
             login_attempts_per_minute: 30,
+            trust_forwarded_for: false,
         }
     }
 }

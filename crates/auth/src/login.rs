@@ -41,12 +41,14 @@ pub async fn log_in(
         return Ok(Err(LoginFailure::Blocked));
     }
     if !password_ok {
-        let lock_until = now_millis() + state.config.lockout_secs * 1000;
+        let now = now_millis();
+        let lock_until = now + state.config.lockout_secs * 1000;
         state
             .directory
             .record_login_failure(
                 company,
                 &user.id,
+                now,
                 state.config.lockout_threshold,
                 lock_until,
             )

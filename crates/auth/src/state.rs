@@ -92,6 +92,7 @@ impl AuthState {
 /// round trip per request. Bounded: emptied when full.
 pub struct ClientCache {
     ttl: Duration,
+    #[allow(clippy::type_complexity)]
     entries: RwLock<HashMap<(String, String), (Instant, Option<Arc<OAuthClient>>)>>,
 }
 

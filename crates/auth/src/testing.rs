@@ -217,6 +217,7 @@ pub fn browser() -> reqwest::Client {
 }
 
 /// Reads `code`, `state` and `session_state` from a redirect; the response itself when it is not one.
+#[allow(clippy::result_large_err)] // the response is handed back whole for the test to inspect
 pub fn parse_redirect(response: reqwest::Response) -> Result<Redirected, reqwest::Response> {
     let Some(location) = response
         .headers()

@@ -10,7 +10,10 @@ use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 use common::testing::loopback_listener;
 
 fn hex(text: &str) -> Vec<u8> {
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,7 +52,10 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
         workers: 1,
     };
     let server = serve(spec, listener, |cfg| {
-        cfg.route("/hello/{name}", web::get().to(|| async { HttpResponse::Ok().body("hi") }));
+        cfg.route(
+            "/hello/{name}",
+            web::get().to(|| async { HttpResponse::Ok().body("hi") }),
+        );
     })
     .unwrap();
     tokio::spawn(server);
@@ -71,7 +77,12 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
     .unwrap();
     let mut exported = Vec::new();
     for _ in 0..50 {
-        exported = received.lock().unwrap().iter().flat_map(|b| b.to_vec()).collect::<Vec<u8>>();
+        exported = received
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b.to_vec())
+            .collect::<Vec<u8>>();
         if !exported.is_empty() {
             break;
         }
@@ -81,7 +92,13 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
     assert!(!exported.is_empty(), "the collector received no spans");
     let contains = |needle: &[u8]| exported.windows(needle.len()).any(|w| w == needle);
     assert!(contains(b"HTTP request"), "a server span per request");
-    assert!(contains(b"/hello/{name}"), "the span carries the route pattern");
-    assert!(contains(&hex(trace_id)), "span continues the caller's trace");
+    assert!(
+        contains(b"/hello/{name}"),
+        "the span carries the route pattern"
+    );
+    assert!(
+        contains(&hex(trace_id)),
+        "span continues the caller's trace"
+    );
     assert!(contains(b"trace-test"), "resource names the service");
 }

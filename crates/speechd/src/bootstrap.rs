@@ -162,7 +162,7 @@ async fn ensure_client(
 ) -> anyhow::Result<(String, String)> {
     let existing = match &saved_id {
         Some(id) => directory.get_client(company, id).await?,
-        None => None,
+        None => find_client_named(directory, company, CLIENT_NAME).await?,
     };
     let Some(mut client) = existing else {
         let spec = ClientSpec {
@@ -204,4 +204,25 @@ async fn ensure_client(
         )
         .await?;
     Ok((client.client_id, secret))
+}
+
+/// The company's client called `name`, when the saved credentials are gone (a fresh container).
+async fn find_client_named(
+    directory: &dyn DirectoryStore,
+    company: &str,
+    name: &str,
+) -> anyhow::Result<Option<common::directory::OAuthClient>> {
+    let mut after: Option<String> = None;
+    loop {
+        let page = directory
+            .list_clients(company, after.as_deref(), 100)
+            .await?;
+        if let Some(found) = page.iter().find(|c| c.name == name) {
+            return Ok(Some(found.clone()));
+        }
+        match page.last() {
+            Some(last) if page.len() == 100 => after = Some(last.client_id.clone()),
+            _ => return Ok(None),
+        }
+    }
 }

@@ -9,12 +9,26 @@ use std::time::Duration;
 use serde_json::Value;
 
 const CONTRACT_FIELDS: &[&str] = &[
-    "company", "auth_url", "api_url", "base_url", "track_url", "client_id", "client_secret", "admin_username",
-    "admin_password", "organization", "folder", "app_key",
+    "company",
+    "auth_url",
+    "api_url",
+    "base_url",
+    "track_url",
+    "client_id",
+    "client_secret",
+    "admin_username",
+    "admin_password",
+    "organization",
+    "folder",
+    "app_key",
 ];
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 struct Ports {
@@ -36,11 +50,26 @@ fn speechd(data: &Path, ports: &Ports) -> Command {
 }
 
 fn bootstrap(data: &Path, ports: &Ports) -> Value {
-    let Output { status, stdout, stderr } = speechd(data, ports)
-        .args(["bootstrap", "--company", "acme", "--redirect-uri", "http://127.0.0.1:9/cb", "--json"])
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = speechd(data, ports)
+        .args([
+            "bootstrap",
+            "--company",
+            "acme",
+            "--redirect-uri",
+            "http://127.0.0.1:9/cb",
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert!(status.success(), "bootstrap failed: {}", String::from_utf8_lossy(&stderr));
+    assert!(
+        status.success(),
+        "bootstrap failed: {}",
+        String::from_utf8_lossy(&stderr)
+    );
     serde_json::from_slice(&stdout).expect("bootstrap --json prints one JSON object")
 }
 
@@ -53,10 +82,18 @@ impl Drop for Server {
 }
 
 async fn serve(data: &Path, ports: &Ports) -> Server {
-    let child = speechd(data, ports).arg("serve").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let child = speechd(data, ports)
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let server = Server(child);
     for _ in 0..100 {
-        if reqwest::get(format!("http://127.0.0.1:{}/healthz", ports.auth)).await.is_ok() {
+        if reqwest::get(format!("http://127.0.0.1:{}/healthz", ports.auth))
+            .await
+            .is_ok()
+        {
             return server;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -71,32 +108,76 @@ fn temp_dir() -> std::path::PathBuf {
 }
 
 fn uuid_like() -> String {
-    format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
     let data = temp_dir();
-    let ports = Ports { auth: free_port(), admin: free_port() };
+    let ports = Ports {
+        auth: free_port(),
+        admin: free_port(),
+    };
     let first = bootstrap(&data, &ports);
     for field in CONTRACT_FIELDS {
-        assert!(first.get(*field).is_some(), "bootstrap output lacks {field}: {first}");
+        assert!(
+            first.get(*field).is_some(),
+            "bootstrap output lacks {field}: {first}"
+        );
     }
     assert_eq!(first["company"], "acme");
-    assert_eq!(first["auth_url"], format!("http://127.0.0.1:{}", ports.auth));
+    assert_eq!(
+        first["auth_url"],
+        format!("http://127.0.0.1:{}", ports.auth)
+    );
     let second = bootstrap(&data, &ports);
-    assert_eq!(first, second, "a second bootstrap prints the same working credentials");
+    assert_eq!(
+        first, second,
+        "a second bootstrap prints the same working credentials"
+    );
     let secret_file = data.join("secret.key");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&secret_file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&secret_file)
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
         let saved = data.join("bootstrap").join("acme.json");
-        assert_eq!(std::fs::metadata(saved).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(saved).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
+    // Without the saved credentials (a fresh container on the same database) the same client is reused
+    // with a new secret, rather than a new client created on every run.
+    std::fs::remove_file(data.join("bootstrap").join("acme.json")).unwrap();
+    let third = bootstrap(&data, &ports);
+    assert_eq!(third["client_id"], first["client_id"]);
+    assert_ne!(third["client_secret"], first["client_secret"]);
+    assert_ne!(third["admin_password"], first["admin_password"]);
+
     let bad = speechd(&data, &ports)
-        .args(["bootstrap", "--company", "Not A Name", "--redirect-uri", "http://127.0.0.1:9/cb", "--json"])
+        .args([
+            "bootstrap",
+            "--company",
+            "Not A Name",
+            "--redirect-uri",
+            "http://127.0.0.1:9/cb",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(!bad.status.success());
@@ -107,7 +188,10 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_platform_accepts_the_bootstrap_credentials() {
     let data = temp_dir();
-    let ports = Ports { auth: free_port(), admin: free_port() };
+    let ports = Ports {
+        auth: free_port(),
+        admin: free_port(),
+    };
     let creds = bootstrap(&data, &ports);
     let server = serve(&data, &ports).await;
     let auth_url = creds["auth_url"].as_str().unwrap();
@@ -119,7 +203,10 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
 
     let token: Value = reqwest::Client::new()
         .post(format!("{auth_url}/oauth/acme/token"))
-        .basic_auth(creds["client_id"].as_str().unwrap(), creds["client_secret"].as_str())
+        .basic_auth(
+            creds["client_id"].as_str().unwrap(),
+            creds["client_secret"].as_str(),
+        )
         .form(&[("grant_type", "client_credentials")])
         .send()
         .await
@@ -130,7 +217,10 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     assert_eq!(token["token_type"], "Bearer", "{token}");
 
     // The admin user signs in through the login page.
-    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
     let authorize = reqwest::Url::parse_with_params(
         &format!("{auth_url}/oauth/acme/authorize"),
         &[
@@ -143,17 +233,26 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     .unwrap();
     let login = browser
         .post(authorize)
-        .form(&[("username", creds["admin_username"].as_str().unwrap()), ("password", creds["admin_password"].as_str().unwrap())])
+        .form(&[
+            ("username", creds["admin_username"].as_str().unwrap()),
+            ("password", creds["admin_password"].as_str().unwrap()),
+        ])
         .send()
         .await
         .unwrap();
     assert_eq!(login.status(), 303);
     let location = login.headers()["location"].to_str().unwrap();
-    assert!(location.starts_with("http://127.0.0.1:9/cb?code="), "{location}");
+    assert!(
+        location.starts_with("http://127.0.0.1:9/cb?code="),
+        "{location}"
+    );
 
     // SIGTERM stops the server gracefully with a zero exit status.
     let mut server = server;
-    Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .unwrap();
     let mut status = None;
     for _ in 0..100 {
         if let Some(s) = server.0.try_wait().unwrap() {

@@ -106,6 +106,11 @@ impl KeyRing {
             .delete_keys_retired_before(company, now - overlap)
             .await?;
         let mut records = self.store.signing_keys(company).await?;
+        // Keys are made only for companies that exist: a request naming any company must not cost a key
+        // generation.
+        if records.is_empty() && !self.store.company_exists(company).await? {
+            return Err(StoreError::NotFound(format!("company {company}")));
+        }
         let rotate_after = self.policy.rotate_after.as_millis() as i64;
         for alg in [KeyAlg::EdDsa, KeyAlg::Rs256] {
             let current = newest_active(&records, alg);

@@ -234,10 +234,16 @@ pub async fn submit(
         Ok(r) => r,
         Err(refusal) => return refusal.respond(),
     };
-    let address = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let address = if state.config.trust_forwarded_for {
+        req.connection_info()
+            .realip_remote_addr()
+            .unwrap_or_default()
+            .to_string()
+    } else {
+        req.peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default()
+    };
     if let Err(wait) = state.login_limiter.attempt(&address) {
         let mut response = login_page(
             &company,

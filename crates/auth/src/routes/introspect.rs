@@ -39,7 +39,7 @@ pub async fn introspect(
         if let Ok(claims) = verify_access_token(&state, &company, token).await {
             let mut body = json!({
                 "active": true,
-                "token_type": "access_token",
+                "token_type": "Bearer",
                 "scope": claims.scope,
                 "client_id": claims.client_id,
                 "sub": claims.sub,

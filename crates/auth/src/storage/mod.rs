@@ -80,6 +80,8 @@ pub enum CodeUse {
 
 #[async_trait]
 pub trait TokenStore: Send + Sync + 'static {
+    async fn company_exists(&self, company: &str) -> Result<bool, StoreError>;
+
     async fn signing_keys(&self, company: &str) -> Result<Vec<SigningKeyRecord>, StoreError>;
     async fn insert_signing_key(&self, key: &SigningKeyRecord) -> Result<(), StoreError>;
     /// Retires every active key of `company` (of `alg`, or all algorithms).

@@ -9,6 +9,14 @@ const REFRESH_COLUMNS: &str = "token_hash, family_id, company, client_id, user_i
 
 #[async_trait]
 impl TokenStore for SqlTokenStore {
+    async fn company_exists(&self, company: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query_scalar::<Db, i32>("SELECT 1 FROM companies WHERE id = $1")
+            .bind(company)
+            .fetch_optional(&self.0)
+            .await?;
+        Ok(row.is_some())
+    }
+
     async fn signing_keys(&self, company: &str) -> Result<Vec<SigningKeyRecord>, StoreError> {
         Ok(sqlx::query_as::<Db, SigningKeyRecord>(
             "SELECT kid, company, alg, sealed_private, public_jwk, created_ms, retired_ms FROM signing_keys \
@@ -195,7 +203,7 @@ impl TokenStore for SqlTokenStore {
     }
 
     async fn is_access_revoked(&self, jti: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query_scalar::<Db, i64>("SELECT 1 FROM revoked_access_tokens WHERE jti = $1")
+        let row = sqlx::query_scalar::<Db, i32>("SELECT 1 FROM revoked_access_tokens WHERE jti = $1")
             .bind(jti)
             .fetch_optional(&self.0)
             .await?;

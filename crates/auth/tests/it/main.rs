@@ -1,4 +1,12 @@
 //! Integration tests of the token service: real HTTP on loopback, every test on PostgreSQL and SQLite.
 
 mod client_credentials;
+mod code_flow;
+mod introspection;
+mod keys;
+mod login;
+mod pkce;
+mod refresh;
+mod relying_party;
 mod support;
+mod verifier;

@@ -95,11 +95,13 @@ pub trait DirectoryStore: Send + Sync + 'static {
         user_id: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
-    /// Records a failed login; when the count reaches `lock_after`, locks the account until `lock_until_ms`.
+    /// Records a failed login at `now_ms`; when the count reaches `lock_after`, locks the account until
+    /// `lock_until_ms`. A lock that has run out starts the count afresh.
     async fn record_login_failure(
         &self,
         company: &str,
         user_id: &str,
+        now_ms: i64,
         lock_after: i64,
         lock_until_ms: i64,
     ) -> Result<(), StoreError>;

@@ -332,16 +332,22 @@ impl DirectoryStore for SqlDirectory {
         &self,
         company: &str,
         user_id: &str,
+        now_ms: i64,
         lock_after: i64,
         lock_until_ms: i64,
     ) -> Result<(), StoreError> {
+        // Both assignments read the row as it was; an expired lock restarts the count at this failure.
         sqlx::query::<Db>(
-            "UPDATE users SET failed_login_count = failed_login_count + 1, \
-             locked_until_ms = CASE WHEN failed_login_count + 1 >= $3 THEN $4 ELSE locked_until_ms END \
+            "UPDATE users SET \
+             failed_login_count = CASE WHEN locked_until_ms <= $3 THEN 1 ELSE failed_login_count + 1 END, \
+             locked_until_ms = CASE \
+               WHEN (CASE WHEN locked_until_ms <= $3 THEN 1 ELSE failed_login_count + 1 END) >= $4 THEN $5 \
+               WHEN locked_until_ms <= $3 THEN NULL ELSE locked_until_ms END \
              WHERE company = $1 AND id = $2",
         )
         .bind(company)
         .bind(user_id)
+        .bind(now_ms)
         .bind(lock_after)
         .bind(lock_until_ms)
         .execute(&self.0)
