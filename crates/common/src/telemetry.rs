@@ -44,21 +44,32 @@ impl Drop for TelemetryGuard {
 /// Installs logging (and trace export when configured) for `service`. Later calls in the same process
 /// (several services in `speechd`, tests) keep the first installation.
 pub fn init(service: &str, log_format: &str) -> TelemetryGuard {
-    let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok().filter(|e| !e.trim().is_empty());
+    let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .ok()
+        .filter(|e| !e.trim().is_empty());
     init_with(service, log_format, endpoint.as_deref())
 }
 
 pub fn init_with(service: &str, log_format: &str, otlp_endpoint: Option<&str>) -> TelemetryGuard {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     let logs = if log_format.eq_ignore_ascii_case("text") {
         fmt::layer().with_target(false).boxed()
     } else {
-        fmt::layer().json().flatten_event(true).with_current_span(false).with_span_list(false).boxed()
+        fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .boxed()
     };
     let (provider, traces) = match otlp_endpoint.map(|e| exporter(service, e)) {
         Some(Ok(provider)) => {
             let tracer = provider.tracer(service.to_string());
-            (Some(provider), Some(tracing_opentelemetry::layer().with_tracer(tracer)))
+            (
+                Some(provider),
+                Some(tracing_opentelemetry::layer().with_tracer(tracer)),
+            )
         }
         Some(Err(e)) => {
             eprintln!("OTLP trace export disabled: {e}");
@@ -66,12 +77,21 @@ pub fn init_with(service: &str, log_format: &str, otlp_endpoint: Option<&str>) -
         }
         None => (None, None),
     };
-    let installed = tracing_subscriber::registry().with(filter).with(logs).with(traces).try_init().is_ok();
+    let installed = tracing_subscriber::registry()
+        .with(filter)
+        .with(logs)
+        .with(traces)
+        .try_init()
+        .is_ok();
     if installed && provider.is_some() {
-        opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
         TRACING.store(true, Ordering::Relaxed);
     }
-    TelemetryGuard { provider: if installed { provider } else { None } }
+    TelemetryGuard {
+        provider: if installed { provider } else { None },
+    }
 }
 
 fn exporter(service: &str, endpoint: &str) -> Result<SdkTracerProvider, String> {
@@ -83,6 +103,11 @@ fn exporter(service: &str, endpoint: &str) -> Result<SdkTracerProvider, String> 
         .with_headers(Default::default())
         .build()
         .map_err(|e| e.to_string())?;
-    let resource = opentelemetry_sdk::Resource::builder().with_service_name(service.to_string()).build();
-    Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build())
+    let resource = opentelemetry_sdk::Resource::builder()
+        .with_service_name(service.to_string())
+        .build();
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build())
 }

@@ -1,6 +1,5 @@
 //! Creating directory records with their generated secrets, as the admin API and `speechd bootstrap` do.
 
-
 use super::model::*;
 use crate::secrets::{generate_client_secret, hash_client_secret, SecretKey};
 

@@ -83,15 +83,24 @@ pub async fn record(
         Some(span) => next.call(req).instrument(span.clone()).await?,
         None => next.call(req).await?,
     };
-    let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    let route = response
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
     let status = response.status();
     if let Some(span) = span {
         span.record("http.route", route.as_str());
         span.record("http.response.status_code", status.as_u16());
     }
     if let Some(metrics) = metrics {
-        metrics.requests.with_label_values(&[method.as_str(), &route, status.as_str()]).inc();
-        metrics.latency.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
+        metrics
+            .requests
+            .with_label_values(&[method.as_str(), &route, status.as_str()])
+            .inc();
+        metrics
+            .latency
+            .with_label_values(&[&route])
+            .observe(started.elapsed().as_secs_f64());
     }
     Ok(response)
 }
@@ -106,7 +115,9 @@ fn request_span(req: &ServiceRequest) -> tracing::Span {
         http.route = tracing::field::Empty,
         http.response.status_code = tracing::field::Empty,
     );
-    let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(req.headers())));
+    let parent = opentelemetry::global::get_text_map_propagator(|p| {
+        p.extract(&HeaderExtractor(req.headers()))
+    });
     let _ = span.set_parent(parent);
     span
 }

@@ -1,0 +1,395 @@
+//! Shared pieces of the handlers: query parameters, cursors and the page envelope, ETags and `If-Match`,
+//! field-by-field reading of JSON bodies (so every validation error names its field), timestamps, and
+//! running a write to completion even when the request is cut off.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use chrono::{DateTime, SecondsFormat, Utc};
+use common::{ApiError, ErrorCode};
+use serde_json::{json, Map, Value};
+
+pub const DEFAULT_LIMIT: i64 = 25;
+pub const MAX_LIMIT: i64 = 100;
+
+/// ISO 8601 in UTC with milliseconds, e.g. `2026-01-31T09:15:00.000Z`.
+pub fn iso(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+pub fn iso_opt(at: Option<DateTime<Utc>>) -> Value {
+    at.map_or(Value::Null, |a| Value::String(iso(a)))
+}
+
+/// The query parameters of a request; each may appear once, and only the names an endpoint knows.
+pub struct Query(HashMap<String, String>);
+
+impl Query {
+    pub fn parse(req: &HttpRequest, known: &[&str]) -> Result<Query, ApiError> {
+        let mut map = HashMap::new();
+        for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+            if !known.contains(&key.as_ref()) {
+                return Err(ApiError::field(
+                    key.as_ref(),
+                    format!(
+                        "unknown query parameter {key}; this endpoint accepts {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if map.insert(key.to_string(), value.to_string()).is_some() {
+                return Err(ApiError::field(
+                    key.as_ref(),
+                    format!("query parameter {key} is given more than once"),
+                ));
+            }
+        }
+        Ok(Query(map))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// `limit`: 1 to 100, default 25.
+    pub fn limit(&self) -> Result<i64, ApiError> {
+        let Some(text) = self.get("limit") else {
+            return Ok(DEFAULT_LIMIT);
+        };
+        match text.parse::<i64>() {
+            Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+            _ => Err(ApiError {
+                code: ErrorCode::InvalidLimit,
+                message: format!(
+                    "limit must be an integer from 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}), got {text:?}"
+                ),
+                field: Some("limit".into()),
+                retry_after: None,
+            }),
+        }
+    }
+
+    /// The key after which the page starts, from `cursor` (made by `encode_cursor` for `collection`).
+    pub fn cursor(&self, collection: &str) -> Result<Option<String>, ApiError> {
+        self.get("cursor")
+            .map(|c| decode_cursor(collection, c))
+            .transpose()
+    }
+}
+
+fn invalid_cursor() -> ApiError {
+    ApiError {
+        code: ErrorCode::InvalidCursor,
+        message: "cursor is not a cursor this collection returned; start again without one".into(),
+        field: Some("cursor".into()),
+        retry_after: None,
+    }
+}
+
+/// An opaque cursor: base64url of `{"c": collection, "k": last key}`.
+pub fn encode_cursor(collection: &str, key: &str) -> String {
+    URL_SAFE_NO_PAD.encode(json!({"c": collection, "k": key}).to_string())
+}
+
+fn decode_cursor(collection: &str, cursor: &str) -> Result<String, ApiError> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid_cursor())?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid_cursor())?;
+    match (value["c"].as_str(), value["k"].as_str()) {
+        (Some(c), Some(k)) if c == collection => Ok(k.to_string()),
+        _ => Err(invalid_cursor()),
+    }
+}
+
+/// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page).
+pub fn page<T>(
+    collection: &str,
+    mut rows: Vec<T>,
+    limit: i64,
+    key: impl Fn(&T) -> String,
+    view: impl Fn(&T) -> Value,
+) -> Value {
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    let next = if more {
+        rows.last()
+            .map(|last| Value::String(encode_cursor(collection, &key(last))))
+            .unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    json!({
+        "items": rows.iter().map(view).collect::<Vec<_>>(),
+        "limit": limit,
+        "next_cursor": next,
+    })
+}
+
+/// The ETag of a version: `W/"<version>"`.
+pub fn etag(version: i64) -> String {
+    format!("W/\"{version}\"")
+}
+
+/// Requires `If-Match` naming the current version: 428 without it, 412 when it names another version.
+pub fn require_if_match(req: &HttpRequest, what: &str, current: i64) -> Result<(), ApiError> {
+    let values: Vec<&str> = req
+        .headers()
+        .get_all(header::IF_MATCH)
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if values.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionRequired,
+            format!("send If-Match with the ETag of the {what} you read (GET it first)"),
+        ));
+    }
+    let tags: Vec<&str> = values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    if tags.contains(&"*") {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionRequired,
+            "If-Match must name an ETag; * would overwrite blindly and is not accepted",
+        ));
+    }
+    let matches = tags.iter().any(|t| {
+        let t = t.strip_prefix("W/").unwrap_or(t);
+        t.trim_matches('"').parse::<i64>().ok() == Some(current)
+    });
+    if matches {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            ErrorCode::PreconditionFailed,
+            format!(
+                "the {what} was changed since you read it (its ETag is now {}); read it again",
+                etag(current)
+            ),
+        ))
+    }
+}
+
+/// Runs a write on its own task, so that it completes (with its audit entry) even if the request is
+/// cut off or the client goes away half way.
+pub async fn detached<T, F>(write: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: Future<Output = Result<T, ApiError>> + Send + 'static,
+{
+    tokio::spawn(write).await.map_err(ApiError::internal)?
+}
+
+/// Hashes a password (argon2id) off the async workers.
+pub async fn hash_password(password: String) -> Result<String, ApiError> {
+    tokio::task::spawn_blocking(move || common::secrets::hash_password(&password))
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// Field-by-field reading of a JSON object body. Field names in errors are paths such as
+/// `roles.extra_roles[1]`.
+pub struct Body<'a> {
+    map: &'a Map<String, Value>,
+    prefix: String,
+}
+
+impl<'a> Body<'a> {
+    pub fn root(value: &'a Value) -> Result<Body<'a>, ApiError> {
+        match value {
+            Value::Object(map) => Ok(Body {
+                map,
+                prefix: String::new(),
+            }),
+            _ => Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "the body must be a JSON object",
+            )),
+        }
+    }
+
+    /// The same object, with field names in errors starting with `prefix` (e.g. `items[0].`).
+    pub fn with_prefix(self, prefix: &str) -> Body<'a> {
+        Body {
+            map: self.map,
+            prefix: prefix.to_string(),
+        }
+    }
+
+    pub fn path(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// Refuses fields outside `known`.
+    pub fn only(&self, known: &[&str]) -> Result<(), ApiError> {
+        for key in self.map.keys() {
+            if !known.contains(&key.as_str()) {
+                return Err(ApiError::field(
+                    self.path(key),
+                    format!("unknown field {}", self.path(key)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn object(&self, key: &str) -> Result<Option<Body<'a>>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(Body {
+                map,
+                prefix: format!("{}.", self.path(key)),
+            })),
+            Some(_) => Err(ApiError::field(
+                self.path(key),
+                format!("{} must be an object", self.path(key)),
+            )),
+        }
+    }
+
+    pub fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(_) => Err(ApiError::field(
+                self.path(key),
+                format!("{} must be an array", self.path(key)),
+            )),
+        }
+    }
+
+    /// A string or null; at most `max` characters.
+    pub fn string(&self, key: &str, max: usize) -> Result<Option<String>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(ApiError::field(
+                self.path(key),
+                format!("{} must be at most {max} characters", self.path(key)),
+            )),
+            Some(_) => Err(ApiError::field(
+                self.path(key),
+                format!("{} must be a string", self.path(key)),
+            )),
+        }
+    }
+
+    pub fn required_string(&self, key: &str, max: usize) -> Result<String, ApiError> {
+        self.string(key, max)?.ok_or_else(|| {
+            ApiError::field(self.path(key), format!("{} is required", self.path(key)))
+        })
+    }
+
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(ApiError::field(
+                self.path(key),
+                format!("{} must be true or false", self.path(key)),
+            )),
+        }
+    }
+
+    pub fn integer(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| {
+                ApiError::field(
+                    self.path(key),
+                    format!("{} must be an integer", self.path(key)),
+                )
+            }),
+        }
+    }
+
+    /// An array of strings.
+    pub fn strings(&self, key: &str, max_len: usize) -> Result<Option<Vec<String>>, ApiError> {
+        let Some(items) = self.array(key)? else {
+            return Ok(None);
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) if !s.is_empty() && s.chars().count() <= max_len => Ok(s.clone()),
+                _ => Err(ApiError::field(
+                    format!("{}[{i}]", self.path(key)),
+                    format!(
+                        "{}[{i}] must be a non-empty string of at most {max_len} characters",
+                        self.path(key)
+                    ),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+/// Field-level differences between two flat JSON objects, for the audit log: `{field: {"from", "to"}}`
+/// (only `to` on creation, only `from` on deletion).
+pub fn changes(before: Option<&Map<String, Value>>, after: Option<&Map<String, Value>>) -> Value {
+    let mut out = Map::new();
+    let empty = Map::new();
+    let b = before.unwrap_or(&empty);
+    let a = after.unwrap_or(&empty);
+    let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let (from, to) = (b.get(key), a.get(key));
+        if from == to {
+            continue;
+        }
+        let mut change = Map::new();
+        if before.is_some() {
+            change.insert("from".into(), from.cloned().unwrap_or(Value::Null));
+        }
+        if after.is_some() {
+            change.insert("to".into(), to.cloned().unwrap_or(Value::Null));
+        }
+        out.insert(key.clone(), Value::Object(change));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_belong_to_one_collection() {
+        let c = encode_cursor("users", "alice");
+        assert_eq!(decode_cursor("users", &c).unwrap(), "alice");
+        assert!(decode_cursor("roles", &c).is_err());
+        assert!(decode_cursor("users", "not-a-cursor!").is_err());
+    }
+
+    #[test]
+    fn changes_list_only_what_differs() {
+        let before = json!({"a": 1, "b": 2});
+        let after = json!({"a": 1, "b": 3, "c": 4});
+        let d = changes(before.as_object(), after.as_object());
+        assert_eq!(
+            d,
+            json!({"b": {"from": 2, "to": 3}, "c": {"from": null, "to": 4}})
+        );
+        let created = changes(None, after.as_object());
+        assert_eq!(created["a"], json!({"to": 1}));
+    }
+}

@@ -1,0 +1,245 @@
+//! Who is calling: the `guard` middleware in front of every `/admin/v1` endpoint verifies the bearer token
+//! (with the common `Authenticated` extractor, whose verifier remembers verified tokens), applies the
+//! per-account rate limits, refuses revoked tokens and cuts off requests that run too long. The `Caller<P>`
+//! extractor then loads the calling account and requires permission `P` of it.
+//!
+//! Order of refusals: 401 (no or bad token), 429 (limits), 403 (client-credentials token, no API access,
+//! blocked or inactive account, missing permission).
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
+use common::directory::{permissions, User};
+use common::jwt::Authenticated;
+use common::{ApiError, ErrorCode};
+
+use crate::rate_limit::{Decision, Exceeded};
+use crate::state::AdminState;
+
+/// A permission an endpoint requires, as a type so that a handler cannot forget to check it.
+pub trait Permission: 'static {
+    const NAME: &'static str;
+}
+
+pub struct ManageUsers;
+pub struct ManageRoles;
+pub struct ManageClients;
+pub struct ViewAuditLog;
+
+impl Permission for ManageUsers {
+    const NAME: &'static str = permissions::MANAGE_USERS;
+}
+impl Permission for ManageRoles {
+    const NAME: &'static str = permissions::MANAGE_ROLES;
+}
+impl Permission for ManageClients {
+    const NAME: &'static str = permissions::MANAGE_CLIENTS;
+}
+impl Permission for ViewAuditLog {
+    const NAME: &'static str = permissions::VIEW_AUDIT_LOG;
+}
+
+/// The calling account, allowed permission `P`. Its company is the token's: every operation is scoped to
+/// it, whatever the request says.
+pub struct Caller<P> {
+    pub company: String,
+    pub user: User,
+    pub permissions: HashSet<String>,
+    _permission: PhantomData<fn() -> P>,
+}
+
+impl<P> Caller<P> {
+    pub fn username(&self) -> &str {
+        &self.user.username
+    }
+
+    pub fn has(&self, permission: &str) -> bool {
+        self.permissions.contains(permission)
+    }
+}
+
+impl<P: Permission> FromRequest for Caller<P> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let claims = req.extensions().get::<Authenticated>().cloned();
+        let state = req.app_data::<web::Data<AdminState>>().cloned();
+        let req = req.clone();
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal("no AdminState configured"))?;
+            let claims = match claims {
+                Some(c) => c,
+                None => Authenticated::from_request(&req, &mut Payload::None).await?,
+            };
+            if !claims.is_user_token() {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "a client-credentials token cannot use the administration API: sign in as a user",
+                ));
+            }
+            let user = state
+                .directory
+                .get_user_by_id(&claims.company, &claims.sub)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::InvalidToken,
+                        "the account of this token no longer exists",
+                    )
+                })?;
+            if !user.api_access {
+                return Err(ApiError::new(
+                    ErrorCode::ApiAccessDisabled,
+                    "API access is not enabled for this account",
+                ));
+            }
+            if !user.can_log_in() {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "this account is blocked or inactive",
+                ));
+            }
+            let mut granted = HashSet::new();
+            for role in std::iter::once(&user.primary_role).chain(user.extra_roles.iter()) {
+                if let Some(role) = state.directory.get_role(&claims.company, role).await? {
+                    granted.extend(role.permissions);
+                }
+            }
+            if !granted.contains(P::NAME) {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    format!("this endpoint requires the {} permission", P::NAME),
+                ));
+            }
+            Ok(Caller {
+                company: claims.company.clone(),
+                user,
+                permissions: granted,
+                _permission: PhantomData,
+            })
+        })
+    }
+}
+
+/// Middleware of the `/admin/v1` scope: authentication, rate limits, revocation, time-out, rate-limit
+/// headers.
+pub async fn guard(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AdminState>>().cloned() else {
+        return Ok(
+            req.into_response(ApiError::internal("no AdminState configured").error_response())
+        );
+    };
+    // No clone of the request may outlive this point: routing below needs it unshared.
+    let authenticated = Authenticated::from_request(req.request(), &mut Payload::None);
+    let claims = match authenticated.await {
+        Ok(claims) => claims,
+        Err(e) => return Ok(req.into_response(e.error_response())),
+    };
+
+    let decision = if state
+        .limiter
+        .is_exempt(&claims.company, claims.username.as_deref())
+    {
+        None
+    } else {
+        let account = format!("{}/{}", claims.company, claims.sub);
+        Some(state.limiter.check(&account).await)
+    };
+    if let Some(Decision {
+        outcome: Err(exceeded),
+        ..
+    }) = &decision
+    {
+        let error = match exceeded {
+            Exceeded::Second => ApiError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "more than {} requests per second for this account",
+                    state.config.rate_limit_per_second
+                ),
+            )
+            .with_retry_after(1),
+            Exceeded::Day => {
+                let wait = decision
+                    .as_ref()
+                    .and_then(|d| d.day)
+                    .map_or(3600, |d| d.reset_secs);
+                ApiError::new(
+                    ErrorCode::DailyLimitReached,
+                    format!(
+                        "the daily limit of {} requests for this account is reached; it resets at 00:00 UTC",
+                        state.config.rate_limit_per_day
+                    ),
+                )
+                .with_retry_after(wait)
+            }
+        };
+        let mut response = req.into_response(error.error_response());
+        add_rate_headers(response.headers_mut(), decision.as_ref());
+        return Ok(response);
+    }
+
+    match state.store.is_access_revoked(&claims.jti).await {
+        Ok(false) => {}
+        Ok(true) => {
+            let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");
+            return Ok(req.into_response(e.error_response()));
+        }
+        Err(e) => return Ok(req.into_response(ApiError::from(e).error_response())),
+    }
+
+    req.extensions_mut().insert(claims);
+    // A request cut off is answered as an error, which actix turns into the response.
+    let mut response =
+        match tokio::time::timeout(state.config.request_timeout(), next.call(req)).await {
+            Ok(response) => response?.map_into_boxed_body(),
+            Err(_) => {
+                return Err(ApiError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the request took longer than {} ms and was cut off",
+                        state.config.request_timeout_ms
+                    ),
+                )
+                .into())
+            }
+        };
+    add_rate_headers(response.headers_mut(), decision.as_ref());
+    Ok(response)
+}
+
+/// `X-RateLimit-Limit`, `-Remaining` and `-Reset` for the one-second window, and the same names with a
+/// `-Day` suffix for the daily window.
+fn add_rate_headers(headers: &mut actix_web::http::header::HeaderMap, decision: Option<&Decision>) {
+    let Some(decision) = decision else {
+        return;
+    };
+    for (suffix, window) in [("", decision.second), ("-Day", decision.day)] {
+        let Some(w) = window else {
+            continue;
+        };
+        for (name, value) in [
+            ("X-RateLimit-Limit", w.limit.to_string()),
+            ("X-RateLimit-Remaining", w.remaining.to_string()),
+            ("X-RateLimit-Reset", w.reset_secs.to_string()),
+        ] {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::try_from(format!("{name}{suffix}")),
+                HeaderValue::try_from(value),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The administration service (area B of SPEC.md): users, roles, OAuth clients and the audit log under
+//! `/admin/v1`, on the directory it shares with the token service (DESIGN.md section 3). Callers present
+//! bearer tokens of the token service; see `caller` for authentication, permissions and limits, and
+//! `docs/admin-api.md` for the decisions.
+
+pub mod api;
+pub mod audit;
+pub mod caller;
+pub mod config;
+pub mod rate_limit;
+pub mod routes;
+pub mod state;
+pub mod storage;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use common::db::{Database, DIRECTORY_MIGRATIONS};
+use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+
+pub use config::AdminConfig;
+pub use state::AdminState;
+
+/// The OpenAPI document of the administration service.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// Applies the migrations the administration service needs: the shared directory and its own tables.
+/// (Blocking a user also revokes their refresh tokens in the token service's table, which the token
+/// service's migrations create on the same database.)
+pub async fn migrate(db: &Database) -> anyhow::Result<()> {
+    db.migrate(&DIRECTORY_MIGRATIONS).await?;
+    db.migrate(&storage::MIGRATIONS).await?;
+    Ok(())
+}
+
+/// A ready-to-serve administration service: migrated database and shared state.
+#[derive(Clone)]
+pub struct AdminService {
+    pub state: web::Data<AdminState>,
+}
+
+impl AdminService {
+    /// Connects to `config.database_url` and migrates it.
+    pub async fn connect(config: AdminConfig) -> anyhow::Result<AdminService> {
+        let db = Database::connect(&config.database_url, config.db_max_connections).await?;
+        AdminService::with_database(config, db).await
+    }
+
+    pub async fn with_database(config: AdminConfig, db: Database) -> anyhow::Result<AdminService> {
+        migrate(&db).await?;
+        Ok(AdminService {
+            state: web::Data::new(AdminState::new(config, db)?),
+        })
+    }
+
+    /// Serves on `listener` and starts the rate limiter's synchronization task.
+    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+        let state = self.state.clone();
+        let spec = ServerSpec {
+            name: "admin",
+            openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
+            readiness: Readiness::database(state.db.clone()),
+            metrics: HttpMetrics::new("admin"),
+            workers: state.config.workers,
+        };
+        state.limiter.spawn_background();
+        let verifier = web::Data::new(state.verifier.clone());
+        serve(spec, listener, move |cfg| {
+            cfg.app_data(state.clone())
+                .app_data(verifier.clone())
+                .configure(routes::configure);
+        })
+    }
+}

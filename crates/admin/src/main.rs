@@ -1,0 +1,21 @@
+//! `admin-service`: the administration API on its own, configured from the environment (see
+//! `AdminConfig`).
+
+use admin::{AdminConfig, AdminService};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config: AdminConfig = common::config::load()?;
+    let _telemetry = common::telemetry::init("admin", &config.log_format);
+    let addr = config.addr.clone();
+    let service = AdminService::connect(config).await?;
+    let server = service.serve(common::http::bind(&addr)?)?;
+    tracing::info!(%addr, "admin-service listening");
+    let handle = server.handle();
+    tokio::spawn(async move {
+        common::http::wait_for_signal().await;
+        handle.stop(true).await;
+    });
+    server.await?;
+    Ok(())
+}

@@ -1,0 +1,426 @@
+//! `/admin/v1/clients`: the company's OAuth clients (permission Manage Clients): grants, redirect URIs,
+//! the Issue Refresh Token setting, token lifetimes and secret rotation. A secret is shown once, in the
+//! answer that creates or rotates it; the directory keeps only its keyed hash.
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::Utc;
+use common::directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
+use common::secrets::{generate_client_secret, hash_client_secret};
+use common::{ApiError, ErrorCode};
+use serde_json::{json, Map, Value};
+
+use super::ok_with_etag;
+use crate::api::{changes, detached, etag, iso, iso_opt, page, require_if_match, Body, Query};
+use crate::audit::{self, Change};
+use crate::caller::{Caller, ManageClients};
+use crate::state::AdminState;
+
+const ALLOWED: &[&str] = &["GET", "PUT", "DELETE"];
+pub const MIN_TTL: i64 = 60;
+pub const MAX_ACCESS_TTL: i64 = 86_400;
+
+pub fn client_view(c: &OAuthClient) -> Value {
+    json!({
+        "client_id": c.client_id,
+        "name": c.name,
+        "public": c.is_public(),
+        "grant_types": c.grant_types,
+        "redirect_uris": c.redirect_uris,
+        "scopes": c.scopes,
+        "issue_refresh_token": c.issue_refresh_token,
+        "access_token_ttl": c.access_token_ttl,
+        "refresh_token_ttl": c.refresh_token_ttl,
+        "secret_rotated_on": iso_opt(c.secret_rotated_on),
+        "_system_properties": {
+            "created_on": iso(c.created_on),
+            "created_by": c.created_by,
+            "modified_on": iso(c.modified_on),
+            "modified_by": c.modified_by,
+        },
+        "_allowed": ALLOWED,
+    })
+}
+
+fn audit_view(c: &OAuthClient) -> Map<String, Value> {
+    let v = json!({
+        "name": c.name,
+        "public": c.is_public(),
+        "grant_types": c.grant_types,
+        "redirect_uris": c.redirect_uris,
+        "scopes": c.scopes,
+        "issue_refresh_token": c.issue_refresh_token,
+        "access_token_ttl": c.access_token_ttl,
+        "refresh_token_ttl": c.refresh_token_ttl,
+    });
+    match v {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Reads and checks a client body. `public` is only read on creation (`existing` is `None`).
+fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientSpec, ApiError> {
+    let body = Body::root(value)?;
+    body.only(&[
+        "client_id",
+        "name",
+        "public",
+        "grant_types",
+        "redirect_uris",
+        "scopes",
+        "issue_refresh_token",
+        "access_token_ttl",
+        "refresh_token_ttl",
+        "secret_rotated_on",
+        "_system_properties",
+        "_allowed",
+    ])?;
+    let name = body.required_string("name", 100)?;
+    if name.trim().is_empty() {
+        return Err(ApiError::field("name", "name must not be blank"));
+    }
+    let public = match existing {
+        None => body.bool("public")?.unwrap_or(false),
+        Some(c) => {
+            if body.bool("public")?.is_some_and(|p| p != c.is_public()) {
+                return Err(ApiError::field(
+                    "public",
+                    "a client cannot switch between public and confidential; create a new one",
+                ));
+            }
+            c.is_public()
+        }
+    };
+    let grant_types = body.strings("grant_types", 64)?.ok_or_else(|| {
+        ApiError::field(
+            "grant_types",
+            format!(
+                "grant_types is required: a list of {}",
+                grants::ALL.join(", ")
+            ),
+        )
+    })?;
+    if grant_types.is_empty() {
+        return Err(ApiError::field(
+            "grant_types",
+            "grant_types must name at least one grant",
+        ));
+    }
+    for (i, g) in grant_types.iter().enumerate() {
+        if !grants::ALL.contains(&g.as_str()) {
+            return Err(ApiError::field(
+                format!("grant_types[{i}]"),
+                format!(
+                    "grant_types[{i}]: unknown grant {g:?}; known are {}",
+                    grants::ALL.join(", ")
+                ),
+            ));
+        }
+        if grant_types[..i].contains(g) {
+            return Err(ApiError::field(
+                format!("grant_types[{i}]"),
+                format!("grant_types[{i}]: {g} is listed twice"),
+            ));
+        }
+    }
+    let has = |g: &str| grant_types.iter().any(|x| x == g);
+    if public && has(grants::CLIENT_CREDENTIALS) {
+        return Err(ApiError::field(
+            "grant_types",
+            "a public client has no secret and cannot use client_credentials",
+        ));
+    }
+    let redirect_uris = body.strings("redirect_uris", 2000)?.unwrap_or_default();
+    for (i, uri) in redirect_uris.iter().enumerate() {
+        let ok = url::Url::parse(uri)
+            .map(|u| !u.cannot_be_a_base() && u.fragment().is_none())
+            .unwrap_or(false);
+        if !ok {
+            return Err(ApiError::field(
+                format!("redirect_uris[{i}]"),
+                format!("redirect_uris[{i}] must be an absolute URL without a fragment"),
+            ));
+        }
+    }
+    if has(grants::AUTHORIZATION_CODE) && redirect_uris.is_empty() {
+        return Err(ApiError::field(
+            "redirect_uris",
+            "the authorization_code grant needs at least one redirect URI",
+        ));
+    }
+    let client_scopes = body.strings("scopes", 64)?.unwrap_or_default();
+    for (i, s) in client_scopes.iter().enumerate() {
+        if !scopes::ALL.contains(&s.as_str()) {
+            return Err(ApiError::field(
+                format!("scopes[{i}]"),
+                format!(
+                    "scopes[{i}]: unknown scope {s:?}; known are {}",
+                    scopes::ALL.join(", ")
+                ),
+            ));
+        }
+    }
+    let issue_refresh_token = body.bool("issue_refresh_token")?.unwrap_or(false);
+    if issue_refresh_token && !has(grants::REFRESH_TOKEN) {
+        return Err(ApiError::field(
+            "issue_refresh_token",
+            "issue_refresh_token needs the refresh_token grant in grant_types",
+        ));
+    }
+    let access_token_ttl = body
+        .integer("access_token_ttl")?
+        .unwrap_or(common::directory::DEFAULT_ACCESS_TOKEN_TTL);
+    if !(MIN_TTL..=MAX_ACCESS_TTL).contains(&access_token_ttl) {
+        return Err(ApiError::field(
+            "access_token_ttl",
+            format!("access_token_ttl must be from {MIN_TTL} to {MAX_ACCESS_TTL} seconds"),
+        ));
+    }
+    let refresh_token_ttl = body.integer("refresh_token_ttl")?;
+    if refresh_token_ttl.is_some_and(|t| t < MIN_TTL) {
+        return Err(ApiError::field(
+            "refresh_token_ttl",
+            format!("refresh_token_ttl must be at least {MIN_TTL} seconds, or null for unlimited"),
+        ));
+    }
+    Ok(ClientSpec {
+        name,
+        grant_types,
+        redirect_uris,
+        scopes: client_scopes,
+        issue_refresh_token,
+        access_token_ttl,
+        refresh_token_ttl,
+        public,
+    })
+}
+
+async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
+    state
+        .directory
+        .get_client(company, client_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("client {client_id} not found")))
+}
+
+/// The client record with its new secret: shown once, never stored or cached.
+fn with_secret(client: &OAuthClient, secret: Option<&str>) -> Value {
+    let mut view = client_view(client);
+    view["client_secret"] = secret.map_or(Value::Null, |s| Value::String(s.to_string()));
+    view
+}
+
+pub async fn list(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = Query::parse(&req, &["limit", "cursor"])?;
+    let limit = q.limit()?;
+    let after = q.cursor("clients")?;
+    let rows = state
+        .directory
+        .list_clients(&caller.company, after.as_deref(), limit + 1)
+        .await?;
+    Ok(HttpResponse::Ok().json(page(
+        "clients",
+        rows,
+        limit,
+        |c| c.client_id.clone(),
+        client_view,
+    )))
+}
+
+pub async fn get(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    client_id: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let client = load(&state, &caller.company, &client_id).await?;
+    Ok(ok_with_etag(client.version, client_view(&client)))
+}
+
+pub async fn create(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let spec = parse_client(&body, None)?;
+    let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let stored = client.clone();
+    detached(async move {
+        state2.directory.insert_client(&stored).await?;
+        let mut fields = audit_view(&stored);
+        if stored.secret_hash.is_some() {
+            fields.insert("secret".into(), audit::CHANGED.into());
+        }
+        audit::record(
+            &state2,
+            &stored.company,
+            &actor,
+            Change {
+                action: audit::CREATE,
+                resource_type: audit::CLIENT,
+                resource_id: &stored.client_id,
+                version: Some(stored.version),
+                changes: changes(None, Some(&fields)),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((
+            "Location",
+            format!("/admin/v1/clients/{}", client.client_id),
+        ))
+        .insert_header(("ETag", etag(client.version)))
+        .insert_header(("Cache-Control", "no-store"))
+        .json(with_secret(&client, secret.as_deref())))
+}
+
+pub async fn replace(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    client_id: Path<String>,
+    req: HttpRequest,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &client_id).await?;
+    require_if_match(&req, "client", current.version)?;
+    if body
+        .get("client_id")
+        .is_some_and(|id| id.as_str() != Some(current.client_id.as_str()))
+    {
+        return Err(ApiError::field(
+            "client_id",
+            "client_id cannot be changed (it must match the path or be left out)",
+        ));
+    }
+    let spec = parse_client(&body, Some(&current))?;
+    let mut client = current.clone();
+    client.name = spec.name;
+    client.grant_types = spec.grant_types;
+    client.redirect_uris = spec.redirect_uris;
+    client.scopes = spec.scopes;
+    client.issue_refresh_token = spec.issue_refresh_token;
+    client.access_token_ttl = spec.access_token_ttl;
+    client.refresh_token_ttl = spec.refresh_token_ttl;
+    client.modified_on = Utc::now();
+    client.modified_by = caller.username().to_string();
+    client.version = current.version + 1;
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let stored = client.clone();
+    detached(async move {
+        state2.directory.update_client(&stored).await?;
+        audit::record(
+            &state2,
+            &stored.company,
+            &actor,
+            Change {
+                action: audit::REPLACE,
+                resource_type: audit::CLIENT,
+                resource_id: &stored.client_id,
+                version: Some(stored.version),
+                changes: changes(Some(&audit_view(&current)), Some(&audit_view(&stored))),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(ok_with_etag(client.version, client_view(&client)))
+}
+
+pub async fn delete(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    client_id: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &client_id).await?;
+    require_if_match(&req, "client", current.version)?;
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    detached(async move {
+        if !state2
+            .directory
+            .delete_client_if_version(&company, &current.client_id, current.version)
+            .await?
+        {
+            return Err(ApiError::new(
+                ErrorCode::PreconditionFailed,
+                "the client was changed or deleted since you read it; read it again",
+            ));
+        }
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::DELETE,
+                resource_type: audit::CLIENT,
+                resource_id: &current.client_id,
+                version: None,
+                changes: changes(Some(&audit_view(&current)), None),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `POST /admin/v1/clients/{client_id}/secret`: a new secret replaces the old one at once.
+pub async fn rotate_secret(
+    caller: Caller<ManageClients>,
+    state: Data<AdminState>,
+    client_id: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &client_id).await?;
+    require_if_match(&req, "client", current.version)?;
+    if current.is_public() {
+        return Err(ApiError::new(
+            ErrorCode::BadRequest,
+            "a public client has no secret to rotate",
+        ));
+    }
+    let secret = generate_client_secret();
+    let hash = hash_client_secret(&state.secret, &secret);
+    let now = Utc::now();
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    let id = current.client_id.clone();
+    let client = detached(async move {
+        state2
+            .directory
+            .set_client_secret(&company, &id, &hash, now)
+            .await?;
+        let client = load(&state2, &company, &id).await?;
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::ROTATE_SECRET,
+                resource_type: audit::CLIENT,
+                resource_id: &id,
+                version: Some(client.version),
+                changes: json!({"secret": {"from": audit::CHANGED, "to": audit::CHANGED}}),
+            },
+        )
+        .await?;
+        Ok(client)
+    })
+    .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(("ETag", etag(client.version)))
+        .insert_header(("Cache-Control", "no-store"))
+        .json(with_secret(&client, Some(&secret))))
+}

@@ -1,0 +1,313 @@
+//! `/admin/v1/roles`: roles and the permissions they grant (permission Manage Roles).
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::Utc;
+use common::directory::{
+    new_role, permissions, Role, RoleFilter, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
+};
+use common::{ApiError, ErrorCode};
+use serde_json::{json, Map, Value};
+
+use super::{created, ok_with_etag};
+use crate::api::{changes, detached, iso, page, require_if_match, Body, Query};
+use crate::audit::{self, Change};
+use crate::caller::{Caller, ManageRoles};
+use crate::state::AdminState;
+
+const ALLOWED: &[&str] = &["GET", "PUT", "DELETE"];
+
+pub fn role_view(r: &Role) -> Value {
+    json!({
+        "name": r.name,
+        "description": r.description,
+        "permissions": r.permissions,
+        "_system_properties": {
+            "created_on": iso(r.created_on),
+            "created_by": r.created_by,
+            "modified_on": iso(r.modified_on),
+            "modified_by": r.modified_by,
+        },
+        "_allowed": ALLOWED,
+    })
+}
+
+fn audit_view(r: &Role) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("name".into(), r.name.clone().into());
+    map.insert("description".into(), r.description.clone().into());
+    map.insert("permissions".into(), json!(r.permissions));
+    map
+}
+
+/// Role names: 1 to 64 characters of letters, digits, space, `.`, `_` and `-`, not starting or ending
+/// with a space. (No `"`, `\` or `%`, which the role filter of user listings relies on.)
+pub fn valid_role_name(name: &str) -> bool {
+    (1..=64).contains(&name.chars().count())
+        && !name.starts_with(' ')
+        && !name.ends_with(' ')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-'))
+}
+
+struct RoleInput {
+    name: Option<String>,
+    description: String,
+    permissions: Vec<String>,
+}
+
+fn parse_role(value: &Value) -> Result<RoleInput, ApiError> {
+    let body = Body::root(value)?;
+    body.only(&[
+        "name",
+        "description",
+        "permissions",
+        "_system_properties",
+        "_allowed",
+    ])?;
+    let name = body.string("name", 64)?;
+    if let Some(name) = &name {
+        if !valid_role_name(name) {
+            return Err(ApiError::field(
+                "name",
+                "name must be 1 to 64 characters of letters, digits, space, '.', '_' and '-'",
+            ));
+        }
+    }
+    let mut granted: Vec<String> = Vec::new();
+    for (i, p) in body
+        .strings("permissions", 100)?
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        if !permissions::ALL.contains(&p.as_str()) {
+            return Err(ApiError::field(
+                format!("permissions[{i}]"),
+                format!(
+                    "permissions[{i}]: unknown permission {p:?}; known are {}",
+                    permissions::ALL.join(", ")
+                ),
+            ));
+        }
+        if !granted.contains(&p) {
+            granted.push(p);
+        }
+    }
+    Ok(RoleInput {
+        name,
+        description: body.string("description", 500)?.unwrap_or_default(),
+        permissions: granted,
+    })
+}
+
+async fn load(state: &AdminState, company: &str, name: &str) -> Result<Role, ApiError> {
+    state
+        .directory
+        .get_role(company, name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("role {name} not found")))
+}
+
+pub async fn list(
+    caller: Caller<ManageRoles>,
+    state: Data<AdminState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
+    let limit = q.limit()?;
+    let after = q.cursor("roles")?;
+    let held_by_status = match q.get("status") {
+        None => None,
+        Some(s) => {
+            let s = s.to_ascii_uppercase();
+            if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
+                return Err(ApiError::field(
+                    "status",
+                    format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
+                ));
+            }
+            Some(s)
+        }
+    };
+    let name = match q.get("role") {
+        Some("") => return Err(ApiError::field("role", "role must not be empty")),
+        r => r.map(str::to_string),
+    };
+    let filter = RoleFilter {
+        name,
+        held_by_status,
+    };
+    let rows = state
+        .directory
+        .list_roles_filtered(&caller.company, &filter, after.as_deref(), limit + 1)
+        .await?;
+    Ok(HttpResponse::Ok().json(page("roles", rows, limit, |r| r.name.clone(), role_view)))
+}
+
+pub async fn get(
+    caller: Caller<ManageRoles>,
+    state: Data<AdminState>,
+    name: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let role = load(&state, &caller.company, &name).await?;
+    Ok(ok_with_etag(role.version, role_view(&role)))
+}
+
+pub async fn create(
+    caller: Caller<ManageRoles>,
+    state: Data<AdminState>,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let input = parse_role(&body)?;
+    let name = input
+        .name
+        .ok_or_else(|| ApiError::field("name", "name is required"))?;
+    let permissions: Vec<&str> = input.permissions.iter().map(String::as_str).collect();
+    let role = new_role(
+        &caller.company,
+        &name,
+        &input.description,
+        &permissions,
+        caller.username(),
+    );
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let stored = role.clone();
+    detached(async move {
+        state2.directory.insert_role(&stored).await?;
+        audit::record(
+            &state2,
+            &stored.company,
+            &actor,
+            Change {
+                action: audit::CREATE,
+                resource_type: audit::ROLE,
+                resource_id: &stored.name,
+                version: Some(stored.version),
+                changes: changes(None, Some(&audit_view(&stored))),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(created(
+        &format!("/admin/v1/roles/{}", encode_segment(&role.name)),
+        role.version,
+        role_view(&role),
+    ))
+}
+
+pub async fn replace(
+    caller: Caller<ManageRoles>,
+    state: Data<AdminState>,
+    name: Path<String>,
+    req: HttpRequest,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &name).await?;
+    require_if_match(&req, "role", current.version)?;
+    let input = parse_role(&body)?;
+    if input.name.as_deref().is_some_and(|n| n != current.name) {
+        return Err(ApiError::field(
+            "name",
+            "a role cannot be renamed (name must match the path or be left out)",
+        ));
+    }
+    let mut role = current.clone();
+    role.description = input.description;
+    role.permissions = input.permissions;
+    role.modified_on = Utc::now();
+    role.modified_by = caller.username().to_string();
+    role.version = current.version + 1;
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let stored = role.clone();
+    detached(async move {
+        state2.directory.update_role(&stored).await?;
+        audit::record(
+            &state2,
+            &stored.company,
+            &actor,
+            Change {
+                action: audit::REPLACE,
+                resource_type: audit::ROLE,
+                resource_id: &stored.name,
+                version: Some(stored.version),
+                changes: changes(Some(&audit_view(&current)), Some(&audit_view(&stored))),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(ok_with_etag(role.version, role_view(&role)))
+}
+
+pub async fn delete(
+    caller: Caller<ManageRoles>,
+    state: Data<AdminState>,
+    name: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &name).await?;
+    require_if_match(&req, "role", current.version)?;
+    let holders = state
+        .directory
+        .list_users(
+            &caller.company,
+            &UserFilter {
+                status: None,
+                role: Some(current.name.clone()),
+            },
+            None,
+            1,
+        )
+        .await?;
+    if let Some(holder) = holders.first() {
+        return Err(ApiError::new(
+            ErrorCode::InUse,
+            format!(
+                "role {} is still held by users (for example {}); reassign them first",
+                current.name, holder.username
+            ),
+        ));
+    }
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    detached(async move {
+        if !state2
+            .directory
+            .delete_role_if_version(&company, &current.name, current.version)
+            .await?
+        {
+            return Err(ApiError::new(
+                ErrorCode::PreconditionFailed,
+                "the role was changed or deleted since you read it; read it again",
+            ));
+        }
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::DELETE,
+                resource_type: audit::ROLE,
+                resource_id: &current.name,
+                version: None,
+                changes: changes(Some(&audit_view(&current)), None),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// A path segment with spaces and other reserved characters percent-encoded.
+fn encode_segment(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
+}

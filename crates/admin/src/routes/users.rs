@@ -1,0 +1,596 @@
+//! `/admin/v1/users`: the user records of SPEC.md section 2.2 (permission Manage Users).
+
+use actix_web::web::{Data, Json, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::Utc;
+use common::db::now_millis;
+use common::directory::{
+    DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
+};
+use common::{ApiError, ErrorCode};
+use serde_json::{json, Map, Value};
+
+use super::{created, ok_with_etag};
+use crate::api::{
+    changes, detached, hash_password, iso, iso_opt, page, require_if_match, Body, Query,
+};
+use crate::audit::{self, Change};
+use crate::caller::{Caller, ManageUsers};
+use crate::state::AdminState;
+
+/// Why a user has no password when the administrator created it without one.
+pub const PASSWORD_NOT_SET: &str = "no password was set when the account was created";
+
+/// The user record of SPEC.md section 2.2, field for field; nullable fields are present as null.
+pub fn user_view(u: &User, allowed: &[&str]) -> Value {
+    json!({
+        "username": u.username,
+        "first_name": u.first_name,
+        "last_name": u.last_name,
+        "salutation": u.salutation,
+        "email": u.email,
+        "phone": u.phone,
+        "automatic_update": u.automatic_update,
+        "excluded_from_user_activity": u.excluded_from_user_activity,
+        "company_account_id": u.company_account_id,
+        "login_blocked": u.login_blocked,
+        "roles": {
+            "primary_role": {"role": u.primary_role},
+            "extra_roles": u.extra_roles.iter().map(|r| json!({"role": r})).collect::<Vec<_>>(),
+        },
+        "data-access": {
+            "organization": u.data_access.organization,
+            "segments": u.data_access.segments,
+        },
+        "_system_properties": {
+            "status": u.status,
+            "created_on": iso(u.created_on),
+            "created_by": u.created_by,
+            "modified_on": iso(u.modified_on),
+            "modified_by": u.modified_by,
+            "login_blocked_reason": u.login_blocked_reason,
+            "last_login": iso_opt(u.last_login),
+            "login_count": u.login_count,
+            "failed_login_count": u.failed_login_count,
+            "password_last_set": iso_opt(u.password_last_set),
+            "password_last_emailed": iso_opt(u.password_last_emailed),
+            "password_not_set_reason": u.password_not_set_reason,
+        },
+        "_links": u.links,
+        "_allowed": allowed,
+    })
+}
+
+/// What the caller may do with the record: everything, except deleting their own account.
+fn allowed<P>(caller: &Caller<P>, u: &User) -> &'static [&'static str] {
+    if caller.user.id == u.id {
+        &["GET", "PUT"]
+    } else {
+        &["GET", "PUT", "DELETE"]
+    }
+}
+
+/// The fields an audit entry compares.
+fn audit_view(u: &User) -> Map<String, Value> {
+    let v = json!({
+        "username": u.username,
+        "first_name": u.first_name,
+        "last_name": u.last_name,
+        "salutation": u.salutation,
+        "email": u.email,
+        "phone": u.phone,
+        "automatic_update": u.automatic_update,
+        "excluded_from_user_activity": u.excluded_from_user_activity,
+        "company_account_id": u.company_account_id,
+        "login_blocked": u.login_blocked,
+        "login_blocked_reason": u.login_blocked_reason,
+        "status": u.status,
+        "api_access": u.api_access,
+        "primary_role": u.primary_role,
+        "extra_roles": u.extra_roles,
+        "data-access": u.data_access,
+    });
+    match v {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The writable fields of a request body.
+struct UserInput {
+    username: Option<String>,
+    first_name: String,
+    last_name: String,
+    salutation: Option<String>,
+    email: Option<String>,
+    phone: Option<String>,
+    automatic_update: bool,
+    excluded_from_user_activity: bool,
+    company_account_id: Option<String>,
+    login_blocked: bool,
+    login_blocked_reason: Option<String>,
+    status: String,
+    primary_role: String,
+    extra_roles: Vec<String>,
+    data_access: DataAccess,
+    password: Option<String>,
+    api_access: Option<bool>,
+}
+
+const USER_FIELDS: &[&str] = &[
+    "username",
+    "first_name",
+    "last_name",
+    "salutation",
+    "email",
+    "phone",
+    "automatic_update",
+    "excluded_from_user_activity",
+    "company_account_id",
+    "login_blocked",
+    "login_blocked_reason",
+    "status",
+    "roles",
+    "data-access",
+    "password",
+    "api_access",
+    // Read-only parts of the record, accepted so that a GET result can be sent back as a PUT.
+    "_system_properties",
+    "_links",
+    "_allowed",
+];
+
+pub fn valid_username(name: &str) -> bool {
+    (1..=64).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
+}
+
+fn valid_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
+    let body = Body::root(value)?;
+    body.only(USER_FIELDS)?;
+    let username = body.string("username", 64)?;
+    if let Some(name) = &username {
+        if !valid_username(name) {
+            return Err(ApiError::field(
+                "username",
+                "username must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', '@' and '-'",
+            ));
+        }
+    }
+    let email = body.string("email", 254)?;
+    if let Some(email) = &email {
+        if !valid_email(email) {
+            return Err(ApiError::field(
+                "email",
+                "email must be an address such as name@example.com",
+            ));
+        }
+    }
+
+    // status and login_blocked_reason sit in _system_properties in the record; both places are read.
+    let system = body.object("_system_properties")?;
+    let (status, status_field) = match body.string("status", 16)? {
+        Some(s) => (Some(s), "status".to_string()),
+        None => match &system {
+            Some(sys) => (sys.string("status", 16)?, sys.path("status")),
+            None => (None, "status".to_string()),
+        },
+    };
+    let status = status.unwrap_or_else(|| STATUS_ACTIVE.to_string());
+    if status != STATUS_ACTIVE && status != STATUS_INACTIVE {
+        return Err(ApiError::field(
+            status_field,
+            format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}, got {status:?}"),
+        ));
+    }
+    let login_blocked_reason = match body.string("login_blocked_reason", 500)? {
+        Some(r) => Some(r),
+        None => match &system {
+            Some(sys) => sys.string("login_blocked_reason", 500)?,
+            None => None,
+        },
+    };
+
+    let roles = body.object("roles")?.ok_or_else(|| {
+        ApiError::field(
+            "roles.primary_role.role",
+            "roles.primary_role.role is required",
+        )
+    })?;
+    roles.only(&["primary_role", "extra_roles"])?;
+    let primary = roles.object("primary_role")?.ok_or_else(|| {
+        ApiError::field(
+            "roles.primary_role.role",
+            "roles.primary_role.role is required",
+        )
+    })?;
+    primary.only(&["role"])?;
+    let primary_role = primary.required_string("role", 64)?;
+    let mut extra_roles: Vec<String> = Vec::new();
+    for (i, item) in roles
+        .array("extra_roles")?
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let field = format!("roles.extra_roles[{i}]");
+        let name = match item {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) if o.len() == 1 => {
+                o.get("role").and_then(Value::as_str).map(str::to_string)
+            }
+            _ => None,
+        }
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            ApiError::field(
+                &field,
+                format!("{field} must be a role name or an object {{\"role\": name}}"),
+            )
+        })?;
+        if name == primary_role || extra_roles.contains(&name) {
+            return Err(ApiError::field(
+                &field,
+                format!("{field}: role {name} is listed twice"),
+            ));
+        }
+        extra_roles.push(name);
+    }
+
+    let mut data_access = DataAccess::default();
+    if let Some(access) = body.object("data-access")? {
+        access.only(&["organization", "segments"])?;
+        for (i, item) in access
+            .array("organization")?
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let field = format!("data-access.organization[{i}]");
+            if !item.is_object() {
+                return Err(ApiError::field(
+                    &field,
+                    format!("{field} must be an object"),
+                ));
+            }
+            let entry = Body::root(item)?.with_prefix(&format!("{field}."));
+            entry.only(&["role", "data_view", "unit_group", "unit_group_display_name"])?;
+            data_access.organization.push(OrganizationAccess {
+                role: entry.required_string("role", 200)?,
+                data_view: entry.required_string("data_view", 200)?,
+                unit_group: entry.required_string("unit_group", 200)?,
+                unit_group_display_name: entry.required_string("unit_group_display_name", 200)?,
+            });
+        }
+        data_access.segments = access.array("segments")?.cloned().unwrap_or_default();
+    }
+
+    let password = body.string("password", 1024)?;
+    if let Some(p) = &password {
+        if p.chars().count() < 8 {
+            return Err(ApiError::field(
+                "password",
+                "password must be at least 8 characters",
+            ));
+        }
+    }
+    Ok(UserInput {
+        username,
+        first_name: body.string("first_name", 100)?.unwrap_or_default(),
+        last_name: body.string("last_name", 100)?.unwrap_or_default(),
+        salutation: body.string("salutation", 50)?,
+        email,
+        phone: body.string("phone", 50)?,
+        automatic_update: body.bool("automatic_update")?.unwrap_or(false),
+        excluded_from_user_activity: body.bool("excluded_from_user_activity")?.unwrap_or(false),
+        company_account_id: body.string("company_account_id", 100)?,
+        login_blocked: body.bool("login_blocked")?.unwrap_or(false),
+        login_blocked_reason,
+        status,
+        primary_role,
+        extra_roles,
+        data_access,
+        password,
+        api_access: body.bool("api_access")?,
+    })
+}
+
+/// Every role the input names must exist in the company.
+async fn check_roles(state: &AdminState, company: &str, input: &UserInput) -> Result<(), ApiError> {
+    let named = std::iter::once(("roles.primary_role.role".to_string(), &input.primary_role))
+        .chain(
+            input
+                .extra_roles
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (format!("roles.extra_roles[{i}]"), r)),
+        );
+    for (field, role) in named {
+        if state.directory.get_role(company, role).await?.is_none() {
+            return Err(ApiError::field(
+                field,
+                format!("role {role} does not exist in this company"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn apply(user: &mut User, input: UserInput) {
+    user.first_name = input.first_name;
+    user.last_name = input.last_name;
+    user.salutation = input.salutation;
+    user.email = input.email;
+    user.phone = input.phone;
+    user.automatic_update = input.automatic_update;
+    user.excluded_from_user_activity = input.excluded_from_user_activity;
+    user.company_account_id = input.company_account_id;
+    user.login_blocked = input.login_blocked;
+    user.login_blocked_reason = input.login_blocked_reason;
+    user.status = input.status;
+    user.primary_role = input.primary_role;
+    user.extra_roles = input.extra_roles;
+    user.data_access = input.data_access;
+    if let Some(api_access) = input.api_access {
+        user.api_access = api_access;
+    }
+}
+
+async fn load(state: &AdminState, company: &str, username: &str) -> Result<User, ApiError> {
+    state
+        .directory
+        .get_user(company, username)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("user {username} not found")))
+}
+
+pub async fn list(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
+    let limit = q.limit()?;
+    let after = q.cursor("users")?;
+    let status = match q.get("status") {
+        None => None,
+        Some(s) => {
+            let s = s.to_ascii_uppercase();
+            if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
+                return Err(ApiError::field(
+                    "status",
+                    format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
+                ));
+            }
+            Some(s)
+        }
+    };
+    let role = match q.get("role") {
+        Some("") => return Err(ApiError::field("role", "role must not be empty")),
+        r => r.map(str::to_string),
+    };
+    let filter = UserFilter { status, role };
+    let rows = state
+        .directory
+        .list_users(&caller.company, &filter, after.as_deref(), limit + 1)
+        .await?;
+    Ok(HttpResponse::Ok().json(page(
+        "users",
+        rows,
+        limit,
+        |u| u.username.clone(),
+        |u| user_view(u, allowed(&caller, u)),
+    )))
+}
+
+pub async fn get(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let user = load(&state, &caller.company, &username).await?;
+    Ok(ok_with_etag(
+        user.version,
+        user_view(&user, allowed(&caller, &user)),
+    ))
+}
+
+pub async fn create(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let input = parse_user(&body)?;
+    let username = input
+        .username
+        .clone()
+        .ok_or_else(|| ApiError::field("username", "username is required"))?;
+    check_roles(&state, &caller.company, &input).await?;
+    let mut user = User::new(
+        &caller.company,
+        &username,
+        &input.primary_role,
+        caller.username(),
+    );
+    let password = input.password.clone();
+    apply(&mut user, input);
+    let mut audit_fields = audit_view(&user);
+    match password {
+        Some(p) => {
+            user.password_hash = Some(hash_password(p).await?);
+            user.password_last_set = Some(Utc::now());
+            audit_fields.insert("password".into(), audit::CHANGED.into());
+        }
+        None => user.password_not_set_reason = Some(PASSWORD_NOT_SET.into()),
+    }
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    let stored = user.clone();
+    detached(async move {
+        state2.directory.insert_user(&stored).await?;
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::CREATE,
+                resource_type: audit::USER,
+                resource_id: &stored.username,
+                version: Some(stored.version),
+                changes: changes(None, Some(&audit_fields)),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(created(
+        &format!("/admin/v1/users/{}", user.username),
+        user.version,
+        user_view(&user, allowed(&caller, &user)),
+    ))
+}
+
+pub async fn replace(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+    req: HttpRequest,
+    body: Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &username).await?;
+    require_if_match(&req, "user", current.version)?;
+    let input = parse_user(&body)?;
+    if input
+        .username
+        .as_deref()
+        .is_some_and(|u| u != current.username)
+    {
+        return Err(ApiError::field(
+            "username",
+            "username cannot be changed (it must match the path or be left out)",
+        ));
+    }
+    check_roles(&state, &caller.company, &input).await?;
+    let password = input.password.clone();
+    let mut user = current.clone();
+    apply(&mut user, input);
+    user.modified_on = Utc::now();
+    user.modified_by = caller.username().to_string();
+    user.version = current.version + 1;
+    let mut after = audit_view(&user);
+    let password_hash = match password {
+        Some(p) => {
+            after.insert("password".into(), audit::CHANGED.into());
+            Some(hash_password(p).await?)
+        }
+        None => None,
+    };
+    let revoke = current.can_log_in() && !user.can_log_in();
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    let mut stored = user.clone();
+    let stored = detached(async move {
+        state2.directory.update_user(&stored).await?;
+        if let Some(hash) = &password_hash {
+            let now = Utc::now();
+            state2
+                .directory
+                .set_password(&company, &stored.id, hash, now)
+                .await?;
+            stored.password_last_set = Some(now);
+            stored.password_not_set_reason = None;
+            stored.failed_login_count = 0;
+        }
+        if revoke {
+            state2
+                .store
+                .revoke_user_refresh_tokens(&company, &stored.id, now_millis())
+                .await?;
+        }
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::REPLACE,
+                resource_type: audit::USER,
+                resource_id: &stored.username,
+                version: Some(stored.version),
+                changes: changes(Some(&audit_view(&current)), Some(&after)),
+            },
+        )
+        .await?;
+        Ok(stored)
+    })
+    .await?;
+    Ok(ok_with_etag(
+        stored.version,
+        user_view(&stored, allowed(&caller, &stored)),
+    ))
+}
+
+pub async fn delete(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &username).await?;
+    if current.id == caller.user.id {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "you cannot delete your own account",
+        ));
+    }
+    require_if_match(&req, "user", current.version)?;
+    let state2 = state.clone();
+    let actor = caller.user.clone();
+    let company = caller.company.clone();
+    detached(async move {
+        if !state2
+            .directory
+            .delete_user_if_version(&company, &current.username, current.version)
+            .await?
+        {
+            return Err(ApiError::new(
+                ErrorCode::PreconditionFailed,
+                "the user was changed or deleted since you read it; read it again",
+            ));
+        }
+        state2
+            .store
+            .revoke_user_refresh_tokens(&company, &current.id, now_millis())
+            .await?;
+        audit::record(
+            &state2,
+            &company,
+            &actor,
+            Change {
+                action: audit::DELETE,
+                resource_type: audit::USER,
+                resource_id: &current.username,
+                version: None,
+                changes: changes(Some(&audit_view(&current)), None),
+            },
+        )
+        .await
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,11 @@
+//! Integration tests of the administration service: a real token service and the admin service on one
+//! test database, real HTTP on loopback, every test on PostgreSQL and SQLite.
+
+mod access;
+mod audit;
+mod clients;
+mod limits;
+mod openapi;
+mod roles;
+mod support;
+mod users;

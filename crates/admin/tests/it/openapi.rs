@@ -1,0 +1,155 @@
+//! The OpenAPI document matches the service: every documented operation is routed and answers only
+//! statuses the document lists, every routed operation is documented, other methods are 405, and the
+//! documented record shapes are the ones the service returns.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+const METHODS: &[&str] = &["get", "post", "put", "delete", "patch"];
+
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut ops = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in METHODS {
+            if item.get(*method).is_some() {
+                ops.insert((method.to_string(), path.clone()));
+            }
+        }
+    }
+    ops
+}
+
+fn required(doc: &Value, schema: &str) -> Vec<String> {
+    let mut r: Vec<String> = doc["components"]["schemas"][schema]["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{schema} has required fields"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    r.sort();
+    r
+}
+
+async fn the_document_describes_exactly_what_is_routed(backend: Backend) {
+    let w = World::new(backend).await;
+    let served = read(
+        reqwest::get(format!("{}/openapi.json", w.admin.url))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(served.status, 200);
+    let doc = served.body;
+    assert_eq!(doc, serde_json::from_str::<Value>(admin::OPENAPI).unwrap());
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+
+    // Every routed admin operation is documented, and every documented one is routed.
+    let ops = documented(&doc);
+    let routed: BTreeSet<(String, String)> = admin::routes::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    let documented_admin: BTreeSet<(String, String)> = ops
+        .iter()
+        .filter(|(_, p)| p.starts_with("/admin/v1"))
+        .cloned()
+        .collect();
+    assert_eq!(documented_admin, routed);
+
+    // Concrete resources for the path templates.
+    let client = w
+        .post(
+            "/clients",
+            json!({"name": "probe", "grant_types": ["client_credentials"]}),
+        )
+        .await;
+    let client_id = client.body["client_id"].as_str().unwrap().to_string();
+    let concrete = |path: &str| {
+        path.replace("{username}", "root")
+            .replace("{name}", "Administrator")
+            .replace("{client_id}", &client_id)
+    };
+
+    let http = reqwest::Client::new();
+    let paths: BTreeSet<&String> = ops.iter().map(|(_, p)| p).collect();
+    for path in paths {
+        for method in METHODS {
+            let url = format!("{}{}", w.admin.url, concrete(path));
+            let mut request = http
+                .request(
+                    reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap(),
+                    url,
+                )
+                .bearer_auth(&w.token);
+            if *method == "post" || *method == "put" || *method == "patch" {
+                request = request.json(&json!({}));
+            }
+            let answer = read(request.send().await.unwrap()).await;
+            let operation = &doc["paths"][path.as_str()][*method];
+            if operation.is_null() {
+                // Admin resources answer 405; the operational endpoints of the common scaffolding 404.
+                let expected: &[u16] = if path.starts_with("/admin/v1") {
+                    &[405]
+                } else {
+                    &[404, 405]
+                };
+                assert!(
+                    expected.contains(&answer.status),
+                    "{method} {path} is not documented, so it must not be routed ({})",
+                    answer.status
+                );
+                continue;
+            }
+            let routing_404 = answer.status == 404 && answer.body.is_null();
+            assert!(
+                !routing_404 && answer.status != 405,
+                "{method} {path} is documented but not routed ({})",
+                answer.status
+            );
+            let status = answer.status.to_string();
+            assert!(
+                operation["responses"].get(&status).is_some(),
+                "{method} {path} answered {status}, which the document does not list: {:?}",
+                answer.body
+            );
+        }
+    }
+
+    // The documented shapes are the served ones.
+    let user = w.get("/users/root").await;
+    assert_eq!(keys(&user.body), required(&doc, "UserRecord"));
+    let sys_required: Vec<String> = {
+        let mut r: Vec<String> = doc["components"]["schemas"]["UserRecord"]["properties"]
+            ["_system_properties"]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(keys(&user.body["_system_properties"]), sys_required);
+    assert_eq!(
+        keys(&w.get("/roles/Administrator").await.body),
+        required(&doc, "Role")
+    );
+    assert_eq!(
+        keys(&w.get(&format!("/clients/{client_id}")).await.body),
+        required(&doc, "Client")
+    );
+    let page = w.get("/users").await;
+    assert_eq!(keys(&page.body), required(&doc, "UserPage"));
+    let audit = w.get("/audit").await;
+    assert_eq!(keys(&audit.body["items"][0]), required(&doc, "AuditEntry"));
+    let error = w.get("/users?limit=500").await;
+    let mut error_keys = required(&doc, "Error");
+    error_keys.push("field".into());
+    error_keys.sort();
+    assert_eq!(keys(&error.body), error_keys);
+}
+
+common::backend_tests!(the_document_describes_exactly_what_is_routed);
