@@ -11,11 +11,6 @@ async fn main() -> anyhow::Result<()> {
     let service = AdminService::connect(config).await?;
     let server = service.serve(common::http::bind(&addr)?)?;
     tracing::info!(%addr, "admin-service listening");
-    let handle = server.handle();
-    tokio::spawn(async move {
-        common::http::wait_for_signal().await;
-        handle.stop(true).await;
-    });
-    server.await?;
+    common::http::run_until_signal(vec![server]).await?;
     Ok(())
 }

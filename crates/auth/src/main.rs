@@ -10,11 +10,6 @@ async fn main() -> anyhow::Result<()> {
     let service = AuthService::connect(config).await?;
     let server = service.serve(common::http::bind(&addr)?)?;
     tracing::info!(%addr, "auth-service listening");
-    let handle = server.handle();
-    tokio::spawn(async move {
-        common::http::wait_for_signal().await;
-        handle.stop(true).await;
-    });
-    server.await?;
+    common::http::run_until_signal(vec![server]).await?;
     Ok(())
 }

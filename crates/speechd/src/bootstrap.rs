@@ -25,7 +25,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     url::Url::parse(redirect_uri)
         .with_context(|| format!("--redirect-uri {redirect_uri:?} is not an absolute URL"))?;
     let db = platform.database().await?;
-    auth::migrate(&db).await?;
+    platform.migrate(&db).await?;
     let directory = common::directory::open_directory(&db);
     let secret = platform.auth.secret()?;
 
@@ -74,7 +74,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "auth_url": auth_url,
         "token_url": format!("{auth_url}/oauth/{company}/token"),
         "authorize_url": format!("{auth_url}/oauth/{company}/authorize"),
-        "api_url": null,
+        "api_url": platform.api_url(),
         "base_url": null,
         "track_url": null,
         "client_id": client_id,

@@ -75,7 +75,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Migrate => {
             let db = platform.database().await?;
-            auth::migrate(&db).await?;
+            platform.migrate(&db).await?;
             println!(
                 "migrations applied to {}",
                 common::db::redact(&platform.auth.database_url)

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use admin::{AdminConfig, AdminService};
 use anyhow::Context;
 use auth::{AuthConfig, AuthService};
 use common::db::Database;
@@ -12,6 +13,7 @@ use common::secrets::SecretKey;
 pub struct Platform {
     pub data_dir: PathBuf,
     pub auth: AuthConfig,
+    pub admin: AdminConfig,
 }
 
 impl Platform {
@@ -28,40 +30,62 @@ impl Platform {
             Ok(key) => key,
             Err(_) => load_or_create_secret(&data_dir)?,
         };
-        // The shared settings are filled in before validation, so a missing secret is not an error here.
+        // The shared settings are filled in before the services load their configuration, so every
+        // service of the process uses the same database and key.
         std::env::set_var("SPEECH_SECRET_KEY", &secret_key);
         std::env::set_var("DATABASE_URL", &database_url);
         let auth: AuthConfig = common::config::load()?;
-        Ok(Platform { data_dir, auth })
+        if std::env::var("SPEECH_AUTH_URL").is_err() {
+            std::env::set_var("SPEECH_AUTH_URL", format!("http://{}", auth.addr));
+        }
+        let mut admin: AdminConfig = common::config::load()?;
+        admin
+            .public_auth_url
+            .get_or_insert_with(|| auth.public_url());
+        Ok(Platform {
+            data_dir,
+            auth,
+            admin,
+        })
     }
 
     pub async fn database(&self) -> anyhow::Result<Database> {
         Ok(Database::connect(&self.auth.database_url, self.auth.db_max_connections).await?)
     }
 
+    /// Applies the migrations of every service.
+    pub async fn migrate(&self, db: &Database) -> anyhow::Result<()> {
+        auth::migrate(db).await?;
+        admin::migrate(db).await?;
+        Ok(())
+    }
+
     pub fn auth_url(&self) -> String {
         self.auth.public_url()
     }
 
+    pub fn api_url(&self) -> String {
+        format!("http://{}", self.admin.addr)
+    }
+
     pub async fn serve(&self) -> anyhow::Result<()> {
-        let auth = AuthService::connect(self.auth.clone()).await?;
-        let auth_server = auth.serve(
-            common::http::bind(&self.auth.addr)
-                .with_context(|| format!("binding {}", self.auth.addr))?,
-        )?;
-        tracing::info!(addr = %self.auth.addr, "auth service listening");
+        let db = self.database().await?;
+        self.migrate(&db).await?;
+        let auth = AuthService::with_database(self.auth.clone(), db.clone()).await?;
+        let admin = AdminService::with_database(self.admin.clone(), db).await?;
+        let bind = |addr: &str| common::http::bind(addr).with_context(|| format!("binding {addr}"));
+        let servers = vec![
+            auth.serve(bind(&self.auth.addr)?)?,
+            admin.serve(bind(&self.admin.addr)?)?,
+        ];
+        tracing::info!(auth = %self.auth.addr, admin = %self.admin.addr, "speechd listening");
         eprintln!(
-            "speechd is running: auth {url}\nCreate a company and its credentials with:\n  speechd bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
-            url = self.auth_url()
+            "speechd is running: auth {auth}, admin {admin}\nCreate a company and its credentials with:\n  \
+             speechd bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
+            auth = self.auth_url(),
+            admin = self.api_url(),
         );
-        let handles = vec![auth_server.handle()];
-        tokio::spawn(async move {
-            common::http::wait_for_signal().await;
-            for handle in handles {
-                handle.stop(true).await;
-            }
-        });
-        auth_server.await?;
+        common::http::run_until_signal(servers).await?;
         Ok(())
     }
 }

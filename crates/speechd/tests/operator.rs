@@ -246,6 +246,67 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         location.starts_with("http://127.0.0.1:9/cb?code="),
         "{location}"
     );
+    let code = reqwest::Url::parse(location)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .to_string();
+    let tokens: Value = reqwest::Client::new()
+        .post(format!("{auth_url}/oauth/acme/token"))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", creds["client_id"].as_str().unwrap()),
+            ("client_secret", creds["client_secret"].as_str().unwrap()),
+            ("code", &code),
+            ("redirectURI", "http://127.0.0.1:9/cb"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let user_token = tokens["access_token"]
+        .as_str()
+        .expect("code exchange gives an access token");
+
+    // The admin user's token reads its own record from the administration API.
+    let api_url = creds["api_url"].as_str().unwrap();
+    assert_eq!(api_url, format!("http://127.0.0.1:{}", ports.admin));
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        assert_eq!(
+            reqwest::get(format!("{api_url}{path}"))
+                .await
+                .unwrap()
+                .status(),
+            200,
+            "admin {path}"
+        );
+    }
+    let record: Value = reqwest::Client::new()
+        .get(format!("{api_url}/admin/v1/users/admin"))
+        .bearer_auth(user_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(record["username"], "admin", "{record}");
+    assert_eq!(record["_system_properties"]["login_count"], 1);
+    let refused = reqwest::Client::new()
+        .get(format!("{api_url}/admin/v1/users/admin"))
+        .bearer_auth(token["access_token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        403,
+        "a client-credentials token is not an admin user"
+    );
 
     // SIGTERM stops the server gracefully with a zero exit status.
     let mut server = server;

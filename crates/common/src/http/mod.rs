@@ -12,4 +12,4 @@ pub use extract::{form_config, json_config, path_config, query_config};
 pub use metrics::HttpMetrics;
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
-pub use shutdown::wait_for_signal;
+pub use shutdown::{run_until_signal, wait_for_signal};

@@ -22,3 +22,17 @@ pub async fn wait_for_signal() {
         _ = terminate => tracing::info!("SIGTERM received, shutting down"),
     }
 }
+
+/// Runs `servers` until the first SIGINT or SIGTERM, then stops them all gracefully; the binaries' main
+/// loop.
+pub async fn run_until_signal(servers: Vec<actix_web::dev::Server>) -> std::io::Result<()> {
+    let handles: Vec<_> = servers.iter().map(|s| s.handle()).collect();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        for handle in handles {
+            handle.stop(true).await;
+        }
+    });
+    futures_util::future::try_join_all(servers).await?;
+    Ok(())
+}
