@@ -29,6 +29,9 @@ pub struct SigningKey {
     pub kid: String,
     pub alg: KeyAlg,
     pub encoding: EncodingKey,
+    /// The Ed25519 key pair, parsed once: parsing derives the public key, which costs as much as a
+    /// signature, so doing it per token would halve the token endpoint's throughput.
+    pub ed25519: Option<ring::signature::Ed25519KeyPair>,
 }
 
 /// One company's current signing keys and everything published.
@@ -164,10 +167,17 @@ impl KeyRing {
                         record.kid
                     )))
                 })?;
+            let ed25519 = match alg {
+                KeyAlg::EdDsa => {
+                    ring::signature::Ed25519KeyPair::from_pkcs8_maybe_unchecked(&der).ok()
+                }
+                KeyAlg::Rs256 => None,
+            };
             Ok(SigningKey {
                 kid: record.kid.clone(),
                 alg,
                 encoding: alg.encoding_key(&der),
+                ed25519,
             })
         };
         let mut published = Vec::new();
