@@ -37,6 +37,8 @@ pub async fn record(
     actor: &User,
     change: Change<'_>,
 ) -> Result<(), ApiError> {
+    // Every change passes here once it is stored: this replica's cached reads must not outlive it.
+    state.forget_reads();
     state
         .store
         .insert_audit(&AuditEntry {

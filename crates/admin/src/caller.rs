@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -21,7 +22,7 @@ use common::jwt::Authenticated;
 use common::{ApiError, ErrorCode};
 
 use crate::rate_limit::{Decision, Exceeded};
-use crate::state::AdminState;
+use crate::state::{AdminState, CallerRecord};
 
 /// A permission an endpoint requires, as a type so that a handler cannot forget to check it.
 pub trait Permission: 'static {
@@ -50,18 +51,21 @@ impl Permission for ViewAuditLog {
 /// it, whatever the request says.
 pub struct Caller<P> {
     pub company: String,
-    pub user: User,
-    pub permissions: HashSet<String>,
+    record: Arc<CallerRecord>,
     _permission: PhantomData<fn() -> P>,
 }
 
 impl<P> Caller<P> {
+    pub fn user(&self) -> &User {
+        &self.record.user
+    }
+
     pub fn username(&self) -> &str {
-        &self.user.username
+        &self.record.user.username
     }
 
     pub fn has(&self, permission: &str) -> bool {
-        self.permissions.contains(permission)
+        self.record.permissions.contains(permission)
     }
 }
 
@@ -85,16 +89,8 @@ impl<P: Permission> FromRequest for Caller<P> {
                     "a client-credentials token cannot use the administration API: sign in as a user",
                 ));
             }
-            let user = state
-                .directory
-                .get_user_by_id(&claims.company, &claims.sub)
-                .await?
-                .ok_or_else(|| {
-                    ApiError::new(
-                        ErrorCode::InvalidToken,
-                        "the account of this token no longer exists",
-                    )
-                })?;
+            let record = load_caller(&state, &claims.company, &claims.sub).await?;
+            let user = &record.user;
             if !user.api_access {
                 return Err(ApiError::new(
                     ErrorCode::ApiAccessDisabled,
@@ -107,13 +103,7 @@ impl<P: Permission> FromRequest for Caller<P> {
                     "this account is blocked or inactive",
                 ));
             }
-            let mut granted = HashSet::new();
-            for role in std::iter::once(&user.primary_role).chain(user.extra_roles.iter()) {
-                if let Some(role) = state.directory.get_role(&claims.company, role).await? {
-                    granted.extend(role.permissions);
-                }
-            }
-            if !granted.contains(P::NAME) {
+            if !record.permissions.contains(P::NAME) {
                 return Err(ApiError::new(
                     ErrorCode::Forbidden,
                     format!("this endpoint requires the {} permission", P::NAME),
@@ -121,12 +111,42 @@ impl<P: Permission> FromRequest for Caller<P> {
             }
             Ok(Caller {
                 company: claims.company.clone(),
-                user,
-                permissions: granted,
+                record,
                 _permission: PhantomData,
             })
         })
     }
+}
+
+/// The calling account and the permissions of its roles, through the replica's short-lived cache.
+async fn load_caller(
+    state: &AdminState,
+    company: &str,
+    user_id: &str,
+) -> Result<Arc<CallerRecord>, ApiError> {
+    let key = (company.to_string(), user_id.to_string());
+    if let Some(record) = state.callers.get(&key) {
+        return Ok(record);
+    }
+    let user = state
+        .directory
+        .get_user_by_id(company, user_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidToken,
+                "the account of this token no longer exists",
+            )
+        })?;
+    let mut permissions = HashSet::new();
+    for role in std::iter::once(&user.primary_role).chain(user.extra_roles.iter()) {
+        if let Some(role) = state.directory.get_role(company, role).await? {
+            permissions.extend(role.permissions);
+        }
+    }
+    let record = Arc::new(CallerRecord { user, permissions });
+    state.callers.insert(key, record.clone());
+    Ok(record)
 }
 
 /// Middleware of the `/admin/v1` scope: authentication, rate limits, revocation, time-out, rate-limit
@@ -190,7 +210,17 @@ pub async fn guard(
         return Ok(response);
     }
 
-    match state.store.is_access_revoked(&claims.jti).await {
+    let revoked = match state.revocations.get(claims.jti.as_str()) {
+        Some(revoked) => Ok(revoked),
+        None => state
+            .store
+            .is_access_revoked(&claims.jti)
+            .await
+            .inspect(|revoked| {
+                state.revocations.insert(claims.jti.clone(), *revoked);
+            }),
+    };
+    match revoked {
         Ok(false) => {}
         Ok(true) => {
             let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");

@@ -37,6 +37,10 @@ pub struct AdminConfig {
     pub rate_limit_flush_ms: u64,
     /// A request still running after this long is cut off with `request_timeout` (SPEC.md section 8).
     pub request_timeout_ms: u64,
+    /// How long a replica reuses what it read for a request: token revocations, the calling account with
+    /// its permissions, and user records served by GET. Writes through this replica take effect at once;
+    /// changes made elsewhere (another replica, the token service) within this time. 0 disables it.
+    pub read_cache_ms: u64,
 }
 
 impl Default for AdminConfig {
@@ -55,6 +59,7 @@ impl Default for AdminConfig {
             rate_limit_exempt: Vec::new(),
             rate_limit_flush_ms: 200,
             request_timeout_ms: 180_000,
+            read_cache_ms: 1000,
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The state every handler of the administration service shares.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::cache::TtlCache;
 use common::db::Database;
-use common::directory::{open_directory, DirectoryStore};
+use common::directory::{open_directory, DirectoryStore, User};
 use common::jwt::JwtVerifier;
 use common::secrets::SecretKey;
 
@@ -22,6 +24,27 @@ pub struct AdminState {
     /// One verifier per service: its cache of verified tokens is shared by every worker.
     pub verifier: JwtVerifier,
     pub limiter: Arc<RateLimiter>,
+    /// Revocation answers per token id (`read_cache_ms`).
+    pub revocations: TtlCache<String, bool>,
+    /// The calling accounts by (company, user id), with their permissions (`read_cache_ms`).
+    pub callers: TtlCache<(String, String), Arc<CallerRecord>>,
+    /// User records served by GET, by (company, username) (`read_cache_ms`).
+    pub users: TtlCache<(String, String), Arc<User>>,
+}
+
+/// A calling account as loaded for permission checks.
+pub struct CallerRecord {
+    pub user: User,
+    pub permissions: HashSet<String>,
+}
+
+impl AdminState {
+    /// Forgets cached accounts and records after a write of users or roles through this replica, so its
+    /// own changes show at once.
+    pub fn forget_reads(&self) {
+        self.callers.clear();
+        self.users.clear();
+    }
 }
 
 impl AdminState {
@@ -38,7 +61,11 @@ impl AdminState {
             store.clone(),
             Duration::from_millis(config.rate_limit_flush_ms),
         ));
+        let ttl = Duration::from_millis(config.read_cache_ms);
         Ok(AdminState {
+            revocations: TtlCache::new(ttl, 100_000),
+            callers: TtlCache::new(ttl, 10_000),
+            users: TtlCache::new(ttl, 10_000),
             verifier: JwtVerifier::new(config.verifier_config()),
             directory: open_directory(&db),
             store,

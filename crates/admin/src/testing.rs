@@ -35,6 +35,7 @@ pub fn test_config(auth_url: &str, secret: &SecretKey, database_url: &str) -> Ad
         workers: 1,
         rate_limit_per_second: 1000,
         rate_limit_per_day: 100_000,
+        read_cache_ms: 0,
         ..AdminConfig::default()
     }
 }

@@ -2,6 +2,7 @@
 //! scaffolding (health, metrics, OpenAPI, graceful shutdown), the JWT verifier, the secrets helpers and the
 //! directory (companies, users, roles, OAuth clients) behind its storage port.
 
+pub mod cache;
 pub mod config;
 pub mod db;
 pub mod directory;

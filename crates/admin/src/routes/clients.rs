@@ -249,7 +249,7 @@ pub async fn create(
     let spec = parse_client(&body, None)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let stored = client.clone();
     detached(async move {
         state2.directory.insert_client(&stored).await?;
@@ -313,7 +313,7 @@ pub async fn replace(
     client.modified_by = caller.username().to_string();
     client.version = current.version + 1;
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let stored = client.clone();
     detached(async move {
         state2.directory.update_client(&stored).await?;
@@ -344,7 +344,7 @@ pub async fn delete(
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     detached(async move {
         if !state2
@@ -394,7 +394,7 @@ pub async fn rotate_secret(
     let hash = hash_client_secret(&state.secret, &secret);
     let now = Utc::now();
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     let id = current.client_id.clone();
     let client = detached(async move {

@@ -173,7 +173,7 @@ pub async fn create(
         caller.username(),
     );
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let stored = role.clone();
     detached(async move {
         state2.directory.insert_role(&stored).await?;
@@ -222,7 +222,7 @@ pub async fn replace(
     role.modified_by = caller.username().to_string();
     role.version = current.version + 1;
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let stored = role.clone();
     detached(async move {
         state2.directory.update_role(&stored).await?;
@@ -274,7 +274,7 @@ pub async fn delete(
         ));
     }
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     detached(async move {
         if !state2

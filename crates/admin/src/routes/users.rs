@@ -1,5 +1,7 @@
 //! `/admin/v1/users`: the user records of SPEC.md section 2.2 (permission Manage Users).
 
+use std::sync::Arc;
+
 use actix_web::web::{Data, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
@@ -63,7 +65,7 @@ pub fn user_view(u: &User, allowed: &[&str]) -> Value {
 
 /// What the caller may do with the record: everything, except deleting their own account.
 fn allowed<P>(caller: &Caller<P>, u: &User) -> &'static [&'static str] {
-    if caller.user.id == u.id {
+    if caller.user().id == u.id {
         &["GET", "PUT"]
     } else {
         &["GET", "PUT", "DELETE"]
@@ -402,7 +404,16 @@ pub async fn get(
     state: Data<AdminState>,
     username: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let user = load(&state, &caller.company, &username).await?;
+    // Reads go through the replica's short-lived cache; writes below always read the stored record.
+    let key = (caller.company.clone(), username.into_inner());
+    let user = match state.users.get(&key) {
+        Some(user) => user,
+        None => {
+            let user = Arc::new(load(&state, &caller.company, &key.1).await?);
+            state.users.insert(key, user.clone());
+            user
+        }
+    };
     Ok(ok_with_etag(
         user.version,
         user_view(&user, allowed(&caller, &user)),
@@ -438,7 +449,7 @@ pub async fn create(
         None => user.password_not_set_reason = Some(PASSWORD_NOT_SET.into()),
     }
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     let stored = user.clone();
     detached(async move {
@@ -502,7 +513,7 @@ pub async fn replace(
     };
     let revoke = current.can_log_in() && !user.can_log_in();
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     let mut stored = user.clone();
     let stored = detached(async move {
@@ -552,7 +563,7 @@ pub async fn delete(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
-    if current.id == caller.user.id {
+    if current.id == caller.user().id {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
             "you cannot delete your own account",
@@ -560,7 +571,7 @@ pub async fn delete(
     }
     require_if_match(&req, "user", current.version)?;
     let state2 = state.clone();
-    let actor = caller.user.clone();
+    let actor = caller.user().clone();
     let company = caller.company.clone();
     detached(async move {
         if !state2

@@ -6,6 +6,7 @@ mod audit;
 mod clients;
 mod limits;
 mod openapi;
+mod read_cache;
 mod roles;
 mod support;
 mod users;
