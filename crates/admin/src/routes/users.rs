@@ -10,12 +10,11 @@ use common::directory::{
     DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
 };
 use common::{ApiError, ErrorCode};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{
-    changes, detached, hash_password, iso, iso_opt, page, require_if_match, Body, Query,
-};
+use crate::api::{changes, detached, hash_password, iso, page, require_if_match, Body, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
 use crate::state::AdminState;
@@ -23,44 +22,107 @@ use crate::state::AdminState;
 /// Why a user has no password when the administrator created it without one.
 pub const PASSWORD_NOT_SET: &str = "no password was set when the account was created";
 
-/// The user record of SPEC.md section 2.2, field for field; nullable fields are present as null.
+/// The user record of SPEC.md section 2.2, field for field and in its order; nullable fields are present
+/// as null. Serialized straight from the stored user, without building an intermediate JSON tree.
+#[derive(Serialize)]
+pub struct UserRecord<'a> {
+    username: &'a str,
+    first_name: &'a str,
+    last_name: &'a str,
+    salutation: &'a Option<String>,
+    email: &'a Option<String>,
+    phone: &'a Option<String>,
+    automatic_update: bool,
+    excluded_from_user_activity: bool,
+    company_account_id: &'a Option<String>,
+    login_blocked: bool,
+    roles: RolesView<'a>,
+    #[serde(rename = "data-access")]
+    data_access: DataAccessView<'a>,
+    _system_properties: SystemProperties<'a>,
+    _links: &'a Option<Value>,
+    _allowed: &'a [&'a str],
+}
+
+#[derive(Serialize)]
+struct RoleRef<'a> {
+    role: &'a str,
+}
+
+#[derive(Serialize)]
+struct RolesView<'a> {
+    primary_role: RoleRef<'a>,
+    extra_roles: Vec<RoleRef<'a>>,
+}
+
+#[derive(Serialize)]
+struct DataAccessView<'a> {
+    organization: &'a [OrganizationAccess],
+    segments: &'a [Value],
+}
+
+#[derive(Serialize)]
+struct SystemProperties<'a> {
+    status: &'a str,
+    created_on: String,
+    created_by: &'a Option<String>,
+    modified_on: String,
+    modified_by: &'a str,
+    login_blocked_reason: &'a Option<String>,
+    last_login: Option<String>,
+    login_count: i64,
+    failed_login_count: i64,
+    password_last_set: Option<String>,
+    password_last_emailed: Option<String>,
+    password_not_set_reason: &'a Option<String>,
+}
+
+impl<'a> UserRecord<'a> {
+    pub fn of(u: &'a User, allowed: &'a [&'a str]) -> UserRecord<'a> {
+        UserRecord {
+            username: &u.username,
+            first_name: &u.first_name,
+            last_name: &u.last_name,
+            salutation: &u.salutation,
+            email: &u.email,
+            phone: &u.phone,
+            automatic_update: u.automatic_update,
+            excluded_from_user_activity: u.excluded_from_user_activity,
+            company_account_id: &u.company_account_id,
+            login_blocked: u.login_blocked,
+            roles: RolesView {
+                primary_role: RoleRef {
+                    role: &u.primary_role,
+                },
+                extra_roles: u.extra_roles.iter().map(|r| RoleRef { role: r }).collect(),
+            },
+            data_access: DataAccessView {
+                organization: &u.data_access.organization,
+                segments: &u.data_access.segments,
+            },
+            _system_properties: SystemProperties {
+                status: &u.status,
+                created_on: iso(u.created_on),
+                created_by: &u.created_by,
+                modified_on: iso(u.modified_on),
+                modified_by: &u.modified_by,
+                login_blocked_reason: &u.login_blocked_reason,
+                last_login: u.last_login.map(iso),
+                login_count: u.login_count,
+                failed_login_count: u.failed_login_count,
+                password_last_set: u.password_last_set.map(iso),
+                password_last_emailed: u.password_last_emailed.map(iso),
+                password_not_set_reason: &u.password_not_set_reason,
+            },
+            _links: &u.links,
+            _allowed: allowed,
+        }
+    }
+}
+
+/// The user record as a JSON value (pages, audit).
 pub fn user_view(u: &User, allowed: &[&str]) -> Value {
-    json!({
-        "username": u.username,
-        "first_name": u.first_name,
-        "last_name": u.last_name,
-        "salutation": u.salutation,
-        "email": u.email,
-        "phone": u.phone,
-        "automatic_update": u.automatic_update,
-        "excluded_from_user_activity": u.excluded_from_user_activity,
-        "company_account_id": u.company_account_id,
-        "login_blocked": u.login_blocked,
-        "roles": {
-            "primary_role": {"role": u.primary_role},
-            "extra_roles": u.extra_roles.iter().map(|r| json!({"role": r})).collect::<Vec<_>>(),
-        },
-        "data-access": {
-            "organization": u.data_access.organization,
-            "segments": u.data_access.segments,
-        },
-        "_system_properties": {
-            "status": u.status,
-            "created_on": iso(u.created_on),
-            "created_by": u.created_by,
-            "modified_on": iso(u.modified_on),
-            "modified_by": u.modified_by,
-            "login_blocked_reason": u.login_blocked_reason,
-            "last_login": iso_opt(u.last_login),
-            "login_count": u.login_count,
-            "failed_login_count": u.failed_login_count,
-            "password_last_set": iso_opt(u.password_last_set),
-            "password_last_emailed": iso_opt(u.password_last_emailed),
-            "password_not_set_reason": u.password_not_set_reason,
-        },
-        "_links": u.links,
-        "_allowed": allowed,
-    })
+    serde_json::to_value(UserRecord::of(u, allowed)).expect("a user record serializes")
 }
 
 /// What the caller may do with the record: everything, except deleting their own account.
@@ -414,10 +476,9 @@ pub async fn get(
             user
         }
     };
-    Ok(ok_with_etag(
-        user.version,
-        user_view(&user, allowed(&caller, &user)),
-    ))
+    Ok(HttpResponse::Ok()
+        .insert_header(("ETag", crate::api::etag(user.version)))
+        .json(UserRecord::of(&user, allowed(&caller, &user))))
 }
 
 pub async fn create(

@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -73,6 +74,8 @@ struct Inner {
     /// Serializes fetches per company and remembers the last attempt.
     fetch_lock: tokio::sync::Mutex<HashMap<String, Instant>>,
     verified: RwLock<HashMap<Box<str>, Arc<AccessClaims>>>,
+    /// Signatures checked so far (tokens not found among the verified ones).
+    signature_checks: AtomicU64,
 }
 
 /// The part of the claims read before the signature is checked, to pick the company's keys.
@@ -95,6 +98,7 @@ impl JwtVerifier {
                 keys: RwLock::new(HashMap::new()),
                 fetch_lock: tokio::sync::Mutex::new(HashMap::new()),
                 verified: RwLock::new(HashMap::new()),
+                signature_checks: AtomicU64::new(0),
             }),
         }
     }
@@ -130,7 +134,13 @@ impl JwtVerifier {
         Ok(claims)
     }
 
+    /// How many signatures this verifier has checked: a token verified again is not counted.
+    pub fn signature_checks(&self) -> u64 {
+        self.inner.signature_checks.load(Ordering::Relaxed)
+    }
+
     async fn verify_signature(&self, token: &str) -> Result<AccessClaims, VerifyError> {
+        self.inner.signature_checks.fetch_add(1, Ordering::Relaxed);
         let header = decode_header(token).map_err(|_| VerifyError::Malformed)?;
         if header
             .typ
