@@ -81,9 +81,10 @@ impl Platform {
         tracing::info!(auth = %self.auth.addr, admin = %self.admin.addr, "speechd listening");
         eprintln!(
             "speechd is running: auth {auth}, admin {admin}\nCreate a company and its credentials with:\n  \
-             speechd bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
+             {exe} bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
             auth = self.auth_url(),
             admin = self.api_url(),
+            exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "speechd".into()),
         );
         common::http::run_until_signal(servers).await?;
         Ok(())
