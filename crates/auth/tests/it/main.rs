@@ -5,6 +5,7 @@ mod code_flow;
 mod introspection;
 mod keys;
 mod login;
+mod openapi;
 mod pkce;
 mod refresh;
 mod relying_party;
