@@ -143,7 +143,9 @@ async fn authorization_code(
             ))
         }
         CodeUse::Replay(record) => {
-            // A second exchange means the code leaked: revoke what the first exchange issued.
+            // A second exchange means the code leaked: revoke what the first exchange issued. The mark
+            // comes first, so a first exchange still in flight sees it (below) and revokes its own.
+            state.tokens.mark_code_replayed(&code_hash, now).await?;
             state.tokens.revoke_family(&record.family_id, now).await?;
             if let Some(jti) = &record.access_jti {
                 state
@@ -238,6 +240,19 @@ async fn authorization_code(
             ttl_secs: client.access_token_ttl,
         },
     )?;
+    // A replay that raced this exchange revoked the family before this refresh token existed, or the
+    // access token before its id was recorded: settle it now that both are stored.
+    if state.tokens.code_replayed(&code_hash).await? {
+        let now = now_millis();
+        state.tokens.revoke_family(&record.family_id, now).await?;
+        state
+            .tokens
+            .revoke_access(&access.jti, company, access.exp * 1000)
+            .await?;
+        return Err(OAuthError::invalid_grant(
+            "the authorization code was already used",
+        ));
+    }
     Ok(TokenResponse {
         access_token: access.token,
         token_type: "Bearer",

@@ -101,6 +101,10 @@ pub trait TokenStore: Send + Sync + 'static {
     async fn insert_code(&self, code: &CodeRecord) -> Result<(), StoreError>;
     async fn use_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeUse, StoreError>;
     async fn set_code_access_jti(&self, code_hash: &str, jti: &str) -> Result<(), StoreError>;
+    /// Records that the spent code was presented again.
+    async fn mark_code_replayed(&self, code_hash: &str, now_ms: i64) -> Result<(), StoreError>;
+    /// Whether the code was presented again after its first use.
+    async fn code_replayed(&self, code_hash: &str) -> Result<bool, StoreError>;
 
     async fn insert_refresh(&self, token: &RefreshRecord) -> Result<(), StoreError>;
     async fn get_refresh(&self, token_hash: &str) -> Result<Option<RefreshRecord>, StoreError>;

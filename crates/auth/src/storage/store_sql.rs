@@ -117,6 +117,23 @@ impl TokenStore for SqlTokenStore {
         Ok(())
     }
 
+    async fn mark_code_replayed(&self, code_hash: &str, now_ms: i64) -> Result<(), StoreError> {
+        sqlx::query::<Db>("UPDATE auth_codes SET replayed_ms = $2 WHERE code_hash = $1 AND replayed_ms IS NULL")
+            .bind(code_hash)
+            .bind(now_ms)
+            .execute(&self.0)
+            .await?;
+        Ok(())
+    }
+
+    async fn code_replayed(&self, code_hash: &str) -> Result<bool, StoreError> {
+        let replayed = sqlx::query_scalar::<Db, Option<i64>>("SELECT replayed_ms FROM auth_codes WHERE code_hash = $1")
+            .bind(code_hash)
+            .fetch_optional(&self.0)
+            .await?;
+        Ok(matches!(replayed, Some(Some(_))))
+    }
+
     async fn insert_refresh(&self, t: &RefreshRecord) -> Result<(), StoreError> {
         let sql = format!(
             "INSERT INTO refresh_tokens ({REFRESH_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"

@@ -2,6 +2,7 @@
 
 mod client_credentials;
 mod code_flow;
+mod code_replay_race;
 mod introspection;
 mod keys;
 mod login;
