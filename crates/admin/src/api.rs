@@ -56,6 +56,32 @@ impl Query {
     }
 
     /// `limit`: 1 to 100, default 25.
+    /// The `status` filter of user and role listings: ACTIVE or INACTIVE, in any case.
+    pub fn status_filter(&self) -> Result<Option<String>, ApiError> {
+        use common::directory::{STATUS_ACTIVE, STATUS_INACTIVE};
+        match self.get("status") {
+            None => Ok(None),
+            Some(s) => {
+                let s = s.to_ascii_uppercase();
+                if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
+                    return Err(ApiError::field(
+                        "status",
+                        format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
+                    ));
+                }
+                Ok(Some(s))
+            }
+        }
+    }
+
+    /// The `role` filter of user and role listings: a role name, never empty.
+    pub fn role_filter(&self) -> Result<Option<String>, ApiError> {
+        match self.get("role") {
+            Some("") => Err(ApiError::field("role", "role must not be empty")),
+            r => Ok(r.map(str::to_string)),
+        }
+    }
+
     pub fn limit(&self) -> Result<i64, ApiError> {
         let Some(text) = self.get("limit") else {
             return Ok(DEFAULT_LIMIT);

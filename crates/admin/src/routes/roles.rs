@@ -3,9 +3,7 @@
 use actix_web::web::{Data, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
-use common::directory::{
-    new_role, permissions, Role, RoleFilter, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
-};
+use common::directory::{new_role, permissions, Role, RoleFilter, UserFilter};
 use common::{ApiError, ErrorCode};
 use serde_json::{json, Map, Value};
 
@@ -118,23 +116,8 @@ pub async fn list(
     let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
     let limit = q.limit()?;
     let after = q.cursor("roles")?;
-    let held_by_status = match q.get("status") {
-        None => None,
-        Some(s) => {
-            let s = s.to_ascii_uppercase();
-            if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
-                return Err(ApiError::field(
-                    "status",
-                    format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
-                ));
-            }
-            Some(s)
-        }
-    };
-    let name = match q.get("role") {
-        Some("") => return Err(ApiError::field("role", "role must not be empty")),
-        r => r.map(str::to_string),
-    };
+    let held_by_status = q.status_filter()?;
+    let name = q.role_filter()?;
     let filter = RoleFilter {
         name,
         held_by_status,

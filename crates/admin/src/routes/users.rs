@@ -430,23 +430,8 @@ pub async fn list(
     let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
     let limit = q.limit()?;
     let after = q.cursor("users")?;
-    let status = match q.get("status") {
-        None => None,
-        Some(s) => {
-            let s = s.to_ascii_uppercase();
-            if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
-                return Err(ApiError::field(
-                    "status",
-                    format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
-                ));
-            }
-            Some(s)
-        }
-    };
-    let role = match q.get("role") {
-        Some("") => return Err(ApiError::field("role", "role must not be empty")),
-        r => r.map(str::to_string),
-    };
+    let status = q.status_filter()?;
+    let role = q.role_filter()?;
     let filter = UserFilter { status, role };
     let rows = state
         .directory
