@@ -58,7 +58,7 @@ impl Query {
     /// `limit`: 1 to 100, default 25.
     /// The `status` filter of user and role listings: ACTIVE or INACTIVE, in any case.
     pub fn status_filter(&self) -> Result<Option<String>, ApiError> {
-        use common::directory::{STATUS_ACTIVE, STATUS_INACTIVE};
+        use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
         match self.get("status") {
             None => Ok(None),
             Some(s) => {

@@ -1,14 +1,15 @@
 //! Recording changes in the audit log: who (the calling account), when, what (action, resource) and
-//! which fields changed from what to what. Secrets never appear: a new password or client secret is
-//! recorded as `"(changed)"`.
+//! which fields changed from what to what. An entry is written in the transaction of the change it
+//! records, so a change is never stored without its entry nor an entry without its change. Secrets never
+//! appear: a new password or client secret is recorded as `"(changed)"`.
 
 use chrono::Utc;
-use common::directory::User;
+use common::db::Tx;
 use common::ApiError;
+use directory::User;
 use serde_json::Value;
 
-use crate::state::AdminState;
-use crate::storage::AuditEntry;
+use crate::storage::{self, AuditEntry};
 
 pub const CREATE: &str = "create";
 pub const REPLACE: &str = "replace";
@@ -31,17 +32,16 @@ pub struct Change<'a> {
     pub changes: Value,
 }
 
+/// Appends the entry of `change`, made by `actor`, inside the change's transaction.
 pub async fn record(
-    state: &AdminState,
+    tx: &mut Tx,
     company: &str,
     actor: &User,
     change: Change<'_>,
 ) -> Result<(), ApiError> {
-    // Every change passes here once it is stored: this replica's cached reads must not outlive it.
-    state.forget_reads();
-    state
-        .store
-        .insert_audit(&AuditEntry {
+    storage::insert_audit(
+        tx,
+        &AuditEntry {
             id: 0,
             company: company.to_string(),
             at: Utc::now(),
@@ -52,7 +52,8 @@ pub async fn record(
             resource_id: change.resource_id.to_string(),
             version: change.version,
             changes: change.changes,
-        })
-        .await?;
+        },
+    )
+    .await?;
     Ok(())
 }

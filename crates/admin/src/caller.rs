@@ -1,10 +1,15 @@
 //! Who is calling: the `guard` middleware in front of every `/admin/v1` endpoint verifies the bearer token
-//! (with the common `Authenticated` extractor, whose verifier remembers verified tokens), applies the
-//! per-account rate limits, refuses revoked tokens and cuts off requests that run too long. The `Caller<P>`
+//! (with the common `Authenticated` extractor, whose verifier remembers verified tokens), refuses revoked
+//! tokens, applies the per-account rate limits and cuts off requests that run too long. The `Caller<P>`
 //! extractor then loads the calling account and requires permission `P` of it.
 //!
-//! Order of refusals: 401 (no or bad token), 429 (limits), 403 (client-credentials token, no API access,
-//! blocked or inactive account, missing permission).
+//! Order of refusals: 401 (no, bad or revoked token; a revoked token is refused before it is counted, so
+//! it cannot use up its owner's quota), 429 (limits), 403 (client-credentials token, a user token of a
+//! client without administration access, no API access, blocked or inactive account, missing
+//! permission).
+//!
+//! Least privilege: a caller may grant only permissions it holds itself, and may not change a user or a
+//! role that holds a permission it lacks (`require_all`).
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -17,9 +22,9 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
-use common::directory::{permissions, User};
 use common::jwt::Authenticated;
 use common::{ApiError, ErrorCode};
+use directory::{permissions, User};
 
 use crate::rate_limit::{Decision, Exceeded};
 use crate::state::{AdminState, CallerRecord};
@@ -67,7 +72,36 @@ impl<P> Caller<P> {
     pub fn has(&self, permission: &str) -> bool {
         self.record.permissions.contains(permission)
     }
+
+    /// Refuses (403) unless the caller holds every one of `permissions`; `what` says what holds or would
+    /// grant them, e.g. "user bob" or "the roles you assign".
+    pub fn require_all<S: AsRef<str>>(
+        &self,
+        permissions: &[S],
+        what: &str,
+    ) -> Result<(), ApiError> {
+        let mut missing: Vec<&str> = permissions
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|p| !self.has(p))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "{what} holds permissions you do not have ({}); only a caller holding them may do this",
+                missing.join(", ")
+            ),
+        ))
+    }
 }
+
+/// The scope a user token carries when its client has administration access.
+pub const ADMIN_SCOPE: &str = "admin";
 
 impl<P: Permission> FromRequest for Caller<P> {
     type Error = ApiError;
@@ -87,6 +121,13 @@ impl<P: Permission> FromRequest for Caller<P> {
                 return Err(ApiError::new(
                     ErrorCode::Forbidden,
                     "a client-credentials token cannot use the administration API: sign in as a user",
+                ));
+            }
+            if !claims.has_scope(ADMIN_SCOPE) {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "this token was issued to a client without administration access: sign in through a \
+                     client whose admin_access setting is on",
                 ));
             }
             let record = load_caller(&state, &claims.company, &claims.sub).await?;
@@ -128,9 +169,7 @@ async fn load_caller(
     if let Some(record) = state.callers.get(&key) {
         return Ok(record);
     }
-    let user = state
-        .directory
-        .get_user_by_id(company, user_id)
+    let (user, permissions) = directory::get_user_with_permissions(&state.db, company, user_id)
         .await?
         .ok_or_else(|| {
             ApiError::new(
@@ -138,12 +177,7 @@ async fn load_caller(
                 "the account of this token no longer exists",
             )
         })?;
-    let mut permissions = HashSet::new();
-    for role in std::iter::once(&user.primary_role).chain(user.extra_roles.iter()) {
-        if let Some(role) = state.directory.get_role(company, role).await? {
-            permissions.extend(role.permissions);
-        }
-    }
+    let permissions: HashSet<String> = permissions.into_iter().collect();
     let record = Arc::new(CallerRecord { user, permissions });
     state.callers.insert(key, record.clone());
     Ok(record)
@@ -166,6 +200,23 @@ pub async fn guard(
         Ok(claims) => claims,
         Err(e) => return Ok(req.into_response(e.error_response())),
     };
+
+    let revoked = match state.revocations.get(claims.jti.as_str()) {
+        Some(revoked) => Ok(revoked),
+        None => revocation::is_revoked(&state.db, &claims.jti)
+            .await
+            .inspect(|revoked| {
+                state.revocations.insert(claims.jti.clone(), *revoked);
+            }),
+    };
+    match revoked {
+        Ok(false) => {}
+        Ok(true) => {
+            let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");
+            return Ok(req.into_response(e.error_response()));
+        }
+        Err(e) => return Ok(req.into_response(ApiError::from(e).error_response())),
+    }
 
     let decision = if state
         .limiter
@@ -208,25 +259,6 @@ pub async fn guard(
         let mut response = req.into_response(error.error_response());
         add_rate_headers(response.headers_mut(), decision.as_ref());
         return Ok(response);
-    }
-
-    let revoked = match state.revocations.get(claims.jti.as_str()) {
-        Some(revoked) => Ok(revoked),
-        None => state
-            .store
-            .is_access_revoked(&claims.jti)
-            .await
-            .inspect(|revoked| {
-                state.revocations.insert(claims.jti.clone(), *revoked);
-            }),
-    };
-    match revoked {
-        Ok(false) => {}
-        Ok(true) => {
-            let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");
-            return Ok(req.into_response(e.error_response()));
-        }
-        Err(e) => return Ok(req.into_response(ApiError::from(e).error_response())),
     }
 
     req.extensions_mut().insert(claims);

@@ -1,5 +1,5 @@
-//! The administration service (area B of SPEC.md): users, roles, OAuth clients and the audit log under
-//! `/admin/v1`, on the directory it shares with the token service (DESIGN.md section 3). Callers present
+//! The administration service: users, roles, OAuth clients and the audit log under `/admin/v1`, written
+//! through the directory crate it shares with the token service (docs/architecture.md). Callers present
 //! bearer tokens of the token service; see `caller` for authentication, permissions and limits, and
 //! `docs/admin-api.md` for the decisions.
 
@@ -19,7 +19,7 @@ use std::net::TcpListener;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use common::db::{Database, DIRECTORY_MIGRATIONS};
+use common::db::Database;
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 
 pub use config::AdminConfig;
@@ -28,11 +28,11 @@ pub use state::AdminState;
 /// The OpenAPI document of the administration service.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
-/// Applies the migrations the administration service needs: the shared directory and its own tables.
-/// (Blocking a user also revokes their refresh tokens in the token service's table, which the token
-/// service's migrations create on the same database.)
+/// Applies the migrations the administration service needs: the directory, the revocation list it reads
+/// and its own tables.
 pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&DIRECTORY_MIGRATIONS).await?;
+    db.migrate(&directory::MIGRATIONS).await?;
+    db.migrate(&revocation::MIGRATIONS).await?;
     db.migrate(&storage::MIGRATIONS).await?;
     Ok(())
 }

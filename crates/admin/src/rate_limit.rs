@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 use common::db::now_millis;
 use parking_lot::Mutex;
 
-use crate::storage::AdminStore;
+use common::db::Database;
+
+use crate::storage;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -131,7 +133,7 @@ pub struct RateLimiter {
     per_second: i64,
     per_day: i64,
     exempt: HashSet<String>,
-    store: Arc<dyn AdminStore>,
+    db: Database,
     replica_id: String,
     flush_every: Duration,
     replicas: AtomicI64,
@@ -152,14 +154,14 @@ impl RateLimiter {
         per_second: u32,
         per_day: u32,
         exempt: &[String],
-        store: Arc<dyn AdminStore>,
+        db: Database,
         flush_every: Duration,
     ) -> RateLimiter {
         RateLimiter {
             per_second: per_second as i64,
             per_day: per_day as i64,
             exempt: exempt.iter().cloned().collect(),
-            store,
+            db,
             replica_id: uuid::Uuid::new_v4().simple().to_string(),
             flush_every,
             replicas: AtomicI64::new(1),
@@ -318,10 +320,7 @@ impl RateLimiter {
             if limit == 0 {
                 continue;
             }
-            let total = self
-                .store
-                .add_rate_count(account, kind, window, delta)
-                .await;
+            let total = storage::add_rate_count(&self.db, account, kind, window, delta).await;
             let mut accounts = self.accounts.lock();
             let Some(acc) = accounts.get_mut(account) else {
                 continue;
@@ -359,11 +358,7 @@ impl RateLimiter {
     pub async fn flush(&self) {
         let now = now_millis();
         let alive_since = now - (self.flush_every.as_millis() as i64 * 5).max(2_000);
-        match self
-            .store
-            .heartbeat(&self.replica_id, now, alive_since)
-            .await
-        {
+        match storage::heartbeat(&self.db, &self.replica_id, now, alive_since).await {
             Ok(n) => self.replicas.store(n.max(1), Ordering::Relaxed),
             Err(e) => tracing::warn!(error = %e, "rate limiter heartbeat failed"),
         }
@@ -388,10 +383,8 @@ impl RateLimiter {
             a.second.pending + a.second.inflight + a.day.pending + a.day.inflight > 0
                 || a.last_used.elapsed() < Duration::from_secs(600)
         });
-        if let Err(e) = self
-            .store
-            .purge_rate_state(sec - 120, day - 2, now_millis() - 3_600_000)
-            .await
+        if let Err(e) =
+            storage::purge_rate_state(&self.db, sec - 120, day - 2, now_millis() - 3_600_000).await
         {
             tracing::warn!(error = %e, "purging rate counters failed");
         }

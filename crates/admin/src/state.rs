@@ -6,21 +6,19 @@ use std::time::Duration;
 
 use common::cache::TtlCache;
 use common::db::Database;
-use common::directory::{open_directory, DirectoryStore, User};
 use common::jwt::JwtVerifier;
 use common::secrets::SecretKey;
+use directory::User;
 
 use crate::config::AdminConfig;
 use crate::rate_limit::RateLimiter;
-use crate::storage::{open_admin_store, AdminStore};
 
 pub struct AdminState {
     pub config: AdminConfig,
+    /// The database of the directory, the revocation list and the service's own tables.
     pub db: Database,
     /// Keys the hashes of client secrets, exactly as the token service verifies them.
     pub secret: SecretKey,
-    pub directory: Arc<dyn DirectoryStore>,
-    pub store: Arc<dyn AdminStore>,
     /// One verifier per service: its cache of verified tokens is shared by every worker.
     pub verifier: JwtVerifier,
     pub limiter: Arc<RateLimiter>,
@@ -53,12 +51,11 @@ impl AdminState {
         db: Database,
     ) -> Result<AdminState, common::config::ConfigError> {
         let secret = config.secret()?;
-        let store = open_admin_store(&db);
         let limiter = Arc::new(RateLimiter::new(
             config.rate_limit_per_second,
             config.rate_limit_per_day,
             &config.rate_limit_exempt,
-            store.clone(),
+            db.clone(),
             Duration::from_millis(config.rate_limit_flush_ms),
         ));
         let ttl = Duration::from_millis(config.read_cache_ms);
@@ -67,8 +64,6 @@ impl AdminState {
             callers: TtlCache::new(ttl, 10_000),
             users: TtlCache::new(ttl, 10_000),
             verifier: JwtVerifier::new(config.verifier_config()),
-            directory: open_directory(&db),
-            store,
             limiter,
             secret,
             db,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use actix_web::HttpRequest;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use common::directory::OAuthClient;
 use common::secrets::verify_client_secret;
+use directory::OAuthClient;
 use percent_encoding::percent_decode_str;
 
 use crate::error::OAuthError;

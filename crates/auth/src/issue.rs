@@ -2,8 +2,8 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use common::directory::User;
 use common::jwt::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
+use directory::User;
 use jsonwebtoken::{encode, Header};
 use serde::Serialize;
 use sha2::{Digest, Sha256};

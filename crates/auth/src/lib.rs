@@ -1,4 +1,4 @@
-//! The OAuth 2.0 / OpenID Connect token service (area A of SPEC.md): client-credentials,
+//! The OAuth 2.0 / OpenID Connect token service: client-credentials,
 //! authorization-code (with PKCE and a login page) and refresh-token grants, discovery, JWKS with key
 //! rotation, userinfo, introspection and revocation, per company under `/oauth/<company>`.
 
@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use common::db::{now_millis, Database, DIRECTORY_MIGRATIONS};
+use common::db::{now_millis, Database};
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 
 pub use config::AuthConfig;
@@ -35,9 +35,11 @@ pub use state::AuthState;
 /// The OpenAPI document of the token service.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
-/// Applies the migrations the token service needs: the shared directory and its own tables.
+/// Applies the migrations the token service needs: the directory, the revocation list and its own tables
+/// (in that order: its own migrations build on the other two).
 pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&DIRECTORY_MIGRATIONS).await?;
+    db.migrate(&directory::MIGRATIONS).await?;
+    db.migrate(&revocation::MIGRATIONS).await?;
     db.migrate(&storage::MIGRATIONS).await?;
     Ok(())
 }
@@ -77,8 +79,12 @@ impl AuthService {
             let mut tick = tokio::time::interval(Duration::from_secs(600));
             loop {
                 tick.tick().await;
-                if let Err(e) = housekeeping.tokens.purge_expired(now_millis()).await {
+                let now = now_millis();
+                if let Err(e) = storage::purge_expired(&housekeeping.db, now).await {
                     tracing::warn!(error = %e, "purging expired tokens failed");
+                }
+                if let Err(e) = revocation::purge_expired(&housekeeping.db, now).await {
+                    tracing::warn!(error = %e, "purging expired revocations failed");
                 }
             }
         });

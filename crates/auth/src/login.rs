@@ -1,10 +1,14 @@
 //! Password login for the authorize endpoint: argon2id verification, failed-login counting and lockout,
 //! and the login facts (last_login, login_count) the admin API reports.
+//!
+//! Each attempt on an existing account is reserved (counted as a failure, and locking the account at the
+//! limit) in one atomic statement before its password is checked, so a burst of parallel guesses gets no
+//! more checks than the limit allows and cannot race a success that resets the count.
 
 use chrono::Utc;
 use common::db::{now_millis, StoreError};
-use common::directory::User;
 use common::secrets::verify_password;
+use directory::{LoginPolicy, User};
 
 use crate::state::AuthState;
 
@@ -24,40 +28,30 @@ pub async fn log_in(
     username: &str,
     password: &str,
 ) -> Result<Result<User, LoginFailure>, StoreError> {
-    let user = state.directory.get_user(company, username).await?;
+    let user = directory::get_user(&state.db, company, username).await?;
     let Some(user) = user else {
+        // The hash is checked in every branch, so each failure takes the same time.
         verify_password(password, None);
         return Ok(Err(LoginFailure::UnknownUser));
     };
-    // The hash is checked in every branch, so each failure takes the same time.
+    let now = now_millis();
+    let policy = LoginPolicy {
+        now_ms: now,
+        lock_after: state.config.lockout_threshold,
+        lock_until_ms: now + state.config.lockout_secs * 1000,
+    };
+    let reserved = directory::reserve_login_attempt(&state.db, company, &user.id, policy).await?;
     let password_ok = verify_password(password, user.password_hash.as_deref());
-    if user
-        .locked_until_ms
-        .is_some_and(|until| until > now_millis())
-    {
+    let Some(reserved) = reserved else {
         return Ok(Err(LoginFailure::Locked));
-    }
+    };
     if !user.can_log_in() {
         return Ok(Err(LoginFailure::Blocked));
     }
     if !password_ok {
-        let now = now_millis();
-        let lock_until = now + state.config.lockout_secs * 1000;
-        state
-            .directory
-            .record_login_failure(
-                company,
-                &user.id,
-                now,
-                state.config.lockout_threshold,
-                lock_until,
-            )
-            .await?;
+        // Already counted by the reservation.
         return Ok(Err(LoginFailure::WrongPassword));
     }
-    state
-        .directory
-        .record_login_success(company, &user.id, Utc::now())
-        .await?;
+    directory::record_login_success(&state.db, company, &user.id, Utc::now(), reserved).await?;
     Ok(Ok(user))
 }

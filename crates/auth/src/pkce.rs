@@ -19,6 +19,11 @@ pub fn valid_challenge(challenge: &str, method: Option<&str>) -> Result<(), &'st
     Ok(())
 }
 
+/// The S256 challenge of a verifier, as a client computes it.
+pub fn challenge_of(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
 /// Whether `verifier` (43 to 128 unreserved characters) hashes to `challenge`.
 pub fn verifier_matches(verifier: &str, challenge: &str) -> bool {
     let well_formed = (43..=128).contains(&verifier.len())
@@ -27,9 +32,7 @@ pub fn verifier_matches(verifier: &str, challenge: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
     well_formed
         && common::secrets::constant_time_eq(
-            URL_SAFE_NO_PAD
-                .encode(Sha256::digest(verifier.as_bytes()))
-                .as_bytes(),
+            challenge_of(verifier).as_bytes(),
             challenge.as_bytes(),
         )
 }

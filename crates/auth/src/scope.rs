@@ -1,4 +1,4 @@
-//! Scopes of the authorization-code flow (SPEC.md section 2.1). Without a `scope` parameter the grant
+//! Scopes of the authorization-code flow (docs/token-service.md). Without a `scope` parameter the grant
 //! lists every scope below; `scope=refreshToken` asks for a refresh token and is echoed as given.
 
 use crate::error::{OAuthError, OAuthErrorCode};
@@ -9,6 +9,9 @@ pub const PROFILE: &str = "profile";
 pub const EMAIL: &str = "email";
 pub const PHONE: &str = "phone";
 pub const ADDRESS: &str = "address";
+/// Carried by user access tokens of clients with administration access; never requested, never granted
+/// through the `scope` parameter.
+pub const ADMIN: &str = "admin";
 
 /// The scopes a user may be granted, in the order the default grant lists them.
 pub const USER_SCOPES: &[&str] = &[REFRESH_TOKEN, OPENID, EMAIL, PROFILE, PHONE, ADDRESS];

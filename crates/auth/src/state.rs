@@ -5,22 +5,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::db::{Database, StoreError};
-use common::directory::{open_directory, DirectoryStore, OAuthClient};
 use common::secrets::SecretKey;
+use directory::OAuthClient;
 use parking_lot::RwLock;
 
 use crate::config::AuthConfig;
 use crate::keys::{KeyPolicy, KeyRing, Sealer};
 use crate::rate_limit::AttemptLimiter;
-use crate::storage::{open_token_store, TokenStore};
 
 pub struct AuthState {
     pub config: AuthConfig,
     pub public_url: String,
     pub secret: SecretKey,
     pub db: Database,
-    pub directory: Arc<dyn DirectoryStore>,
-    pub tokens: Arc<dyn TokenStore>,
     pub keys: KeyRing,
     pub clients: ClientCache,
     pub login_limiter: AttemptLimiter,
@@ -29,9 +26,8 @@ pub struct AuthState {
 impl AuthState {
     pub fn new(config: AuthConfig, db: Database) -> Result<AuthState, common::config::ConfigError> {
         let secret = config.secret()?;
-        let tokens = open_token_store(&db);
         let keys = KeyRing::new(
-            tokens.clone(),
+            db.clone(),
             Sealer::new(&secret),
             KeyPolicy {
                 rotate_after: Duration::from_secs(config.key_rotation_secs),
@@ -46,8 +42,6 @@ impl AuthState {
                 config.login_attempts_per_minute,
                 Duration::from_secs(60),
             ),
-            directory: open_directory(&db),
-            tokens,
             keys,
             secret,
             db,
@@ -78,9 +72,7 @@ impl AuthState {
         company: &str,
         client_id: &str,
     ) -> Result<Option<Arc<OAuthClient>>, StoreError> {
-        let client = self
-            .directory
-            .get_client(company, client_id)
+        let client = directory::get_client(&self.db, company, client_id)
             .await?
             .map(Arc::new);
         self.clients.put(company, client_id, client.clone());

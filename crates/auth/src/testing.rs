@@ -6,13 +6,13 @@ use std::collections::HashMap;
 
 use actix_web::dev::ServerHandle;
 use chrono::Utc;
-use common::directory::{
-    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, OAuthClient, User,
-    DEFAULT_ACCESS_TOKEN_TTL,
-};
 use common::jwt::{JwtVerifier, VerifierConfig};
 use common::secrets::{hash_password, SecretKey};
 use common::testing::{loopback_listener, Backend, TestDb};
+use directory::{
+    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, OAuthClient, User,
+    DEFAULT_ACCESS_TOKEN_TTL,
+};
 
 use crate::{AuthConfig, AuthService};
 
@@ -46,7 +46,7 @@ pub fn test_config() -> AuthConfig {
     }
 }
 
-/// A client allowed every grant, with refresh tokens and the test redirect URI.
+/// A client allowed every grant, with refresh tokens, administration access and the test redirect URI.
 pub fn full_client_spec() -> ClientSpec {
     ClientSpec {
         name: "test client".into(),
@@ -57,6 +57,7 @@ pub fn full_client_spec() -> ClientSpec {
         access_token_ttl: DEFAULT_ACCESS_TOKEN_TTL,
         refresh_token_ttl: None,
         public: false,
+        admin_access: true,
     }
 }
 
@@ -114,25 +115,23 @@ impl TestAuth {
 
     /// Creates the company and its Administrator role (every permission).
     pub async fn add_company(&self, company: &str) {
-        let dir = &self.service.state.directory;
-        dir.ensure_company(&new_company(company, company))
+        let db = &self.service.state.db;
+        directory::ensure_company(db, &new_company(company, company))
             .await
             .expect("company");
-        if dir
-            .get_role(company, ADMIN_ROLE)
+        if directory::get_role(db, company, ADMIN_ROLE)
             .await
             .expect("role read")
             .is_none()
         {
-            dir.insert_role(&new_role(
+            let role = new_role(
                 company,
                 ADMIN_ROLE,
                 "all permissions",
                 permissions::ALL,
                 "test",
-            ))
-            .await
-            .expect("role");
+            );
+            directory::insert_role(db, &role).await.expect("role");
         }
     }
 
@@ -143,10 +142,7 @@ impl TestAuth {
         spec: ClientSpec,
     ) -> (OAuthClient, Option<String>) {
         let (client, secret) = new_client(company, &spec, &self.service.state.secret, "test");
-        self.service
-            .state
-            .directory
-            .insert_client(&client)
+        directory::insert_client(&self.service.state.db, &client)
             .await
             .expect("client");
         (client, secret)
@@ -161,12 +157,9 @@ impl TestAuth {
         user.api_access = true;
         user.password_hash = Some(hash_password(password));
         user.password_last_set = Some(Utc::now());
-        self.service
-            .state
-            .directory
-            .insert_user(&user)
-            .await
-            .expect("user");
+        let mut tx = self.service.state.db.begin().await.expect("transaction");
+        directory::insert_user(&mut tx, &user).await.expect("user");
+        tx.commit().await.expect("commit");
         user
     }
 

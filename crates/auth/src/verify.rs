@@ -43,9 +43,7 @@ pub async fn verify_access_token(
     if claims.company != company {
         return Err(Invalid::Rejected);
     }
-    if state
-        .tokens
-        .is_access_revoked(&claims.jti)
+    if revocation::is_revoked(&state.db, &claims.jti)
         .await
         .map_err(|_| Invalid::Rejected)?
     {

@@ -173,6 +173,7 @@ impl From<crate::db::StoreError> for ApiError {
                 ErrorCode::PreconditionFailed,
                 "the resource was changed by someone else",
             ),
+            crate::db::StoreError::InUse(what) => ApiError::new(ErrorCode::InUse, what),
             crate::db::StoreError::Database(e) => ApiError::internal(e),
         }
     }

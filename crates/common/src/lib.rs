@@ -1,11 +1,10 @@
 //! Everything the four services share: configuration loading, the error model, telemetry, the HTTP
 //! scaffolding (health, metrics, OpenAPI, graceful shutdown), the JWT verifier, the secrets helpers and the
-//! directory (companies, users, roles, OAuth clients) behind its storage port.
+//! relational-store port with its transactions. Domain tables live in the crates that own them.
 
 pub mod cache;
 pub mod config;
 pub mod db;
-pub mod directory;
 pub mod error;
 pub mod http;
 pub mod jwt;

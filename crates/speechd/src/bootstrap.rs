@@ -1,19 +1,18 @@
-//! `speechd bootstrap`: a company with everything needed to try the platform, created idempotently.
-//! The credentials are kept in `<data>/bootstrap/<company>.json` (mode 0600); a second run prints the
-//! same credentials while they still work, and repairs (re-issues) whatever no longer does.
+//! `speechd bootstrap`: a company with everything needed to try the platform, created idempotently in one
+//! transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
+//! the admin password and the client secret are replaced. Nothing secret is written to disk.
 
 use anyhow::Context;
 use chrono::Utc;
-use common::directory::{
-    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, DirectoryStore,
-    User, DEFAULT_ACCESS_TOKEN_TTL,
-};
-use common::secrets::{
-    generate_password, hash_password, verify_client_secret, verify_password, SecretKey,
+use common::db::Tx;
+use common::secrets::{generate_client_secret, generate_password, hash_client_secret, SecretKey};
+use directory::{
+    grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, User,
+    DEFAULT_ACCESS_TOKEN_TTL, STATUS_ACTIVE,
 };
 use serde_json::{json, Value};
 
-use crate::platform::{write_private, Platform};
+use crate::platform::Platform;
 
 const ADMIN_ROLE: &str = "Administrator";
 const ADMIN_USERNAME: &str = "admin";
@@ -26,50 +25,32 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         .with_context(|| format!("--redirect-uri {redirect_uri:?} is not an absolute URL"))?;
     let db = platform.database().await?;
     platform.migrate(&db).await?;
-    let directory = common::directory::open_directory(&db);
     let secret = platform.auth.secret()?;
-
-    directory
-        .ensure_company(&new_company(company, company))
-        .await?;
-    if directory.get_role(company, ADMIN_ROLE).await?.is_none() {
-        let role = new_role(
-            company,
-            ADMIN_ROLE,
-            "Full administration of the company",
-            permissions::ALL,
-            BY,
-        );
-        directory.insert_role(&role).await?;
-    }
-
-    let saved_path = platform
-        .data_dir
-        .join("bootstrap")
-        .join(format!("{company}.json"));
-    let saved: Option<Value> = std::fs::read_to_string(&saved_path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let saved_str = |key: &str| {
-        saved
-            .as_ref()
-            .and_then(|s| s[key].as_str().map(str::to_string))
+    // Hashing is slow: done before the transaction, which holds the database's write lock.
+    let admin_password = generate_password();
+    let password_hash = {
+        let password = admin_password.clone();
+        tokio::task::spawn_blocking(move || common::secrets::hash_password(&password)).await?
     };
+    let client_secret = generate_client_secret();
+    let secret_hash = hash_client_secret(&secret, &client_secret);
 
-    let admin_password =
-        ensure_admin(directory.as_ref(), company, saved_str("admin_password")).await?;
-    let (client_id, client_secret) = ensure_client(
-        directory.as_ref(),
-        &secret,
-        company,
-        redirect_uri,
-        saved_str("client_id"),
-        saved_str("client_secret"),
-    )
-    .await?;
+    let mut tx = db.begin().await?;
+    directory::ensure_company(&mut tx, &new_company(company, company)).await?;
+    ensure_admin_role(&mut tx, company).await?;
+    ensure_admin(&mut tx, company, &password_hash).await?;
+    let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
+    tx.commit().await?;
+    // Earlier versions kept the credentials in this file, in plain text.
+    let _ = std::fs::remove_file(
+        platform
+            .data_dir
+            .join("bootstrap")
+            .join(format!("{company}.json")),
+    );
 
     let auth_url = platform.auth_url();
-    let output = json!({
+    Ok(json!({
         "company": company,
         "auth_url": auth_url,
         "token_url": format!("{auth_url}/oauth/{company}/token"),
@@ -85,10 +66,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "organization": null,
         "folder": null,
         "app_key": null,
-    });
-    std::fs::create_dir_all(saved_path.parent().expect("has a parent"))?;
-    write_private(&saved_path, &serde_json::to_string_pretty(&output)?)?;
-    Ok(output)
+    }))
 }
 
 fn validate_company(company: &str) -> anyhow::Result<()> {
@@ -104,29 +82,57 @@ fn validate_company(company: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The admin user, created or repaired; returns a password that logs in.
-async fn ensure_admin(
-    directory: &dyn DirectoryStore,
-    company: &str,
-    saved: Option<String>,
-) -> anyhow::Result<String> {
-    let existing = directory.get_user(company, ADMIN_USERNAME).await?;
-    let user = match existing {
+/// The Administrator role, holding every permission (also those added since it was created).
+async fn ensure_admin_role(tx: &mut Tx, company: &str) -> anyhow::Result<()> {
+    match directory::get_role(&mut *tx, company, ADMIN_ROLE).await? {
+        None => {
+            let role = new_role(
+                company,
+                ADMIN_ROLE,
+                "Full administration of the company",
+                permissions::ALL,
+                BY,
+            );
+            directory::insert_role(&mut *tx, &role).await?;
+        }
+        Some(mut role) => {
+            let missing: Vec<String> = permissions::ALL
+                .iter()
+                .filter(|p| !role.permissions.iter().any(|h| h == *p))
+                .map(|p| p.to_string())
+                .collect();
+            if !missing.is_empty() {
+                role.permissions.extend(missing);
+                role.modified_on = Utc::now();
+                role.modified_by = BY.into();
+                role.version += 1;
+                directory::update_role(&mut *tx, &role).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The admin user, created or repaired (active, unblocked, API access, Administrator), with a new
+/// password.
+async fn ensure_admin(tx: &mut Tx, company: &str, password_hash: &str) -> anyhow::Result<()> {
+    let user = match directory::get_user(&mut *tx, company, ADMIN_USERNAME).await? {
         Some(mut user) => {
             if !user.api_access
                 || user.login_blocked
                 || user.primary_role != ADMIN_ROLE
-                || user.status != "ACTIVE"
+                || user.status != STATUS_ACTIVE
             {
                 user.api_access = true;
                 user.login_blocked = false;
                 user.login_blocked_reason = None;
-                user.status = "ACTIVE".into();
+                user.status = STATUS_ACTIVE.into();
                 user.primary_role = ADMIN_ROLE.into();
+                user.extra_roles.retain(|r| r != ADMIN_ROLE);
                 user.modified_on = Utc::now();
                 user.modified_by = BY.into();
                 user.version += 1;
-                directory.update_user(&user).await?;
+                directory::update_user(&mut *tx, &user).await?;
             }
             user
         }
@@ -135,36 +141,24 @@ async fn ensure_admin(
             user.first_name = "Company".into();
             user.last_name = "Administrator".into();
             user.api_access = true;
-            directory.insert_user(&user).await?;
+            directory::insert_user(&mut *tx, &user).await?;
             user
         }
     };
-    if let Some(password) = saved {
-        if verify_password(&password, user.password_hash.as_deref()) {
-            return Ok(password);
-        }
-    }
-    let password = generate_password();
-    directory
-        .set_password(company, &user.id, &hash_password(&password), Utc::now())
-        .await?;
-    Ok(password)
+    directory::set_password(&mut *tx, company, &user.id, password_hash, Utc::now()).await?;
+    Ok(())
 }
 
-/// The bootstrap OAuth client, created or repaired; returns its id and a secret that authenticates.
+/// The bootstrap OAuth client (found by name), created or repaired: every grant, refresh tokens,
+/// administration access, the redirect URI registered, and a new secret. Returns its id.
 async fn ensure_client(
-    directory: &dyn DirectoryStore,
+    tx: &mut Tx,
     key: &SecretKey,
     company: &str,
     redirect_uri: &str,
-    saved_id: Option<String>,
-    saved_secret: Option<String>,
-) -> anyhow::Result<(String, String)> {
-    let existing = match &saved_id {
-        Some(id) => directory.get_client(company, id).await?,
-        None => find_client_named(directory, company, CLIENT_NAME).await?,
-    };
-    let Some(mut client) = existing else {
+    secret_hash: &str,
+) -> anyhow::Result<String> {
+    let Some(mut client) = find_client_named(tx, company, CLIENT_NAME).await? else {
         let spec = ClientSpec {
             name: CLIENT_NAME.into(),
             grant_types: grants::ALL.iter().map(|g| g.to_string()).collect(),
@@ -174,49 +168,43 @@ async fn ensure_client(
             access_token_ttl: DEFAULT_ACCESS_TOKEN_TTL,
             refresh_token_ttl: None,
             public: false,
+            admin_access: true,
         };
-        let (client, secret) = new_client(company, &spec, key, BY);
-        directory.insert_client(&client).await?;
-        return Ok((
-            client.client_id,
-            secret.expect("a confidential client has a secret"),
-        ));
+        let (mut client, _) = new_client(company, &spec, key, BY);
+        client.secret_hash = Some(secret_hash.to_string());
+        directory::insert_client(&mut *tx, &client).await?;
+        return Ok(client.client_id);
     };
-    if !client.has_redirect_uri(redirect_uri) {
-        client.redirect_uris.push(redirect_uri.to_string());
+    if !client.has_redirect_uri(redirect_uri) || !client.admin_access {
+        if !client.has_redirect_uri(redirect_uri) {
+            client.redirect_uris.push(redirect_uri.to_string());
+        }
+        client.admin_access = true;
         client.modified_on = Utc::now();
         client.modified_by = BY.into();
         client.version += 1;
-        directory.update_client(&client).await?;
+        directory::update_client(&mut *tx, &client).await?;
     }
-    if let (Some(secret), Some(hash)) = (&saved_secret, &client.secret_hash) {
-        if verify_client_secret(key, secret, hash) {
-            return Ok((client.client_id, secret.clone()));
-        }
-    }
-    let secret = common::secrets::generate_client_secret();
-    directory
-        .set_client_secret(
-            company,
-            &client.client_id,
-            &common::secrets::hash_client_secret(key, &secret),
-            Utc::now(),
-        )
-        .await?;
-    Ok((client.client_id, secret))
+    directory::set_client_secret(
+        &mut *tx,
+        company,
+        &client.client_id,
+        secret_hash,
+        Utc::now(),
+    )
+    .await?;
+    Ok(client.client_id)
 }
 
-/// The company's client called `name`, when the saved credentials are gone (a fresh container).
+/// The company's client called `name`, if any.
 async fn find_client_named(
-    directory: &dyn DirectoryStore,
+    tx: &mut Tx,
     company: &str,
     name: &str,
-) -> anyhow::Result<Option<common::directory::OAuthClient>> {
+) -> anyhow::Result<Option<directory::OAuthClient>> {
     let mut after: Option<String> = None;
     loop {
-        let page = directory
-            .list_clients(company, after.as_deref(), 100)
-            .await?;
+        let page = directory::list_clients(&mut *tx, company, after.as_deref(), 100).await?;
         if let Some(found) = page.iter().find(|c| c.name == name) {
             return Ok(Some(found.clone()));
         }

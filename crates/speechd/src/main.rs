@@ -85,10 +85,7 @@ async fn main() -> anyhow::Result<()> {
         Command::RotateKeys { company } => {
             let _telemetry = common::telemetry::init("speechd", "text");
             let service = auth::AuthService::connect(platform.auth.clone()).await?;
-            if service
-                .state
-                .directory
-                .get_company(&company)
+            if directory::get_company(&service.state.db, &company)
                 .await?
                 .is_none()
             {

@@ -22,6 +22,13 @@ impl Platform {
             PathBuf::from(std::env::var("SPEECH_DATA_DIR").unwrap_or_else(|_| "./data".into()));
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("creating data directory {}", data_dir.display()))?;
+        // The database and the secret key live here: no one but the owner may read them.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("restricting {} to its owner", data_dir.display()))?;
+        }
         let database_url = match std::env::var("DATABASE_URL") {
             Ok(url) => url,
             Err(_) => format!("sqlite://{}", data_dir.join("speech.db").display()),
@@ -50,7 +57,19 @@ impl Platform {
     }
 
     pub async fn database(&self) -> anyhow::Result<Database> {
-        Ok(Database::connect(&self.auth.database_url, self.auth.db_max_connections).await?)
+        let db = Database::connect(&self.auth.database_url, self.auth.db_max_connections).await?;
+        // SQLite creates its files with the process umask; they hold password and secret hashes.
+        #[cfg(unix)]
+        if let Some(path) = self.auth.database_url.strip_prefix("sqlite://") {
+            use std::os::unix::fs::PermissionsExt;
+            for suffix in ["", "-wal", "-shm"] {
+                let file = format!("{path}{suffix}");
+                if std::path::Path::new(&file).exists() {
+                    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+        }
+        Ok(db)
     }
 
     /// Applies the migrations of every service.

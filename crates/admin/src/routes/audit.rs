@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::api::{iso, page, Query};
 use crate::caller::{Caller, ViewAuditLog};
 use crate::state::AdminState;
-use crate::storage::{AuditEntry, AuditFilter};
+use crate::storage::{self, AuditEntry, AuditFilter};
 
 pub fn entry_view(e: &AuditEntry) -> Value {
     json!({
@@ -55,9 +55,6 @@ pub async fn list(
         resource_id: q.get("resource_id").map(str::to_string),
         actor: q.get("actor").map(str::to_string),
     };
-    let rows = state
-        .store
-        .list_audit(&caller.company, &filter, before, limit + 1)
-        .await?;
+    let rows = storage::list_audit(&state.db, &caller.company, &filter, before, limit + 1).await?;
     Ok(HttpResponse::Ok().json(page("audit", rows, limit, |e| e.id.to_string(), entry_view)))
 }

@@ -1,17 +1,19 @@
 //! `/admin/v1/clients`: the company's OAuth clients (permission Manage Clients): grants, redirect URIs,
 //! the Issue Refresh Token setting, token lifetimes and secret rotation. A secret is shown once, in the
-//! answer that creates or rotates it; the directory keeps only its keyed hash.
+//! answer that creates or rotates it; the directory keeps only its keyed hash. `admin_access` (off unless
+//! set) decides whether user tokens issued to the client may call this API. A change and its audit entry
+//! are one transaction.
 
 use actix_web::web::{Data, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
-use common::directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
+use directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
 use serde_json::{json, Map, Value};
 
 use super::ok_with_etag;
-use crate::api::{changes, detached, etag, iso, iso_opt, page, require_if_match, Body, Query};
+use crate::api::{changes, etag, iso, iso_opt, page, require_if_match, Body, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
 use crate::state::AdminState;
@@ -31,6 +33,7 @@ pub fn client_view(c: &OAuthClient) -> Value {
         "issue_refresh_token": c.issue_refresh_token,
         "access_token_ttl": c.access_token_ttl,
         "refresh_token_ttl": c.refresh_token_ttl,
+        "admin_access": c.admin_access,
         "secret_rotated_on": iso_opt(c.secret_rotated_on),
         "_system_properties": {
             "created_on": iso(c.created_on),
@@ -52,6 +55,7 @@ fn audit_view(c: &OAuthClient) -> Map<String, Value> {
         "issue_refresh_token": c.issue_refresh_token,
         "access_token_ttl": c.access_token_ttl,
         "refresh_token_ttl": c.refresh_token_ttl,
+        "admin_access": c.admin_access,
     });
     match v {
         Value::Object(map) => map,
@@ -72,6 +76,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
         "issue_refresh_token",
         "access_token_ttl",
         "refresh_token_ttl",
+        "admin_access",
         "secret_rotated_on",
         "_system_properties",
         "_allowed",
@@ -170,7 +175,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
     }
     let access_token_ttl = body
         .integer("access_token_ttl")?
-        .unwrap_or(common::directory::DEFAULT_ACCESS_TOKEN_TTL);
+        .unwrap_or(directory::DEFAULT_ACCESS_TOKEN_TTL);
     if !(MIN_TTL..=MAX_ACCESS_TTL).contains(&access_token_ttl) {
         return Err(ApiError::field(
             "access_token_ttl",
@@ -193,13 +198,12 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
         access_token_ttl,
         refresh_token_ttl,
         public,
+        admin_access: body.bool("admin_access")?.unwrap_or(false),
     })
 }
 
 async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
-    state
-        .directory
-        .get_client(company, client_id)
+    directory::get_client(&state.db, company, client_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("client {client_id} not found")))
 }
@@ -219,10 +223,8 @@ pub async fn list(
     let q = Query::parse(&req, &["limit", "cursor"])?;
     let limit = q.limit()?;
     let after = q.cursor("clients")?;
-    let rows = state
-        .directory
-        .list_clients(&caller.company, after.as_deref(), limit + 1)
-        .await?;
+    let rows =
+        directory::list_clients(&state.db, &caller.company, after.as_deref(), limit + 1).await?;
     Ok(HttpResponse::Ok().json(page(
         "clients",
         rows,
@@ -248,30 +250,26 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let spec = parse_client(&body, None)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let stored = client.clone();
-    detached(async move {
-        state2.directory.insert_client(&stored).await?;
-        let mut fields = audit_view(&stored);
-        if stored.secret_hash.is_some() {
-            fields.insert("secret".into(), audit::CHANGED.into());
-        }
-        audit::record(
-            &state2,
-            &stored.company,
-            &actor,
-            Change {
-                action: audit::CREATE,
-                resource_type: audit::CLIENT,
-                resource_id: &stored.client_id,
-                version: Some(stored.version),
-                changes: changes(None, Some(&fields)),
-            },
-        )
-        .await
-    })
+    let mut fields = audit_view(&client);
+    if client.secret_hash.is_some() {
+        fields.insert("secret".into(), audit::CHANGED.into());
+    }
+    let mut tx = state.db.begin().await?;
+    directory::insert_client(&mut tx, &client).await?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::CREATE,
+            resource_type: audit::CLIENT,
+            resource_id: &client.client_id,
+            version: Some(client.version),
+            changes: changes(None, Some(&fields)),
+        },
+    )
     .await?;
+    tx.commit().await?;
     Ok(HttpResponse::Created()
         .insert_header((
             "Location",
@@ -309,29 +307,26 @@ pub async fn replace(
     client.issue_refresh_token = spec.issue_refresh_token;
     client.access_token_ttl = spec.access_token_ttl;
     client.refresh_token_ttl = spec.refresh_token_ttl;
+    client.admin_access = spec.admin_access;
     client.modified_on = Utc::now();
     client.modified_by = caller.username().to_string();
     client.version = current.version + 1;
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let stored = client.clone();
-    detached(async move {
-        state2.directory.update_client(&stored).await?;
-        audit::record(
-            &state2,
-            &stored.company,
-            &actor,
-            Change {
-                action: audit::REPLACE,
-                resource_type: audit::CLIENT,
-                resource_id: &stored.client_id,
-                version: Some(stored.version),
-                changes: changes(Some(&audit_view(&current)), Some(&audit_view(&stored))),
-            },
-        )
-        .await
-    })
+    let mut tx = state.db.begin().await?;
+    directory::update_client(&mut tx, &client).await?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::REPLACE,
+            resource_type: audit::CLIENT,
+            resource_id: &client.client_id,
+            version: Some(client.version),
+            changes: changes(Some(&audit_view(&current)), Some(&audit_view(&client))),
+        },
+    )
     .await?;
+    tx.commit().await?;
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
@@ -343,35 +338,34 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    detached(async move {
-        if !state2
-            .directory
-            .delete_client_if_version(&company, &current.client_id, current.version)
-            .await?
-        {
-            return Err(ApiError::new(
-                ErrorCode::PreconditionFailed,
-                "the client was changed or deleted since you read it; read it again",
-            ));
-        }
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::DELETE,
-                resource_type: audit::CLIENT,
-                resource_id: &current.client_id,
-                version: None,
-                changes: changes(Some(&audit_view(&current)), None),
-            },
-        )
-        .await
-    })
+    let mut tx = state.db.begin().await?;
+    if !directory::delete_client_if_version(
+        &mut tx,
+        &caller.company,
+        &current.client_id,
+        current.version,
+    )
+    .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionFailed,
+            "the client was changed or deleted since you read it; read it again",
+        ));
+    }
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::DELETE,
+            resource_type: audit::CLIENT,
+            resource_id: &current.client_id,
+            version: None,
+            changes: changes(Some(&audit_view(&current)), None),
+        },
+    )
     .await?;
+    tx.commit().await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -393,32 +387,26 @@ pub async fn rotate_secret(
     let secret = generate_client_secret();
     let hash = hash_client_secret(&state.secret, &secret);
     let now = Utc::now();
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    let id = current.client_id.clone();
-    let client = detached(async move {
-        state2
-            .directory
-            .set_client_secret(&company, &id, &hash, now)
-            .await?;
-        let client = load(&state2, &company, &id).await?;
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::ROTATE_SECRET,
-                resource_type: audit::CLIENT,
-                resource_id: &id,
-                version: Some(client.version),
-                changes: json!({"secret": {"from": audit::CHANGED, "to": audit::CHANGED}}),
-            },
-        )
-        .await?;
-        Ok(client)
-    })
+    let id = &current.client_id;
+    let mut tx = state.db.begin().await?;
+    directory::set_client_secret(&mut tx, &caller.company, id, &hash, now).await?;
+    let client = directory::get_client(&mut tx, &caller.company, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("client {id} not found")))?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::ROTATE_SECRET,
+            resource_type: audit::CLIENT,
+            resource_id: id,
+            version: Some(client.version),
+            changes: json!({"secret": {"from": audit::CHANGED, "to": audit::CHANGED}}),
+        },
+    )
     .await?;
+    tx.commit().await?;
     Ok(HttpResponse::Ok()
         .insert_header(("ETag", etag(client.version)))
         .insert_header(("Cache-Control", "no-store"))

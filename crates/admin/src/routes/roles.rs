@@ -1,14 +1,16 @@
-//! `/admin/v1/roles`: roles and the permissions they grant (permission Manage Roles).
+//! `/admin/v1/roles`: roles and the permissions they grant (permission Manage Roles). A caller may grant
+//! only permissions it holds and may not change or delete a role granting one it lacks. A change and its
+//! audit entry are one transaction.
 
 use actix_web::web::{Data, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
-use common::directory::{new_role, permissions, Role, RoleFilter, UserFilter};
 use common::{ApiError, ErrorCode};
+use directory::{new_role, permissions, Role, RoleFilter, UserFilter};
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, detached, iso, page, require_if_match, Body, Query};
+use crate::api::{changes, iso, page, require_if_match, Body, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};
 use crate::state::AdminState;
@@ -39,7 +41,7 @@ fn audit_view(r: &Role) -> Map<String, Value> {
 }
 
 /// Role names: 1 to 64 characters of letters, digits, space, `.`, `_` and `-`, not starting or ending
-/// with a space. (No `"`, `\` or `%`, which the role filter of user listings relies on.)
+/// with a space. (No `,`, which separates role names where a user's roles are read together.)
 pub fn valid_role_name(name: &str) -> bool {
     (1..=64).contains(&name.chars().count())
         && !name.starts_with(' ')
@@ -101,9 +103,7 @@ fn parse_role(value: &Value) -> Result<RoleInput, ApiError> {
 }
 
 async fn load(state: &AdminState, company: &str, name: &str) -> Result<Role, ApiError> {
-    state
-        .directory
-        .get_role(company, name)
+    directory::get_role(&state.db, company, name)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("role {name} not found")))
 }
@@ -122,10 +122,14 @@ pub async fn list(
         name,
         held_by_status,
     };
-    let rows = state
-        .directory
-        .list_roles_filtered(&caller.company, &filter, after.as_deref(), limit + 1)
-        .await?;
+    let rows = directory::list_roles(
+        &state.db,
+        &caller.company,
+        &filter,
+        after.as_deref(),
+        limit + 1,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(page("roles", rows, limit, |r| r.name.clone(), role_view)))
 }
 
@@ -147,6 +151,7 @@ pub async fn create(
     let name = input
         .name
         .ok_or_else(|| ApiError::field("name", "name is required"))?;
+    caller.require_all(&input.permissions, "the role you create")?;
     let permissions: Vec<&str> = input.permissions.iter().map(String::as_str).collect();
     let role = new_role(
         &caller.company,
@@ -155,26 +160,23 @@ pub async fn create(
         &permissions,
         caller.username(),
     );
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let stored = role.clone();
-    detached(async move {
-        state2.directory.insert_role(&stored).await?;
-        audit::record(
-            &state2,
-            &stored.company,
-            &actor,
-            Change {
-                action: audit::CREATE,
-                resource_type: audit::ROLE,
-                resource_id: &stored.name,
-                version: Some(stored.version),
-                changes: changes(None, Some(&audit_view(&stored))),
-            },
-        )
-        .await
-    })
+    let mut tx = state.db.begin().await?;
+    directory::insert_role(&mut tx, &role).await?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::CREATE,
+            resource_type: audit::ROLE,
+            resource_id: &role.name,
+            version: Some(role.version),
+            changes: changes(None, Some(&audit_view(&role))),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(created(
         &format!("/admin/v1/roles/{}", encode_segment(&role.name)),
         role.version,
@@ -198,32 +200,31 @@ pub async fn replace(
             "a role cannot be renamed (name must match the path or be left out)",
         ));
     }
+    caller.require_all(&current.permissions, &format!("role {}", current.name))?;
+    caller.require_all(&input.permissions, "the permissions you grant")?;
     let mut role = current.clone();
     role.description = input.description;
     role.permissions = input.permissions;
     role.modified_on = Utc::now();
     role.modified_by = caller.username().to_string();
     role.version = current.version + 1;
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let stored = role.clone();
-    detached(async move {
-        state2.directory.update_role(&stored).await?;
-        audit::record(
-            &state2,
-            &stored.company,
-            &actor,
-            Change {
-                action: audit::REPLACE,
-                resource_type: audit::ROLE,
-                resource_id: &stored.name,
-                version: Some(stored.version),
-                changes: changes(Some(&audit_view(&current)), Some(&audit_view(&stored))),
-            },
-        )
-        .await
-    })
+    let mut tx = state.db.begin().await?;
+    directory::update_role(&mut tx, &role).await?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::REPLACE,
+            resource_type: audit::ROLE,
+            resource_id: &role.name,
+            version: Some(role.version),
+            changes: changes(Some(&audit_view(&current)), Some(&audit_view(&role))),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
@@ -235,18 +236,20 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
     require_if_match(&req, "role", current.version)?;
-    let holders = state
-        .directory
-        .list_users(
-            &caller.company,
-            &UserFilter {
-                status: None,
-                role: Some(current.name.clone()),
-            },
-            None,
-            1,
-        )
-        .await?;
+    caller.require_all(&current.permissions, &format!("role {}", current.name))?;
+    // The check and the deletion are one transaction; the foreign key of the user's roles backs it.
+    let mut tx = state.db.begin().await?;
+    let holders = directory::list_users(
+        &mut tx,
+        &caller.company,
+        &UserFilter {
+            status: None,
+            role: Some(current.name.clone()),
+        },
+        None,
+        1,
+    )
+    .await?;
     if let Some(holder) = holders.first() {
         return Err(ApiError::new(
             ErrorCode::InUse,
@@ -256,35 +259,29 @@ pub async fn delete(
             ),
         ));
     }
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    detached(async move {
-        if !state2
-            .directory
-            .delete_role_if_version(&company, &current.name, current.version)
-            .await?
-        {
-            return Err(ApiError::new(
-                ErrorCode::PreconditionFailed,
-                "the role was changed or deleted since you read it; read it again",
-            ));
-        }
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::DELETE,
-                resource_type: audit::ROLE,
-                resource_id: &current.name,
-                version: None,
-                changes: changes(Some(&audit_view(&current)), None),
-            },
-        )
-        .await
-    })
+    if !directory::delete_role_if_version(&mut tx, &caller.company, &current.name, current.version)
+        .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionFailed,
+            "the role was changed or deleted since you read it; read it again",
+        ));
+    }
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::DELETE,
+            resource_type: audit::ROLE,
+            resource_id: &current.name,
+            version: None,
+            changes: changes(Some(&audit_view(&current)), None),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(HttpResponse::NoContent().finish())
 }
 

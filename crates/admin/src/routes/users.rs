@@ -1,20 +1,22 @@
-//! `/admin/v1/users`: the user records of SPEC.md section 2.2 (permission Manage Users).
+//! `/admin/v1/users`: the user records of docs/admin-api.md (permission Manage Users). A caller may assign
+//! only roles whose permissions it holds, may not change or delete a user holding a permission it lacks,
+//! and sets another user's password only with Set Passwords. A change and its audit entry are one
+//! transaction.
 
 use std::sync::Arc;
 
 use actix_web::web::{Data, Json, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
-use common::db::now_millis;
-use common::directory::{
-    DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
-};
 use common::{ApiError, ErrorCode};
+use directory::{
+    permissions, DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
+};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, detached, hash_password, iso, page, require_if_match, Body, Query};
+use crate::api::{changes, hash_password, iso, page, require_if_match, Body, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
 use crate::state::AdminState;
@@ -22,7 +24,7 @@ use crate::state::AdminState;
 /// Why a user has no password when the administrator created it without one.
 pub const PASSWORD_NOT_SET: &str = "no password was set when the account was created";
 
-/// The user record of SPEC.md section 2.2, field for field and in its order; nullable fields are present
+/// The user record of docs/admin-api.md, field for field and in its order; nullable fields are present
 /// as null. Serialized straight from the stored user, without building an intermediate JSON tree.
 #[derive(Serialize)]
 pub struct UserRecord<'a> {
@@ -373,8 +375,13 @@ fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
     })
 }
 
-/// Every role the input names must exist in the company.
-async fn check_roles(state: &AdminState, company: &str, input: &UserInput) -> Result<(), ApiError> {
+/// Every role the input names must exist in the company, and the caller must hold every permission they
+/// grant.
+async fn check_roles<P>(
+    state: &AdminState,
+    caller: &Caller<P>,
+    input: &UserInput,
+) -> Result<(), ApiError> {
     let named = std::iter::once(("roles.primary_role.role".to_string(), &input.primary_role))
         .chain(
             input
@@ -384,14 +391,32 @@ async fn check_roles(state: &AdminState, company: &str, input: &UserInput) -> Re
                 .map(|(i, r)| (format!("roles.extra_roles[{i}]"), r)),
         );
     for (field, role) in named {
-        if state.directory.get_role(company, role).await?.is_none() {
+        if directory::get_role(&state.db, &caller.company, role)
+            .await?
+            .is_none()
+        {
             return Err(ApiError::field(
                 field,
                 format!("role {role} does not exist in this company"),
             ));
         }
     }
-    Ok(())
+    let roles: Vec<&str> = std::iter::once(input.primary_role.as_str())
+        .chain(input.extra_roles.iter().map(String::as_str))
+        .collect();
+    let granted = directory::permissions_of_roles(&state.db, &caller.company, &roles).await?;
+    caller.require_all(&granted, "the roles you assign")
+}
+
+/// The caller may change or delete `user` only when it holds every permission `user` holds.
+async fn check_target<P>(
+    state: &AdminState,
+    caller: &Caller<P>,
+    user: &User,
+) -> Result<(), ApiError> {
+    let roles: Vec<&str> = user.roles().collect();
+    let held = directory::permissions_of_roles(&state.db, &caller.company, &roles).await?;
+    caller.require_all(&held, &format!("user {}", user.username))
 }
 
 fn apply(user: &mut User, input: UserInput) {
@@ -415,9 +440,7 @@ fn apply(user: &mut User, input: UserInput) {
 }
 
 async fn load(state: &AdminState, company: &str, username: &str) -> Result<User, ApiError> {
-    state
-        .directory
-        .get_user(company, username)
+    directory::get_user(&state.db, company, username)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("user {username} not found")))
 }
@@ -433,10 +456,14 @@ pub async fn list(
     let status = q.status_filter()?;
     let role = q.role_filter()?;
     let filter = UserFilter { status, role };
-    let rows = state
-        .directory
-        .list_users(&caller.company, &filter, after.as_deref(), limit + 1)
-        .await?;
+    let rows = directory::list_users(
+        &state.db,
+        &caller.company,
+        &filter,
+        after.as_deref(),
+        limit + 1,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(page(
         "users",
         rows,
@@ -476,7 +503,7 @@ pub async fn create(
         .username
         .clone()
         .ok_or_else(|| ApiError::field("username", "username is required"))?;
-    check_roles(&state, &caller.company, &input).await?;
+    check_roles(&state, &caller, &input).await?;
     let mut user = User::new(
         &caller.company,
         &username,
@@ -494,27 +521,23 @@ pub async fn create(
         }
         None => user.password_not_set_reason = Some(PASSWORD_NOT_SET.into()),
     }
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    let stored = user.clone();
-    detached(async move {
-        state2.directory.insert_user(&stored).await?;
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::CREATE,
-                resource_type: audit::USER,
-                resource_id: &stored.username,
-                version: Some(stored.version),
-                changes: changes(None, Some(&audit_fields)),
-            },
-        )
-        .await
-    })
+    let mut tx = state.db.begin().await?;
+    directory::insert_user(&mut tx, &user).await?;
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::CREATE,
+            resource_type: audit::USER,
+            resource_id: &user.username,
+            version: Some(user.version),
+            changes: changes(None, Some(&audit_fields)),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(created(
         &format!("/admin/v1/users/{}", user.username),
         user.version,
@@ -542,13 +565,29 @@ pub async fn replace(
             "username cannot be changed (it must match the path or be left out)",
         ));
     }
-    check_roles(&state, &caller.company, &input).await?;
+    check_target(&state, &caller, &current).await?;
+    check_roles(&state, &caller, &input).await?;
+    let is_self = current.id == caller.user().id;
+    if input.password.is_some() && !is_self && !caller.has(permissions::SET_PASSWORDS) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "setting the password of another user needs the {} permission",
+                permissions::SET_PASSWORDS
+            ),
+        ));
+    }
     let password = input.password.clone();
     let mut user = current.clone();
     apply(&mut user, input);
-    user.modified_on = Utc::now();
+    let now = Utc::now();
+    user.modified_on = now;
     user.modified_by = caller.username().to_string();
     user.version = current.version + 1;
+    // Blocking, deactivating or re-activating ends every session, code and refresh token of the user.
+    if current.can_log_in() != user.can_log_in() {
+        user.sessions_valid_after_ms = Some(now.timestamp_millis());
+    }
     let mut after = audit_view(&user);
     let password_hash = match password {
         Some(p) => {
@@ -557,48 +596,34 @@ pub async fn replace(
         }
         None => None,
     };
-    let revoke = current.can_log_in() && !user.can_log_in();
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    let mut stored = user.clone();
-    let stored = detached(async move {
-        state2.directory.update_user(&stored).await?;
-        if let Some(hash) = &password_hash {
-            let now = Utc::now();
-            state2
-                .directory
-                .set_password(&company, &stored.id, hash, now)
-                .await?;
-            stored.password_last_set = Some(now);
-            stored.password_not_set_reason = None;
-            stored.failed_login_count = 0;
-        }
-        if revoke {
-            state2
-                .store
-                .revoke_user_refresh_tokens(&company, &stored.id, now_millis())
-                .await?;
-        }
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::REPLACE,
-                resource_type: audit::USER,
-                resource_id: &stored.username,
-                version: Some(stored.version),
-                changes: changes(Some(&audit_view(&current)), Some(&after)),
-            },
-        )
-        .await?;
-        Ok(stored)
-    })
+    let mut tx = state.db.begin().await?;
+    directory::update_user(&mut tx, &user).await?;
+    if let Some(hash) = &password_hash {
+        directory::set_password(&mut tx, &caller.company, &user.id, hash, now).await?;
+        user.password_last_set = Some(now);
+        user.password_not_set_reason = None;
+        user.failed_login_count = 0;
+        user.locked_until_ms = None;
+        user.sessions_valid_after_ms = Some(now.timestamp_millis());
+    }
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::REPLACE,
+            resource_type: audit::USER,
+            resource_id: &user.username,
+            version: Some(user.version),
+            changes: changes(Some(&audit_view(&current)), Some(&after)),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(ok_with_etag(
-        stored.version,
-        user_view(&stored, allowed(&caller, &stored)),
+        user.version,
+        user_view(&user, allowed(&caller, &user)),
     ))
 }
 
@@ -616,38 +641,35 @@ pub async fn delete(
         ));
     }
     require_if_match(&req, "user", current.version)?;
-    let state2 = state.clone();
-    let actor = caller.user().clone();
-    let company = caller.company.clone();
-    detached(async move {
-        if !state2
-            .directory
-            .delete_user_if_version(&company, &current.username, current.version)
-            .await?
-        {
-            return Err(ApiError::new(
-                ErrorCode::PreconditionFailed,
-                "the user was changed or deleted since you read it; read it again",
-            ));
-        }
-        state2
-            .store
-            .revoke_user_refresh_tokens(&company, &current.id, now_millis())
-            .await?;
-        audit::record(
-            &state2,
-            &company,
-            &actor,
-            Change {
-                action: audit::DELETE,
-                resource_type: audit::USER,
-                resource_id: &current.username,
-                version: None,
-                changes: changes(Some(&audit_view(&current)), None),
-            },
-        )
-        .await
-    })
+    check_target(&state, &caller, &current).await?;
+    let mut tx = state.db.begin().await?;
+    if !directory::delete_user_if_version(
+        &mut tx,
+        &caller.company,
+        &current.username,
+        current.version,
+    )
+    .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionFailed,
+            "the user was changed or deleted since you read it; read it again",
+        ));
+    }
+    audit::record(
+        &mut tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::DELETE,
+            resource_type: audit::USER,
+            resource_id: &current.username,
+            version: None,
+            changes: changes(Some(&audit_view(&current)), None),
+        },
+    )
     .await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(HttpResponse::NoContent().finish())
 }

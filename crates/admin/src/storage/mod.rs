@@ -1,12 +1,13 @@
-//! The administration service's own storage: the audit log, the shared rate counters and the replica
-//! heartbeats, plus the one statement it runs on the token service's table (revoking a blocked user's
-//! refresh tokens). A port with PostgreSQL and SQLite adapters compiled from `store_sql.rs`.
+//! The administration service's own tables: the audit log, the shared rate counters and the replica
+//! heartbeats. One public function per operation, on the pool (`&db`) or in a transaction (`&mut tx`),
+//! dispatched to the PostgreSQL or SQLite compilation of `sql.rs`.
 
-use std::sync::Arc;
+mod postgres;
+mod sqlite;
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use common::db::{Database, Migrations, StoreError};
+use common::db::{Handle, Migrations, StoreError};
+use common::dispatch;
 
 /// Migrations of the administration service's tables (versions 2001 and up).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -37,58 +38,57 @@ pub struct AuditFilter {
     pub actor: Option<String>,
 }
 
-#[async_trait]
-pub trait AdminStore: Send + Sync + 'static {
-    /// Appends an entry (its `id` is assigned) and returns the id.
-    async fn insert_audit(&self, entry: &AuditEntry) -> Result<i64, StoreError>;
-    /// Entries of `company`, newest first, with ids strictly below `before`.
-    async fn list_audit(
-        &self,
-        company: &str,
-        filter: &AuditFilter,
-        before: Option<i64>,
-        limit: i64,
-    ) -> Result<Vec<AuditEntry>, StoreError>;
-
-    /// Revokes every live refresh token of a user (table `refresh_tokens` of the token service).
-    async fn revoke_user_refresh_tokens(
-        &self,
-        company: &str,
-        user_id: &str,
-        now_ms: i64,
-    ) -> Result<u64, StoreError>;
-    /// Whether the token service revoked this access token (table `revoked_access_tokens`).
-    async fn is_access_revoked(&self, jti: &str) -> Result<bool, StoreError>;
-
-    /// Adds `delta` requests to a shared counter and returns its new total.
-    async fn add_rate_count(
-        &self,
-        account: &str,
-        window_kind: &str,
-        window_start: i64,
-        delta: i64,
-    ) -> Result<i64, StoreError>;
-    /// Records that `replica_id` is alive and returns how many replicas were seen since `alive_since_ms`.
-    async fn heartbeat(
-        &self,
-        replica_id: &str,
-        now_ms: i64,
-        alive_since_ms: i64,
-    ) -> Result<i64, StoreError>;
-    /// Deletes counters of windows that are over and heartbeats of replicas long gone.
-    async fn purge_rate_state(
-        &self,
-        seconds_before: i64,
-        days_before: i64,
-        replicas_before_ms: i64,
-    ) -> Result<(), StoreError>;
+/// Appends an entry (its `id` is assigned) and returns the id.
+pub async fn insert_audit<'a>(
+    h: impl Into<Handle<'a>>,
+    entry: &AuditEntry,
+) -> Result<i64, StoreError> {
+    dispatch!(h, insert_audit(entry))
 }
 
-pub fn open_admin_store(db: &Database) -> Arc<dyn AdminStore> {
-    match db {
-        Database::Postgres(pool) => Arc::new(adapters::postgres::SqlAdminStore(pool.clone())),
-        Database::Sqlite(pool) => Arc::new(adapters::sqlite::SqlAdminStore(pool.clone())),
-    }
+/// Entries of `company`, newest first, with ids strictly below `before`.
+pub async fn list_audit<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    filter: &AuditFilter,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    dispatch!(h, list_audit(company, filter, before, limit))
+}
+
+/// Adds `delta` requests to a shared counter and returns its new total.
+pub async fn add_rate_count<'a>(
+    h: impl Into<Handle<'a>>,
+    account: &str,
+    window_kind: &str,
+    window_start: i64,
+    delta: i64,
+) -> Result<i64, StoreError> {
+    dispatch!(h, add_rate_count(account, window_kind, window_start, delta))
+}
+
+/// Records that `replica_id` is alive and returns how many replicas were seen since `alive_since_ms`.
+pub async fn heartbeat<'a>(
+    h: impl Into<Handle<'a>>,
+    replica_id: &str,
+    now_ms: i64,
+    alive_since_ms: i64,
+) -> Result<i64, StoreError> {
+    dispatch!(h, heartbeat(replica_id, now_ms, alive_since_ms))
+}
+
+/// Deletes counters of windows that are over and heartbeats of replicas long gone.
+pub async fn purge_rate_state<'a>(
+    h: impl Into<Handle<'a>>,
+    seconds_before: i64,
+    days_before: i64,
+    replicas_before_ms: i64,
+) -> Result<(), StoreError> {
+    dispatch!(
+        h,
+        purge_rate_state(seconds_before, days_before, replicas_before_ms)
+    )
 }
 
 #[derive(sqlx::FromRow)]
@@ -120,9 +120,4 @@ impl From<AuditRow> for AuditEntry {
             changes: serde_json::from_str(&r.changes).unwrap_or(serde_json::Value::Null),
         }
     }
-}
-
-mod adapters {
-    use super::*;
-    common::sql_adapters!("store_sql.rs");
 }

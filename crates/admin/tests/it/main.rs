@@ -6,6 +6,7 @@ mod audit;
 mod clients;
 mod limits;
 mod openapi;
+mod privileges;
 mod read_cache;
 mod roles;
 mod support;

@@ -21,11 +21,14 @@ async fn own_writes_show_at_once_and_others_within_the_cache_time(backend: Backe
     assert_eq!(world.get("/users/ada").await.body["first_name"], "Augusta");
 
     // A write elsewhere (straight to the shared directory, as another replica would) shows after the cache time.
-    let directory = &world.auth.service.state.directory;
-    let mut user = directory.get_user(COMPANY, "ada").await.unwrap().unwrap();
+    let db = &world.auth.service.state.db;
+    let mut user = directory::get_user(db, COMPANY, "ada")
+        .await
+        .unwrap()
+        .unwrap();
     user.first_name = "Countess".into();
     user.version += 1;
-    directory.update_user(&user).await.unwrap();
+    update_user(db, &user).await;
     assert_eq!(
         world.get("/users/ada").await.body["first_name"],
         "Augusta",
@@ -40,11 +43,14 @@ async fn own_writes_show_at_once_and_others_within_the_cache_time(backend: Backe
 async fn a_blocked_caller_is_refused_once_the_cache_time_has_passed(backend: Backend) {
     let world = World::with(backend, |c| c.read_cache_ms = 800).await;
     assert_eq!(world.get(&format!("/users/{ROOT}")).await.status, 200);
-    let directory = &world.auth.service.state.directory;
-    let mut root = directory.get_user(COMPANY, ROOT).await.unwrap().unwrap();
+    let db = &world.auth.service.state.db;
+    let mut root = directory::get_user(db, COMPANY, ROOT)
+        .await
+        .unwrap()
+        .unwrap();
     root.login_blocked = true;
     root.version += 1;
-    directory.update_user(&root).await.unwrap();
+    update_user(db, &root).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
     let refused = world.get(&format!("/users/{ROOT}")).await;
     assert_eq!(refused.status, 403, "{:?}", refused.body);

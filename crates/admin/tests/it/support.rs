@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 pub use auth::testing::{browser, full_client_spec, TestAuth, REDIRECT_URI};
 pub use common::testing::Backend;
+use directory::User;
 
 pub const COMPANY: &str = "acme";
 pub const ROOT: &str = "root";
@@ -281,4 +282,32 @@ pub fn keys(value: &Value) -> Vec<String> {
         .collect();
     keys.sort();
     keys
+}
+
+/// Inserts a user straight into the directory, as another replica or service would.
+pub async fn insert_user(db: &common::db::Database, user: &User) {
+    let mut tx = db.begin().await.expect("transaction");
+    directory::insert_user(&mut tx, user)
+        .await
+        .expect("user insert");
+    tx.commit().await.expect("commit");
+}
+
+/// Replaces a user straight in the directory (the caller bumps the version).
+pub async fn update_user(db: &common::db::Database, user: &User) {
+    let mut tx = db.begin().await.expect("transaction");
+    directory::update_user(&mut tx, user)
+        .await
+        .expect("user update");
+    tx.commit().await.expect("commit");
+}
+
+/// Deletes a user straight from the directory; false when it did not exist.
+pub async fn delete_user(db: &common::db::Database, company: &str, username: &str) -> bool {
+    match directory::get_user(db, company, username).await.unwrap() {
+        Some(u) => directory::delete_user_if_version(db, company, username, u.version)
+            .await
+            .unwrap(),
+        None => false,
+    }
 }

@@ -12,7 +12,9 @@ use parking_lot::RwLock;
 
 use super::generate::{KeyAlg, NewKey};
 use super::seal::Sealer;
-use crate::storage::{SigningKeyRecord, TokenStore};
+use common::db::Database;
+
+use crate::storage::{self, SigningKeyRecord};
 use common::db::{now_millis, StoreError};
 
 #[derive(Debug, Clone, Copy)]
@@ -52,7 +54,7 @@ impl CompanyKeys {
 }
 
 pub struct KeyRing {
-    store: Arc<dyn TokenStore>,
+    db: Database,
     sealer: Sealer,
     policy: KeyPolicy,
     cache: RwLock<HashMap<String, Arc<CompanyKeys>>>,
@@ -61,9 +63,9 @@ pub struct KeyRing {
 }
 
 impl KeyRing {
-    pub fn new(store: Arc<dyn TokenStore>, sealer: Sealer, policy: KeyPolicy) -> KeyRing {
+    pub fn new(db: Database, sealer: Sealer, policy: KeyPolicy) -> KeyRing {
         KeyRing {
-            store,
+            db,
             sealer,
             policy,
             cache: RwLock::new(HashMap::new()),
@@ -96,22 +98,18 @@ impl KeyRing {
     /// Retires the company's current keys and starts signing with new ones.
     pub async fn rotate(&self, company: &str) -> Result<Arc<CompanyKeys>, StoreError> {
         let _guard = self.load_lock.lock().await;
-        self.store
-            .retire_signing_keys(company, None, now_millis())
-            .await?;
+        storage::retire_signing_keys(&self.db, company, None, now_millis()).await?;
         self.load(company).await
     }
 
     async fn load(&self, company: &str) -> Result<Arc<CompanyKeys>, StoreError> {
         let now = now_millis();
         let overlap = self.policy.overlap.as_millis() as i64;
-        self.store
-            .delete_keys_retired_before(company, now - overlap)
-            .await?;
-        let mut records = self.store.signing_keys(company).await?;
+        storage::delete_keys_retired_before(&self.db, company, now - overlap).await?;
+        let mut records = storage::signing_keys(&self.db, company).await?;
         // Keys are made only for companies that exist: a request naming any company must not cost a key
         // generation.
-        if records.is_empty() && !self.store.company_exists(company).await? {
+        if records.is_empty() && directory::get_company(&self.db, company).await?.is_none() {
             return Err(StoreError::NotFound(format!("company {company}")));
         }
         let rotate_after = self.policy.rotate_after.as_millis() as i64;
@@ -120,13 +118,11 @@ impl KeyRing {
             let stale = current.is_some_and(|k| now - k.created_ms >= rotate_after);
             if current.is_none() || stale {
                 if stale {
-                    self.store
-                        .retire_signing_keys(company, Some(alg.name()), now)
-                        .await?;
+                    storage::retire_signing_keys(&self.db, company, Some(alg.name()), now).await?;
                 }
                 let record = self.create(company, alg).await?;
                 tracing::info!(company, kid = %record.kid, alg = alg.name(), "signing key created");
-                records = self.store.signing_keys(company).await?;
+                records = storage::signing_keys(&self.db, company).await?;
             }
         }
         let keys = Arc::new(self.assemble(&records)?);
@@ -150,7 +146,7 @@ impl KeyRing {
             created_ms: now_millis(),
             retired_ms: None,
         };
-        self.store.insert_signing_key(&record).await?;
+        storage::insert_signing_key(&self.db, &record).await?;
         Ok(record)
     }
 

@@ -11,8 +11,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use common::db::now_millis;
-use common::directory::{grants, OAuthClient};
 use common::secrets::{hash_token, random_token};
+use directory::{grants, OAuthClient};
 use sha2::{Digest, Sha256};
 
 use crate::error::{OAuthError, OAuthErrorCode};
@@ -20,7 +20,7 @@ use crate::form::Params;
 use crate::login::log_in;
 use crate::scope::{self, Granted};
 use crate::state::AuthState;
-use crate::storage::{CodeRecord, SessionRecord};
+use crate::storage::{self, CodeRecord, SessionRecord};
 use crate::{page, pkce};
 
 const SESSION_COOKIE: &str = "speech_session";
@@ -158,23 +158,25 @@ async fn validate(
     })
 }
 
-/// The session of the request's cookie, if it is live and its user may still sign in.
+/// The session of the request's cookie, if it is live and its user may still sign in with it.
 async fn current_session(
     state: &AuthState,
     company: &str,
     req: &HttpRequest,
 ) -> Option<(String, SessionRecord)> {
     let token = req.cookie(SESSION_COOKIE)?.value().to_string();
-    let session = state.tokens.get_session(&hash_token(&token)).await.ok()??;
+    let session = storage::get_session(&state.db, &hash_token(&token))
+        .await
+        .ok()??;
     if session.company != company || session.expires_ms < now_millis() {
         return None;
     }
-    let user = state
-        .directory
-        .get_user_by_id(company, &session.user_id)
+    let user = directory::get_user_by_id(&state.db, company, &session.user_id)
         .await
         .ok()??;
-    user.can_log_in().then_some((token, session))
+    // A password change, block or re-activation since the login ends the session.
+    user.session_valid(session.auth_time_ms)
+        .then_some((token, session))
 }
 
 pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> HttpResponse {
@@ -293,7 +295,7 @@ pub async fn submit(
         auth_time_ms: now,
         expires_ms: now + state.config.session_ttl_secs * 1000,
     };
-    if let Err(e) = state.tokens.insert_session(&session).await {
+    if let Err(e) = storage::insert_session(&state.db, &session).await {
         return Refusal::Redirect {
             redirect_uri: request.redirect_uri,
             state: request.state,
@@ -336,9 +338,9 @@ async fn issue_code(
     let code = random_token(32);
     let now = now_millis();
     let sid = session.id_hash.chars().take(22).collect::<String>();
-    state
-        .tokens
-        .insert_code(&CodeRecord {
+    storage::insert_code(
+        &state.db,
+        &CodeRecord {
             code_hash: hash_token(&code),
             company: company.to_string(),
             client_id: request.client.client_id.clone(),
@@ -354,8 +356,9 @@ async fn issue_code(
             expires_ms: now + state.config.code_ttl_secs * 1000,
             used_ms: None,
             access_jti: None,
-        })
-        .await?;
+        },
+    )
+    .await?;
     let mut pairs = vec![("code", code)];
     if let Some(s) = &request.state {
         pairs.push(("state", s.clone()));

@@ -9,7 +9,7 @@ use crate::state::AuthState;
 
 /// 404 for a company that does not exist, so its keys are never generated.
 pub(crate) async fn require_company(state: &AuthState, company: &str) -> Result<(), OAuthError> {
-    match state.directory.get_company(company).await? {
+    match directory::get_company(&state.db, company).await? {
         Some(_) => Ok(()),
         None => Err(OAuthError::new(
             OAuthErrorCode::InvalidRequest,
@@ -33,7 +33,7 @@ pub async fn openid_configuration(
     }
     let issuer = state.issuer(&company);
     let mut scopes: Vec<&str> = USER_SCOPES.to_vec();
-    scopes.extend_from_slice(common::directory::scopes::ALL);
+    scopes.extend_from_slice(directory::scopes::ALL);
     Ok(HttpResponse::Ok().insert_header(("Cache-Control", "public, max-age=300")).json(json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{issuer}/authorize"),
@@ -44,7 +44,7 @@ pub async fn openid_configuration(
         "revocation_endpoint": format!("{issuer}/revoke"),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": common::directory::grants::ALL,
+        "grant_types_supported": directory::grants::ALL,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["RS256"],
         "access_token_signing_alg_values_supported": ["EdDSA"],

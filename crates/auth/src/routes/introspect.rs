@@ -11,6 +11,7 @@ use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
 use crate::state::AuthState;
+use crate::storage;
 use crate::verify::verify_access_token;
 
 pub async fn introspect(
@@ -58,7 +59,7 @@ pub async fn introspect(
                 .json(body));
         }
     }
-    let Some(record) = state.tokens.get_refresh(&hash_token(token)).await? else {
+    let Some(record) = storage::get_refresh(&state.db, &hash_token(token)).await? else {
         return Ok(inactive());
     };
     let now = now_millis();
@@ -69,11 +70,8 @@ pub async fn introspect(
     if !live {
         return Ok(inactive());
     }
-    let user = state
-        .directory
-        .get_user_by_id(&company, &record.user_id)
-        .await?;
-    let Some(user) = user.filter(|u| u.can_log_in()) else {
+    let user = directory::get_user_by_id(&state.db, &company, &record.user_id).await?;
+    let Some(user) = user.filter(|u| u.session_valid(record.auth_time_ms)) else {
         return Ok(inactive());
     };
     let mut body = json!({

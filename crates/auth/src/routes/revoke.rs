@@ -11,6 +11,7 @@ use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
 use crate::state::AuthState;
+use crate::storage;
 use crate::verify::verify_access_token;
 
 pub async fn revoke(
@@ -24,16 +25,13 @@ pub async fn revoke(
     let client = authenticate_client(&state, &company, &req, &params).await?;
     let token = params.require("token")?;
     let now = now_millis();
-    if let Some(record) = state.tokens.get_refresh(&hash_token(token)).await? {
+    if let Some(record) = storage::get_refresh(&state.db, &hash_token(token)).await? {
         if record.company == *company && record.client_id == client.client_id {
-            state.tokens.revoke_family(&record.family_id, now).await?;
+            storage::revoke_family(&state.db, &record.family_id, now).await?;
         }
     } else if let Ok(claims) = verify_access_token(&state, &company, token).await {
         if claims.client_id == client.client_id {
-            state
-                .tokens
-                .revoke_access(&claims.jti, &company, claims.exp * 1000)
-                .await?;
+            revocation::revoke(&state.db, &claims.jti, &company, claims.exp * 1000).await?;
         }
     }
     Ok(HttpResponse::Ok()

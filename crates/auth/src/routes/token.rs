@@ -3,8 +3,8 @@
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use common::db::now_millis;
-use common::directory::{grants, OAuthClient, User};
 use common::secrets::{hash_token, random_token};
+use directory::{grants, OAuthClient, User};
 use serde::Serialize;
 
 use crate::client_auth::authenticate_client;
@@ -13,9 +13,9 @@ use crate::form::Params;
 use crate::issue::{self, IdTokenInput, Subject};
 use crate::pkce;
 use crate::state::AuthState;
-use crate::storage::{CodeUse, RefreshRecord};
+use crate::storage::{self, CodeUse, RefreshRecord};
 
-/// The token response of SPEC.md section 2.1: `scope`, `refresh_token` and `id_token` appear only where
+/// The token response of docs/token-service.md: `scope`, `refresh_token` and `id_token` appear only where
 /// the grant gives them.
 #[derive(Serialize)]
 pub struct TokenResponse {
@@ -136,7 +136,7 @@ async fn authorization_code(
         .or_else(|| params.get("redirect_uri"));
     let code_hash = hash_token(code);
     let now = now_millis();
-    let record = match state.tokens.use_code(&code_hash, now).await? {
+    let record = match storage::use_code(&state.db, &code_hash, now).await? {
         CodeUse::Unknown => {
             return Err(OAuthError::invalid_grant(
                 "the authorization code is not valid",
@@ -145,13 +145,16 @@ async fn authorization_code(
         CodeUse::Replay(record) => {
             // A second exchange means the code leaked: revoke what the first exchange issued. The mark
             // comes first, so a first exchange still in flight sees it (below) and revokes its own.
-            state.tokens.mark_code_replayed(&code_hash, now).await?;
-            state.tokens.revoke_family(&record.family_id, now).await?;
+            storage::mark_code_replayed(&state.db, &code_hash, now).await?;
+            storage::revoke_family(&state.db, &record.family_id, now).await?;
             if let Some(jti) = &record.access_jti {
-                state
-                    .tokens
-                    .revoke_access(jti, &record.company, now + client.access_token_ttl * 1000)
-                    .await?;
+                revocation::revoke(
+                    &state.db,
+                    jti,
+                    &record.company,
+                    now + client.access_token_ttl * 1000,
+                )
+                .await?;
             }
             tracing::warn!(company, client_id = %client.client_id, "authorization code replayed; its tokens are revoked");
             return Err(OAuthError::invalid_grant(
@@ -192,7 +195,7 @@ async fn authorization_code(
         }
         (None, None) => {}
     }
-    let user = active_user(state, company, &record.user_id).await?;
+    let user = active_user(state, company, &record.user_id, record.auth_time_ms).await?;
     let keys = state.keys.get(company).await?;
     let issuer = state.issuer(company);
     let access = issue::access_token(
@@ -202,14 +205,11 @@ async fn authorization_code(
             company,
             client_id: &client.client_id,
             user: Some(&user),
-            scope: &record.scope,
+            scope: &user_token_scope(client, &record.scope),
             ttl_secs: client.access_token_ttl,
         },
     )?;
-    state
-        .tokens
-        .set_code_access_jti(&code_hash, &access.jti)
-        .await?;
+    storage::set_code_access_jti(&state.db, &code_hash, &access.jti).await?;
     let refresh_token = if record.requested_refresh && issues_refresh_tokens(client) {
         Some(
             store_refresh(
@@ -242,13 +242,10 @@ async fn authorization_code(
     )?;
     // A replay that raced this exchange revoked the family before this refresh token existed, or the
     // access token before its id was recorded: settle it now that both are stored.
-    if state.tokens.code_replayed(&code_hash).await? {
+    if storage::code_replayed(&state.db, &code_hash).await? {
         let now = now_millis();
-        state.tokens.revoke_family(&record.family_id, now).await?;
-        state
-            .tokens
-            .revoke_access(&access.jti, company, access.exp * 1000)
-            .await?;
+        storage::revoke_family(&state.db, &record.family_id, now).await?;
+        revocation::revoke(&state.db, &access.jti, company, access.exp * 1000).await?;
         return Err(OAuthError::invalid_grant(
             "the authorization code was already used",
         ));
@@ -273,7 +270,9 @@ async fn refresh(
     let hash = hash_token(presented);
     let now = now_millis();
     let invalid = || OAuthError::invalid_grant("the refresh token is not valid");
-    let record = state.tokens.get_refresh(&hash).await?.ok_or_else(invalid)?;
+    let record = storage::get_refresh(&state.db, &hash)
+        .await?
+        .ok_or_else(invalid)?;
     if record.company != company || record.client_id != client.client_id {
         return Err(invalid());
     }
@@ -283,7 +282,7 @@ async fn refresh(
         ));
     }
     if record.used_ms.is_some() {
-        state.tokens.revoke_family(&record.family_id, now).await?;
+        storage::revoke_family(&state.db, &record.family_id, now).await?;
         tracing::warn!(company, client_id = %client.client_id, "rotated refresh token reused; its family is revoked");
         return Err(OAuthError::invalid_grant(
             "the refresh token was already used",
@@ -298,10 +297,10 @@ async fn refresh(
             "the client no longer issues refresh tokens",
         ));
     }
-    let user = match active_user(state, company, &record.user_id).await {
+    let user = match active_user(state, company, &record.user_id, record.auth_time_ms).await {
         Ok(user) => user,
         Err(e) => {
-            state.tokens.revoke_family(&record.family_id, now).await?;
+            storage::revoke_family(&state.db, &record.family_id, now).await?;
             return Err(e);
         }
     };
@@ -320,9 +319,9 @@ async fn refresh(
             requested.to_string()
         }
     };
-    if !state.tokens.rotate_refresh(&hash, now).await? {
+    if !storage::rotate_refresh(&state.db, &hash, now).await? {
         // Lost a race with another use of the same token: that is a reuse.
-        state.tokens.revoke_family(&record.family_id, now).await?;
+        storage::revoke_family(&state.db, &record.family_id, now).await?;
         return Err(OAuthError::invalid_grant(
             "the refresh token was already used",
         ));
@@ -335,7 +334,7 @@ async fn refresh(
             company,
             client_id: &client.client_id,
             user: Some(&user),
-            scope: &scope,
+            scope: &user_token_scope(client, &scope),
             ttl_secs: client.access_token_ttl,
         },
     )?;
@@ -359,14 +358,30 @@ async fn refresh(
     })
 }
 
+/// The scope of a user's access token: what was granted, plus `admin` when the client has administration
+/// access, whatever the request asked for (the token response still shows the granted scope only).
+fn user_token_scope(client: &OAuthClient, granted: &str) -> String {
+    if client.admin_access && !crate::scope::includes(granted, crate::scope::ADMIN) {
+        format!("{granted} {}", crate::scope::ADMIN)
+    } else {
+        granted.to_string()
+    }
+}
+
 fn issues_refresh_tokens(client: &OAuthClient) -> bool {
     client.issue_refresh_token && client.allows_grant(grants::REFRESH_TOKEN)
 }
 
-/// The user behind a code or refresh token, refused when deleted, blocked or inactive.
-async fn active_user(state: &AuthState, company: &str, user_id: &str) -> Result<User, OAuthError> {
-    match state.directory.get_user_by_id(company, user_id).await? {
-        Some(user) if user.can_log_in() => Ok(user),
+/// The user behind a code or refresh token, refused when deleted, blocked or inactive, or when its
+/// sessions were ended (password change, block) after it authenticated at `auth_time_ms`.
+async fn active_user(
+    state: &AuthState,
+    company: &str,
+    user_id: &str,
+    auth_time_ms: i64,
+) -> Result<User, OAuthError> {
+    match directory::get_user_by_id(&state.db, company, user_id).await? {
+        Some(user) if user.session_valid(auth_time_ms) => Ok(user),
         _ => Err(OAuthError::invalid_grant("the user can no longer sign in")),
     }
 }
@@ -382,9 +397,9 @@ async fn store_refresh(
 ) -> Result<String, OAuthError> {
     let token = random_token(32);
     let now = now_millis();
-    state
-        .tokens
-        .insert_refresh(&RefreshRecord {
+    storage::insert_refresh(
+        &state.db,
+        &RefreshRecord {
             token_hash: hash_token(&token),
             family_id: family_id.to_string(),
             company: client.company.clone(),
@@ -398,7 +413,8 @@ async fn store_refresh(
             expires_ms: client.refresh_token_ttl.map(|ttl| now + ttl * 1000),
             used_ms: None,
             revoked_ms: None,
-        })
-        .await?;
+        },
+    )
+    .await?;
     Ok(token)
 }

@@ -28,11 +28,7 @@ pub async fn userinfo(
             "the token was not issued with the openid scope",
         ));
     }
-    let user = match state
-        .directory
-        .get_user_by_id(&company, &claims.sub)
-        .await?
-    {
+    let user = match directory::get_user_by_id(&state.db, &company, &claims.sub).await? {
         Some(user) if user.can_log_in() => user,
         _ => return Err(invalid("the user can no longer sign in")),
     };

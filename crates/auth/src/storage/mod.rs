@@ -1,10 +1,10 @@
-//! The token service's own storage (signing keys, codes, refresh tokens, revocations, login sessions),
-//! a port with PostgreSQL and SQLite adapters compiled from `store_sql.rs`.
+//! The token service's own tables (signing keys, codes, refresh tokens, login sessions): one public
+//! function per operation, on the pool (`&db`) or in a transaction (`&mut tx`), dispatched to the
+//! PostgreSQL or SQLite compilation of `sql.rs`. Access tokens are revoked through the revocation crate,
+//! which owns that list.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use common::db::{Database, Migrations, StoreError};
+use common::db::{Database, Handle, Migrations, StoreError};
+use common::dispatch;
 
 /// Migrations of the token service's tables (versions 1001 and up).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -78,71 +78,143 @@ pub enum CodeUse {
     Unknown,
 }
 
-#[async_trait]
-pub trait TokenStore: Send + Sync + 'static {
-    async fn company_exists(&self, company: &str) -> Result<bool, StoreError>;
-
-    async fn signing_keys(&self, company: &str) -> Result<Vec<SigningKeyRecord>, StoreError>;
-    async fn insert_signing_key(&self, key: &SigningKeyRecord) -> Result<(), StoreError>;
-    /// Retires every active key of `company` (of `alg`, or all algorithms).
-    async fn retire_signing_keys(
-        &self,
-        company: &str,
-        alg: Option<&str>,
-        at_ms: i64,
-    ) -> Result<(), StoreError>;
-    /// Deletes keys retired before `before_ms`: they are no longer published.
-    async fn delete_keys_retired_before(
-        &self,
-        company: &str,
-        before_ms: i64,
-    ) -> Result<u64, StoreError>;
-
-    async fn insert_code(&self, code: &CodeRecord) -> Result<(), StoreError>;
-    async fn use_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeUse, StoreError>;
-    async fn set_code_access_jti(&self, code_hash: &str, jti: &str) -> Result<(), StoreError>;
-    /// Records that the spent code was presented again.
-    async fn mark_code_replayed(&self, code_hash: &str, now_ms: i64) -> Result<(), StoreError>;
-    /// Whether the code was presented again after its first use.
-    async fn code_replayed(&self, code_hash: &str) -> Result<bool, StoreError>;
-
-    async fn insert_refresh(&self, token: &RefreshRecord) -> Result<(), StoreError>;
-    async fn get_refresh(&self, token_hash: &str) -> Result<Option<RefreshRecord>, StoreError>;
-    /// Marks the token rotated; false when it was already rotated or revoked (a concurrent or repeated use).
-    async fn rotate_refresh(&self, token_hash: &str, now_ms: i64) -> Result<bool, StoreError>;
-    /// Revokes every refresh token of the family and the access tokens issued with them.
-    async fn revoke_family(&self, family_id: &str, now_ms: i64) -> Result<(), StoreError>;
-    /// Revokes every refresh token of a user (blocked or deleted users).
-    async fn revoke_user_tokens(
-        &self,
-        company: &str,
-        user_id: &str,
-        now_ms: i64,
-    ) -> Result<(), StoreError>;
-
-    async fn revoke_access(
-        &self,
-        jti: &str,
-        company: &str,
-        expires_ms: i64,
-    ) -> Result<(), StoreError>;
-    async fn is_access_revoked(&self, jti: &str) -> Result<bool, StoreError>;
-
-    async fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
-    async fn get_session(&self, id_hash: &str) -> Result<Option<SessionRecord>, StoreError>;
-
-    /// Deletes expired codes, sessions and revocation entries.
-    async fn purge_expired(&self, now_ms: i64) -> Result<(), StoreError>;
+pub async fn signing_keys<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Vec<SigningKeyRecord>, StoreError> {
+    dispatch!(h, signing_keys(company))
 }
 
-pub fn open_token_store(db: &Database) -> Arc<dyn TokenStore> {
-    match db {
-        Database::Postgres(pool) => Arc::new(adapters::postgres::SqlTokenStore(pool.clone())),
-        Database::Sqlite(pool) => Arc::new(adapters::sqlite::SqlTokenStore(pool.clone())),
+pub async fn insert_signing_key<'a>(
+    h: impl Into<Handle<'a>>,
+    key: &SigningKeyRecord,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_signing_key(key))
+}
+
+/// Retires every active key of `company` (of `alg`, or all algorithms).
+pub async fn retire_signing_keys<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    alg: Option<&str>,
+    at_ms: i64,
+) -> Result<(), StoreError> {
+    dispatch!(h, retire_signing_keys(company, alg, at_ms))
+}
+
+/// Deletes keys retired before `before_ms`: they are no longer published.
+pub async fn delete_keys_retired_before<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    before_ms: i64,
+) -> Result<u64, StoreError> {
+    dispatch!(h, delete_keys_retired_before(company, before_ms))
+}
+
+pub async fn insert_code<'a>(
+    h: impl Into<Handle<'a>>,
+    code: &CodeRecord,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_code(code))
+}
+
+pub async fn use_code<'a>(
+    h: impl Into<Handle<'a>>,
+    code_hash: &str,
+    now_ms: i64,
+) -> Result<CodeUse, StoreError> {
+    dispatch!(h, use_code(code_hash, now_ms))
+}
+
+pub async fn set_code_access_jti<'a>(
+    h: impl Into<Handle<'a>>,
+    code_hash: &str,
+    jti: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_code_access_jti(code_hash, jti))
+}
+
+/// Records that the spent code was presented again.
+pub async fn mark_code_replayed<'a>(
+    h: impl Into<Handle<'a>>,
+    code_hash: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    dispatch!(h, mark_code_replayed(code_hash, now_ms))
+}
+
+/// Whether the code was presented again after its first use.
+pub async fn code_replayed<'a>(
+    h: impl Into<Handle<'a>>,
+    code_hash: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, code_replayed(code_hash))
+}
+
+pub async fn insert_refresh<'a>(
+    h: impl Into<Handle<'a>>,
+    token: &RefreshRecord,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_refresh(token))
+}
+
+pub async fn get_refresh<'a>(
+    h: impl Into<Handle<'a>>,
+    token_hash: &str,
+) -> Result<Option<RefreshRecord>, StoreError> {
+    dispatch!(h, get_refresh(token_hash))
+}
+
+/// Marks the token rotated; false when it was already rotated or revoked (a concurrent or repeated use).
+pub async fn rotate_refresh<'a>(
+    h: impl Into<Handle<'a>>,
+    token_hash: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    dispatch!(h, rotate_refresh(token_hash, now_ms))
+}
+
+/// Revokes every refresh token of a user (blocked or deleted users).
+pub async fn revoke_user_tokens<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    user_id: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    dispatch!(h, revoke_user_tokens(company, user_id, now_ms))
+}
+
+pub async fn insert_session<'a>(
+    h: impl Into<Handle<'a>>,
+    session: &SessionRecord,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_session(session))
+}
+
+pub async fn get_session<'a>(
+    h: impl Into<Handle<'a>>,
+    id_hash: &str,
+) -> Result<Option<SessionRecord>, StoreError> {
+    dispatch!(h, get_session(id_hash))
+}
+
+/// Deletes expired codes, sessions and revocation entries.
+pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<(), StoreError> {
+    dispatch!(h, purge_expired(now_ms))
+}
+
+/// Revokes every refresh token of the family and the access tokens still live that were issued with
+/// them (through the revocation list), in one transaction.
+pub async fn revoke_family(db: &Database, family_id: &str, now_ms: i64) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    let live: Vec<(String, String, i64)> =
+        dispatch!(&mut tx, family_live_access_tokens(family_id, now_ms))?;
+    for (jti, company, expires_ms) in &live {
+        revocation::revoke(&mut tx, jti, company, *expires_ms).await?;
     }
+    dispatch!(&mut tx, mark_family_revoked(family_id, now_ms))?;
+    tx.commit().await
 }
 
-mod adapters {
-    use super::*;
-    common::sql_adapters!("store_sql.rs");
-}
+mod postgres;
+mod sqlite;

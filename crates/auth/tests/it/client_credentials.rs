@@ -1,7 +1,7 @@
 //! The client-credentials grant: response shape, client authentication and its failures, tenancy.
 
 use crate::support::*;
-use common::directory::{grants, ClientSpec};
+use directory::{grants, ClientSpec};
 
 async fn setup(backend: Backend) -> (TestAuth, String, String) {
     let auth = TestAuth::start(backend).await;

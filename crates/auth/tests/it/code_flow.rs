@@ -91,7 +91,11 @@ async fn the_code_exchange_answers_the_spec_fields_with_the_default_scope(backen
     assert_eq!(claims.username.as_deref(), Some(USERNAME));
     assert_eq!(claims.client_id, s.client_id);
     assert_eq!(claims.company, "acme");
-    assert_eq!(claims.scope, DEFAULT_SCOPE);
+    assert_eq!(
+        claims.scope,
+        format!("{DEFAULT_SCOPE} admin"),
+        "the test client has administration access"
+    );
     assert!(claims.is_user_token());
 
     // RFC 6749 spells the parameter redirect_uri; that works as well.

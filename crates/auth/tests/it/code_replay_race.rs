@@ -22,13 +22,13 @@ async fn an_exchange_overtaken_by_a_replay_revokes_what_it_issued(backend: Backe
         .code;
     // The replay's mark lands while the first exchange is between spending the code and storing its
     // tokens (here: before it starts, which is the same to it).
-    s.auth
-        .service
-        .state
-        .tokens
-        .mark_code_replayed(&hash_token(&code), common::db::now_millis())
-        .await
-        .unwrap();
+    auth::storage::mark_code_replayed(
+        &s.auth.service.state.db,
+        &hash_token(&code),
+        common::db::now_millis(),
+    )
+    .await
+    .unwrap();
     let (status, body, _) = exchange_code(&s, &code).await;
     assert_eq!(
         (status, body["error"].as_str()),

@@ -35,7 +35,7 @@ async fn an_access_token_is_active_with_its_claims(backend: Backend) {
     assert_eq!(body["active"], true, "{body}");
     assert_eq!(
         body["scope"],
-        "refreshToken openid email profile phone address"
+        "refreshToken openid email profile phone address admin"
     );
     assert_eq!(body["client_id"], s.client_id);
     assert_eq!(body["sub"], s.user.id);
@@ -286,12 +286,7 @@ async fn userinfo_of_an_unknown_company_generates_no_keys(backend: Backend) {
     let access = body["access_token"].as_str().unwrap();
     let (status, _) = userinfo(&s.auth, "no-such-company", access).await;
     assert_eq!(status, 401);
-    let stored = s
-        .auth
-        .service
-        .state
-        .tokens
-        .signing_keys("no-such-company")
+    let stored = auth::storage::signing_keys(&s.auth.service.state.db, "no-such-company")
         .await
         .unwrap();
     assert!(

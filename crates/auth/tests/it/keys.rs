@@ -225,11 +225,7 @@ async fn discovery_describes_the_company(backend: Backend) {
         assert_eq!(status, 404, "{path} of an unknown company");
     }
     assert!(
-        s.auth
-            .service
-            .state
-            .tokens
-            .signing_keys("nope")
+        auth::storage::signing_keys(&s.auth.service.state.db, "nope")
             .await
             .unwrap()
             .is_empty(),

@@ -5,6 +5,7 @@ mod code_flow;
 mod code_replay_race;
 mod introspection;
 mod keys;
+mod lockout_race;
 mod login;
 mod openapi;
 mod pkce;

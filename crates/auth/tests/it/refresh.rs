@@ -44,7 +44,10 @@ async fn a_refresh_rotates_the_refresh_token(backend: Backend) {
         .unwrap();
     assert_eq!(claims.sub, s.user.id);
     assert_eq!(claims.client_id, s.client_id);
-    assert_eq!(claims.scope, "refreshToken");
+    assert_eq!(
+        claims.scope, "refreshToken admin",
+        "the client has administration access"
+    );
 
     let (status, again, _) = refresh(&s.auth, &s.client_id, &s.secret, new).await;
     assert_eq!(status, 200, "the new token works: {again}");
@@ -90,7 +93,7 @@ async fn an_inactive_users_refresh_token_is_refused(backend: Backend) {
     let s = setup(backend).await;
     let token = refresh_token(&s).await;
     update_user(&s.auth, USERNAME, |u| {
-        u.status = common::directory::STATUS_INACTIVE.into()
+        u.status = directory::STATUS_INACTIVE.into()
     })
     .await;
     assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &token).await);
@@ -99,14 +102,15 @@ async fn an_inactive_users_refresh_token_is_refused(backend: Backend) {
 async fn a_deleted_users_refresh_token_is_refused(backend: Backend) {
     let s = setup(backend).await;
     let token = refresh_token(&s).await;
-    assert!(s
-        .auth
-        .service
-        .state
-        .directory
-        .delete_user("acme", USERNAME)
-        .await
-        .unwrap());
+    let user = get_user(&s.auth, USERNAME).await;
+    assert!(directory::delete_user_if_version(
+        &s.auth.service.state.db,
+        "acme",
+        USERNAME,
+        user.version
+    )
+    .await
+    .unwrap());
     assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &token).await);
 }
 

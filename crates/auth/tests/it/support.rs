@@ -61,7 +61,7 @@ pub fn keys(value: &Value) -> Vec<String> {
 // ---- The authorization-code flow: a company, a confidential client, a user and the calls around them.
 
 pub use auth::testing::Redirected;
-pub use common::directory::{ClientSpec, User};
+pub use directory::{ClientSpec, User};
 
 use std::collections::HashMap;
 
@@ -265,10 +265,7 @@ pub fn authorize_url(auth: &TestAuth, client_id: &str, extra: &[(&str, &str)]) -
 }
 
 pub async fn get_user(auth: &TestAuth, username: &str) -> User {
-    auth.service
-        .state
-        .directory
-        .get_user("acme", username)
+    directory::get_user(&auth.service.state.db, "acme", username)
         .await
         .expect("user read")
         .expect("user exists")
@@ -279,12 +276,11 @@ pub async fn update_user(auth: &TestAuth, username: &str, change: impl FnOnce(&m
     let mut user = get_user(auth, username).await;
     change(&mut user);
     user.version += 1;
-    auth.service
-        .state
-        .directory
-        .update_user(&user)
+    let mut tx = auth.service.state.db.begin().await.expect("transaction");
+    directory::update_user(&mut tx, &user)
         .await
         .expect("user update");
+    tx.commit().await.expect("commit");
 }
 
 /// Seconds since the epoch.

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use actix_web::{web, App, HttpResponse, HttpServer};
-use common::directory::ClientSpec;
 use common::jwt::{Authenticated, JwtVerifier, VerifierConfig, VerifyError};
 use common::testing::loopback_listener;
+use directory::ClientSpec;
 
 use crate::support::*;
 

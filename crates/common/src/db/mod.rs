@@ -11,6 +11,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
+mod handle;
+pub use handle::{Conn, Exec, Handle, Tx};
+
 /// Errors a store reports; handlers map them to API errors.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -22,6 +25,9 @@ pub enum StoreError {
     /// An optimistic-concurrency check failed: the row changed since it was read.
     #[error("stale version")]
     Stale,
+    /// A row still refers to what was to be removed (a foreign key); the text names what holds it.
+    #[error("in use: {0}")]
+    InUse(String),
     #[error(transparent)]
     Database(#[from] sqlx::Error),
 }
@@ -32,6 +38,16 @@ impl StoreError {
         match &e {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::Conflict(what.into())
+            }
+            _ => StoreError::Database(e),
+        }
+    }
+
+    /// Maps a foreign-key violation to `InUse(what)`, anything else to `Database`.
+    pub fn referenced(e: sqlx::Error, what: impl Into<String>) -> StoreError {
+        match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::InUse(what.into())
             }
             _ => StoreError::Database(e),
         }
@@ -51,12 +67,6 @@ pub struct Migrations {
     pub postgres: fn() -> Migrator,
     pub sqlite: fn() -> Migrator,
 }
-
-/// The directory schema (companies, users, roles, OAuth clients), shared by the auth and admin services.
-pub const DIRECTORY_MIGRATIONS: Migrations = Migrations {
-    postgres: || sqlx::migrate!("./migrations/postgres"),
-    sqlite: || sqlx::migrate!("./migrations/sqlite"),
-};
 
 impl Database {
     /// Connects to `url`; SQLite files are created when missing and run in WAL mode.

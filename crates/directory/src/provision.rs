@@ -1,7 +1,7 @@
 //! Creating directory records with their generated secrets, as the admin API and `speechd bootstrap` do.
 
 use super::model::*;
-use crate::secrets::{generate_client_secret, hash_client_secret, SecretKey};
+use common::secrets::{generate_client_secret, hash_client_secret, SecretKey};
 
 /// What a new OAuth client is allowed.
 #[derive(Debug, Clone)]
@@ -15,6 +15,8 @@ pub struct ClientSpec {
     pub refresh_token_ttl: Option<i64>,
     /// A public client has no secret and must use PKCE.
     pub public: bool,
+    /// Whether user tokens of this client may call the administration API.
+    pub admin_access: bool,
 }
 
 /// A new client record and, for a confidential client, its secret: shown once, stored only as a keyed hash.
@@ -24,7 +26,7 @@ pub fn new_client(
     key: &SecretKey,
     by: &str,
 ) -> (OAuthClient, Option<String>) {
-    let now = crate::db::now();
+    let now = common::db::now();
     let secret = (!spec.public).then(generate_client_secret);
     let client = OAuthClient {
         client_id: uuid::Uuid::new_v4().simple().to_string(),
@@ -38,6 +40,7 @@ pub fn new_client(
         access_token_ttl: spec.access_token_ttl,
         refresh_token_ttl: spec.refresh_token_ttl,
         secret_rotated_on: secret.as_ref().map(|_| now),
+        admin_access: spec.admin_access,
         created_on: now,
         created_by: Some(by.to_string()),
         modified_on: now,
@@ -51,7 +54,7 @@ pub fn new_company(id: &str, name: &str) -> Company {
     Company {
         id: id.to_string(),
         name: name.to_string(),
-        created_on: crate::db::now(),
+        created_on: common::db::now(),
     }
 }
 
@@ -62,7 +65,7 @@ pub fn new_role(
     permissions: &[&str],
     by: &str,
 ) -> Role {
-    let now = crate::db::now();
+    let now = common::db::now();
     Role {
         company: company.to_string(),
         name: name.to_string(),

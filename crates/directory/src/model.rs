@@ -15,7 +15,15 @@ pub mod permissions {
     pub const MANAGE_ROLES: &str = "Manage Roles";
     pub const MANAGE_CLIENTS: &str = "Manage Clients";
     pub const VIEW_AUDIT_LOG: &str = "View Audit Log";
-    pub const ALL: &[&str] = &[MANAGE_USERS, MANAGE_ROLES, MANAGE_CLIENTS, VIEW_AUDIT_LOG];
+    /// Setting the password of another user (with Manage Users). A caller may always set its own.
+    pub const SET_PASSWORDS: &str = "Set Passwords";
+    pub const ALL: &[&str] = &[
+        MANAGE_USERS,
+        MANAGE_ROLES,
+        MANAGE_CLIENTS,
+        VIEW_AUDIT_LOG,
+        SET_PASSWORDS,
+    ];
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,13 +95,17 @@ pub struct User {
     pub failed_login_count: i64,
     /// Until when repeated failed logins lock the account (milliseconds since the epoch).
     pub locked_until_ms: Option<i64>,
+    /// Codes, refresh tokens and login sessions of this user authenticated before this instant
+    /// (milliseconds since the epoch) are void: set when the password changes and when the account is
+    /// blocked, deactivated or re-activated.
+    pub sessions_valid_after_ms: Option<i64>,
     pub version: i64,
 }
 
 impl User {
     /// A new active user with empty profile fields, as bootstrap and tests create them.
     pub fn new(company: &str, username: &str, primary_role: &str, by: &str) -> User {
-        let now = crate::db::now();
+        let now = common::db::now();
         User {
             id: uuid::Uuid::new_v4().to_string(),
             company: company.to_string(),
@@ -126,6 +138,7 @@ impl User {
             login_count: 0,
             failed_login_count: 0,
             locked_until_ms: None,
+            sessions_valid_after_ms: None,
             version: 1,
         }
     }
@@ -133,6 +146,21 @@ impl User {
     /// Whether the user may log in at all (before checking the password).
     pub fn can_log_in(&self) -> bool {
         !self.login_blocked && self.status == STATUS_ACTIVE
+    }
+
+    /// Whether something the user authenticated at `auth_time_ms` (a login session, a code, a refresh
+    /// token family) is still good: the account may log in and nothing voided its sessions since.
+    pub fn session_valid(&self, auth_time_ms: i64) -> bool {
+        self.can_log_in()
+            && self
+                .sessions_valid_after_ms
+                .is_none_or(|after| auth_time_ms >= after)
+    }
+
+    /// Every role the user holds, the primary role first.
+    pub fn roles(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.primary_role.as_str())
+            .chain(self.extra_roles.iter().map(String::as_str))
     }
 }
 
@@ -171,6 +199,9 @@ pub struct OAuthClient {
     /// Refresh-token lifetime in seconds; `None` is unlimited.
     pub refresh_token_ttl: Option<i64>,
     pub secret_rotated_on: Option<DateTime<Utc>>,
+    /// Whether user tokens issued to this client may call the administration API: they then carry the
+    /// scope `admin`. Off for new clients.
+    pub admin_access: bool,
     pub created_on: DateTime<Utc>,
     pub created_by: Option<String>,
     pub modified_on: DateTime<Utc>,

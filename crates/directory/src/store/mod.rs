@@ -1,0 +1,251 @@
+//! The directory's storage: one public function per operation, dispatched to the PostgreSQL or SQLite
+//! compilation of `sql.rs` (see `postgres.rs` and `sqlite.rs`).
+
+mod postgres;
+mod rows;
+mod sqlite;
+
+use chrono::{DateTime, Utc};
+use common::db::{Handle, StoreError, Tx};
+use common::dispatch;
+
+use crate::model::*;
+
+/// Filters of a user listing.
+#[derive(Debug, Clone, Default)]
+pub struct UserFilter {
+    pub status: Option<String>,
+    /// Matches the primary role or any extra role.
+    pub role: Option<String>,
+}
+
+/// Filters of a role listing.
+#[derive(Debug, Clone, Default)]
+pub struct RoleFilter {
+    /// Only the role with this name.
+    pub name: Option<String>,
+    /// Only roles held (as primary or extra role) by at least one user with this status.
+    pub held_by_status: Option<String>,
+}
+
+/// Failed-login accounting: the reservation of one attempt before its password is checked.
+#[derive(Debug, Clone, Copy)]
+pub struct LoginPolicy {
+    pub now_ms: i64,
+    /// Failures that lock the account.
+    pub lock_after: i64,
+    /// Until when a lock holds, when this attempt sets it.
+    pub lock_until_ms: i64,
+}
+
+pub async fn get_company<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+) -> Result<Option<Company>, StoreError> {
+    dispatch!(h, get_company(id))
+}
+
+/// Inserts the company unless it exists; returns whether it was created.
+pub async fn ensure_company<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &Company,
+) -> Result<bool, StoreError> {
+    dispatch!(h, ensure_company(company))
+}
+
+pub async fn get_role<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+) -> Result<Option<Role>, StoreError> {
+    dispatch!(h, get_role(company, name))
+}
+
+pub async fn insert_role<'a>(h: impl Into<Handle<'a>>, role: &Role) -> Result<(), StoreError> {
+    dispatch!(h, insert_role(role))
+}
+
+/// Replaces the role if its stored version is `role.version - 1`; otherwise `Stale`.
+pub async fn update_role<'a>(h: impl Into<Handle<'a>>, role: &Role) -> Result<(), StoreError> {
+    dispatch!(h, update_role(role))
+}
+
+/// Deletes the role if its stored version is `version`; false when it is missing or changed. A role
+/// some user still holds is `InUse`.
+pub async fn delete_role_if_version<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+    version: i64,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_role_if_version(company, name, version))
+}
+
+/// Roles ordered by name, strictly after `after`, that pass `filter`.
+pub async fn list_roles<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    filter: &RoleFilter,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<Role>, StoreError> {
+    dispatch!(h, list_roles(company, filter, after, limit))
+}
+
+/// The permissions of the named roles of `company` (unknown names grant nothing).
+pub async fn permissions_of_roles<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    roles: &[&str],
+) -> Result<Vec<String>, StoreError> {
+    dispatch!(h, permissions_of_roles(company, roles))
+}
+
+pub async fn get_user<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    username: &str,
+) -> Result<Option<User>, StoreError> {
+    dispatch!(h, get_user(company, username))
+}
+
+pub async fn get_user_by_id<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    id: &str,
+) -> Result<Option<User>, StoreError> {
+    dispatch!(h, get_user_by_id(company, id))
+}
+
+/// The user and the permissions its roles grant, read together.
+pub async fn get_user_with_permissions<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    id: &str,
+) -> Result<Option<(User, Vec<String>)>, StoreError> {
+    dispatch!(h, get_user_with_permissions(company, id))
+}
+
+/// Inserts the user with its roles (a role that does not exist is `NotFound`).
+pub async fn insert_user(tx: &mut Tx, user: &User) -> Result<(), StoreError> {
+    dispatch!(tx, insert_user(user))
+}
+
+/// Replaces the profile and roles (everything but the password and login facts) if the stored version
+/// is `user.version - 1`; otherwise `Stale`.
+pub async fn update_user(tx: &mut Tx, user: &User) -> Result<(), StoreError> {
+    dispatch!(tx, update_user(user))
+}
+
+/// Deletes the user if its stored version is `version`; false when it is missing or changed.
+pub async fn delete_user_if_version<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    username: &str,
+    version: i64,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_user_if_version(company, username, version))
+}
+
+/// Users ordered by username, strictly after `after`.
+pub async fn list_users<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    filter: &UserFilter,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<User>, StoreError> {
+    dispatch!(h, list_users(company, filter, after, limit))
+}
+
+/// Sets the password hash. Sessions, codes and refresh tokens authenticated before `at` become void,
+/// and the failed-login count and any lock are cleared.
+pub async fn set_password<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    user_id: &str,
+    hash: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_password(company, user_id, hash, at))
+}
+
+/// Reserves one login attempt before its password is checked: counts it as a failure at once and
+/// locks the account when the count reaches the limit. `None` when the account is locked (nothing is
+/// counted); otherwise the count including this attempt. Concurrent attempts each get their own count,
+/// so no more than `lock_after` passwords are ever checked per lock period.
+pub async fn reserve_login_attempt<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    user_id: &str,
+    policy: LoginPolicy,
+) -> Result<Option<i64>, StoreError> {
+    dispatch!(h, reserve_login_attempt(company, user_id, policy))
+}
+
+/// Records a successful login (last_login, login_count + 1). The failure count and the lock are
+/// cleared only when no other attempt was reserved after this one (`reserved` is still the count):
+/// a success amid a burst of failures leaves their count and lock in place.
+pub async fn record_login_success<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    user_id: &str,
+    at: DateTime<Utc>,
+    reserved: i64,
+) -> Result<(), StoreError> {
+    dispatch!(h, record_login_success(company, user_id, at, reserved))
+}
+
+pub async fn get_client<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    client_id: &str,
+) -> Result<Option<OAuthClient>, StoreError> {
+    dispatch!(h, get_client(company, client_id))
+}
+
+pub async fn insert_client<'a>(
+    h: impl Into<Handle<'a>>,
+    client: &OAuthClient,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_client(client))
+}
+
+/// Replaces the client settings (not the secret) if the stored version is `client.version - 1`.
+pub async fn update_client<'a>(
+    h: impl Into<Handle<'a>>,
+    client: &OAuthClient,
+) -> Result<(), StoreError> {
+    dispatch!(h, update_client(client))
+}
+
+/// Replaces the secret hash and bumps the version; `NotFound` when the client does not exist.
+pub async fn set_client_secret<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    client_id: &str,
+    secret_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_client_secret(company, client_id, secret_hash, at))
+}
+
+/// Deletes the client if its stored version is `version`; false when it is missing or changed.
+pub async fn delete_client_if_version<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    client_id: &str,
+    version: i64,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_client_if_version(company, client_id, version))
+}
+
+/// Clients ordered by id, strictly after `after`.
+pub async fn list_clients<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<Vec<OAuthClient>, StoreError> {
+    dispatch!(h, list_clients(company, after, limit))
+}

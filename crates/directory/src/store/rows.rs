@@ -1,0 +1,198 @@
+//! Rows as both databases return them, and their conversion to the model. Lists are stored as JSON text
+//! (grant types, redirect URIs, scopes, permissions), a user's roles come joined in one string.
+
+use chrono::{DateTime, Utc};
+
+use crate::model::*;
+
+fn json_list(text: &str) -> Vec<String> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("directory values serialize")
+}
+
+/// Separates the role names of a user in the joined column; role names never contain it.
+pub(super) const ROLE_SEPARATOR: char = ',';
+
+#[derive(sqlx::FromRow)]
+pub(super) struct CompanyRow {
+    id: String,
+    name: String,
+    created_on: DateTime<Utc>,
+}
+
+impl From<CompanyRow> for Company {
+    fn from(r: CompanyRow) -> Self {
+        Company {
+            id: r.id,
+            name: r.name,
+            created_on: r.created_on,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct RoleRow {
+    company: String,
+    name: String,
+    description: String,
+    permissions: String,
+    created_on: DateTime<Utc>,
+    created_by: Option<String>,
+    modified_on: DateTime<Utc>,
+    modified_by: String,
+    version: i64,
+}
+
+impl From<RoleRow> for Role {
+    fn from(r: RoleRow) -> Self {
+        Role {
+            company: r.company,
+            name: r.name,
+            description: r.description,
+            permissions: json_list(&r.permissions),
+            created_on: r.created_on,
+            created_by: r.created_by,
+            modified_on: r.modified_on,
+            modified_by: r.modified_by,
+            version: r.version,
+        }
+    }
+}
+
+/// The permissions column of one role.
+pub(super) fn permissions(text: &str) -> Vec<String> {
+    json_list(text)
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct UserRow {
+    id: String,
+    company: String,
+    username: String,
+    first_name: String,
+    last_name: String,
+    salutation: Option<String>,
+    email: Option<String>,
+    phone: Option<String>,
+    automatic_update: bool,
+    excluded_from_user_activity: bool,
+    company_account_id: Option<String>,
+    login_blocked: bool,
+    login_blocked_reason: Option<String>,
+    api_access: bool,
+    status: String,
+    data_access: String,
+    links: Option<String>,
+    password_hash: Option<String>,
+    password_last_set: Option<DateTime<Utc>>,
+    password_last_emailed: Option<DateTime<Utc>>,
+    password_not_set_reason: Option<String>,
+    created_on: DateTime<Utc>,
+    created_by: Option<String>,
+    modified_on: DateTime<Utc>,
+    modified_by: String,
+    last_login: Option<DateTime<Utc>>,
+    login_count: i64,
+    failed_login_count: i64,
+    locked_until_ms: Option<i64>,
+    sessions_valid_after_ms: Option<i64>,
+    version: i64,
+    /// The role names, primary first, joined by `ROLE_SEPARATOR`.
+    roles: Option<String>,
+}
+
+impl From<UserRow> for User {
+    fn from(r: UserRow) -> Self {
+        let mut roles = r
+            .roles
+            .as_deref()
+            .unwrap_or_default()
+            .split(ROLE_SEPARATOR)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let primary_role = roles.next().unwrap_or_default();
+        User {
+            id: r.id,
+            company: r.company,
+            username: r.username,
+            first_name: r.first_name,
+            last_name: r.last_name,
+            salutation: r.salutation,
+            email: r.email,
+            phone: r.phone,
+            automatic_update: r.automatic_update,
+            excluded_from_user_activity: r.excluded_from_user_activity,
+            company_account_id: r.company_account_id,
+            login_blocked: r.login_blocked,
+            login_blocked_reason: r.login_blocked_reason,
+            api_access: r.api_access,
+            status: r.status,
+            primary_role,
+            extra_roles: roles.collect(),
+            data_access: serde_json::from_str(&r.data_access).unwrap_or_default(),
+            links: r.links.and_then(|l| serde_json::from_str(&l).ok()),
+            password_hash: r.password_hash,
+            password_last_set: r.password_last_set,
+            password_last_emailed: r.password_last_emailed,
+            password_not_set_reason: r.password_not_set_reason,
+            created_on: r.created_on,
+            created_by: r.created_by,
+            modified_on: r.modified_on,
+            modified_by: r.modified_by,
+            last_login: r.last_login,
+            login_count: r.login_count,
+            failed_login_count: r.failed_login_count,
+            locked_until_ms: r.locked_until_ms,
+            sessions_valid_after_ms: r.sessions_valid_after_ms,
+            version: r.version,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct ClientRow {
+    client_id: String,
+    company: String,
+    name: String,
+    secret_hash: Option<String>,
+    grant_types: String,
+    redirect_uris: String,
+    scopes: String,
+    issue_refresh_token: bool,
+    access_token_ttl: i64,
+    refresh_token_ttl: Option<i64>,
+    secret_rotated_on: Option<DateTime<Utc>>,
+    admin_access: bool,
+    created_on: DateTime<Utc>,
+    created_by: Option<String>,
+    modified_on: DateTime<Utc>,
+    modified_by: String,
+    version: i64,
+}
+
+impl From<ClientRow> for OAuthClient {
+    fn from(r: ClientRow) -> Self {
+        OAuthClient {
+            client_id: r.client_id,
+            company: r.company,
+            name: r.name,
+            secret_hash: r.secret_hash,
+            grant_types: json_list(&r.grant_types),
+            redirect_uris: json_list(&r.redirect_uris),
+            scopes: json_list(&r.scopes),
+            issue_refresh_token: r.issue_refresh_token,
+            access_token_ttl: r.access_token_ttl,
+            refresh_token_ttl: r.refresh_token_ttl,
+            secret_rotated_on: r.secret_rotated_on,
+            admin_access: r.admin_access,
+            created_on: r.created_on,
+            created_by: r.created_by,
+            modified_on: r.modified_on,
+            modified_by: r.modified_by,
+            version: r.version,
+        }
+    }
+}
