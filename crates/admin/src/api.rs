@@ -168,18 +168,19 @@ pub fn require_if_match(req: &HttpRequest, what: &str, current: i64) -> Result<(
         .get_all(header::IF_MATCH)
         .filter_map(|v| v.to_str().ok())
         .collect();
-    if values.is_empty() {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionRequired,
-            format!("send If-Match with the ETag of the {what} you read (GET it first)"),
-        ));
-    }
     let tags: Vec<&str> = values
         .iter()
         .flat_map(|v| v.split(','))
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .collect();
+    // An empty If-Match names no version: the same as none.
+    if tags.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionRequired,
+            format!("send If-Match with the ETag of the {what} you read (GET it first)"),
+        ));
+    }
     if tags.contains(&"*") {
         return Err(ApiError::new(
             ErrorCode::PreconditionRequired,
@@ -299,10 +300,18 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// A string or null; at most `max` characters.
+    /// A string or null; at most `max` characters, none of them a control character or a bidirectional
+    /// override (which make a name display as something else).
     pub fn string(&self, key: &str, max: usize) -> Result<Option<String>, ApiError> {
         match self.raw(key) {
             None => Ok(None),
+            Some(Value::String(s)) if s.chars().any(is_deceptive) => Err(ApiError::field(
+                self.path(key),
+                format!(
+                    "{} must not contain control characters or bidirectional overrides",
+                    self.path(key)
+                ),
+            )),
             Some(Value::String(s)) if s.chars().count() <= max => Ok(Some(s.clone())),
             Some(Value::String(_)) => Err(ApiError::field(
                 self.path(key),
@@ -353,7 +362,13 @@ impl<'a> Body<'a> {
             .iter()
             .enumerate()
             .map(|(i, v)| match v {
-                Value::String(s) if !s.is_empty() && s.chars().count() <= max_len => Ok(s.clone()),
+                Value::String(s)
+                    if !s.is_empty()
+                        && s.chars().count() <= max_len
+                        && !s.chars().any(is_deceptive) =>
+                {
+                    Ok(s.clone())
+                }
                 _ => Err(ApiError::field(
                     format!("{}[{i}]", self.path(key)),
                     format!(
@@ -365,6 +380,11 @@ impl<'a> Body<'a> {
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }
+}
+
+/// Control characters (C0, DEL, C1) and the Unicode bidirectional embeddings, overrides and isolates.
+pub fn is_deceptive(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Field-level differences between two flat JSON objects, for the audit log: `{field: {"from", "to"}}`

@@ -1083,13 +1083,13 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
     );
 
     // A role's permissions are read when asked, not copied at assignment.
-    let mut setter_lead = directory::get_role(db, "acme", "Empty")
+    let mut empty = directory::get_role(db, "acme", "Empty")
         .await
         .unwrap()
         .unwrap();
-    setter_lead.permissions = strings(&[permissions::SET_PASSWORDS]);
-    setter_lead.version += 1;
-    directory::update_role(db, &setter_lead).await.unwrap();
+    empty.permissions = strings(&[permissions::SET_PASSWORDS]);
+    empty.version += 1;
+    directory::update_role(db, &empty).await.unwrap();
     let (_, granted) = directory::get_user_with_permissions(db, "acme", &user.id)
         .await
         .unwrap()

@@ -4,9 +4,10 @@
 //! set) decides whether user tokens issued to the client may call this API. A change and its audit entry
 //! are one transaction.
 
-use actix_web::web::{Data, Json, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
+use common::http::StrictJson;
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
 use directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
@@ -246,7 +247,7 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let spec = parse_client(&body, None)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
@@ -285,7 +286,7 @@ pub async fn replace(
     state: Data<AdminState>,
     client_id: Path<String>,
     req: HttpRequest,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;

@@ -2,9 +2,10 @@
 //! only permissions it holds and may not change or delete a role granting one it lacks. A change and its
 //! audit entry are one transaction.
 
-use actix_web::web::{Data, Json, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
+use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
 use directory::{new_role, permissions, Role, RoleFilter, UserFilter};
 use serde_json::{json, Map, Value};
@@ -145,7 +146,7 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let input = parse_role(&body)?;
     let name = input
@@ -189,7 +190,7 @@ pub async fn replace(
     state: Data<AdminState>,
     name: Path<String>,
     req: HttpRequest,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
     require_if_match(&req, "role", current.version)?;

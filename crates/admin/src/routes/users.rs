@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
-use actix_web::web::{Data, Json, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
+use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
 use directory::{
     permissions, DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
@@ -496,7 +497,7 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageUsers>,
     state: Data<AdminState>,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let input = parse_user(&body)?;
     let username = input
@@ -550,7 +551,7 @@ pub async fn replace(
     state: Data<AdminState>,
     username: Path<String>,
     req: HttpRequest,
-    body: Json<Value>,
+    body: StrictJson<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
     require_if_match(&req, "user", current.version)?;

@@ -4,6 +4,7 @@
 mod access;
 mod audit;
 mod clients;
+mod hostile_input;
 mod limits;
 mod openapi;
 mod privileges;

@@ -1,15 +1,17 @@
 //! HTTP scaffolding every service shares: the server builder (`serve`), the operational endpoints
 //! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`), request metrics, JSON extractor errors in the
-//! platform's error format, and signal handling for graceful shutdown.
+//! platform's error format, a JSON body extractor that refuses repeated keys, and signal handling for graceful shutdown.
 
 mod extract;
 mod metrics;
 mod ops;
 mod server;
 mod shutdown;
+mod strict_json;
 
 pub use extract::{form_config, json_config, path_config, query_config};
 pub use metrics::HttpMetrics;
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
 pub use shutdown::{run_until_signal, wait_for_signal};
+pub use strict_json::{StrictJson, MAX_JSON_BODY};

@@ -1,0 +1,165 @@
+//! `StrictJson<T>`: a JSON body extractor that refuses what serde_json silently accepts. A key given
+//! twice in one object is an error (serde_json keeps the last one, so a check on the first could be
+//! bypassed by the second), as repeated form fields and query parameters are elsewhere. Errors answer in
+//! the platform's JSON error format and name the key.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::web::Bytes;
+use actix_web::{FromRequest, HttpRequest};
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use crate::{ApiError, ErrorCode};
+
+/// The largest body accepted, in bytes (actix's default payload limit, which reads the body).
+pub const MAX_JSON_BODY: usize = 256 * 1024;
+
+pub struct StrictJson<T>(pub T);
+
+impl<T> std::ops::Deref for StrictJson<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for StrictJson<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let is_json = req
+            .headers()
+            .get(actix_web::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| {
+                let v = v.trim().to_ascii_lowercase();
+                v == "application/json" || v.ends_with("+json")
+            });
+        let body = Bytes::from_request(req, payload);
+        Box::pin(async move {
+            if !is_json {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    "the body must be JSON (Content-Type: application/json)",
+                ));
+            }
+            let bytes = body.await.map_err(|e| {
+                let too_large = matches!(
+                    e.as_error::<actix_web::error::PayloadError>(),
+                    Some(actix_web::error::PayloadError::Overflow)
+                ) || e.to_string().contains("size limit");
+                if too_large {
+                    ApiError::new(
+                        ErrorCode::PayloadTooLarge,
+                        format!("the body is larger than {MAX_JSON_BODY} bytes"),
+                    )
+                } else {
+                    ApiError::new(
+                        ErrorCode::BadRequest,
+                        format!("the body could not be read: {e}"),
+                    )
+                }
+            })?;
+            parse(&bytes).map(StrictJson)
+        })
+    }
+}
+
+/// Parses `bytes` as `T`, refusing objects that name a key twice.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.len() > MAX_JSON_BODY {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the body is larger than {MAX_JSON_BODY} bytes"),
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if let Err(e) = NoDuplicates::deserialize(&mut de).and_then(|_| de.end()) {
+        return Err(ApiError::new(
+            ErrorCode::BadRequest,
+            format!("invalid JSON body: {e}"),
+        ));
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("invalid JSON body: {e}")))
+}
+
+/// Walks any JSON value and fails on the first object with a repeated key.
+struct NoDuplicates;
+
+impl<'de> Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoDuplicatesVisitor)
+    }
+}
+
+struct NoDuplicatesVisitor;
+
+impl<'de> Visitor<'de> for NoDuplicatesVisitor {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_none<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
+        while seq.next_element::<NoDuplicates>()?.is_some() {}
+        Ok(NoDuplicates)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key {key:?} is given more than once"
+                )));
+            }
+            map.next_value::<NoDuplicates>()?;
+        }
+        Ok(NoDuplicates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_are_refused_at_any_depth() {
+        assert!(parse::<serde_json::Value>(br#"{"a": 1, "b": {"c": [1, {"d": 2}]}}"#).is_ok());
+        let e = parse::<serde_json::Value>(br#"{"a": 1, "a": 2}"#).unwrap_err();
+        assert!(e.message.contains("\"a\""), "{}", e.message);
+        assert!(parse::<serde_json::Value>(br#"{"x": [{"k": 1, "k": 1}]}"#).is_err());
+        assert!(parse::<serde_json::Value>(br#"{"a": 1} trailing"#).is_err());
+    }
+}
