@@ -23,7 +23,8 @@ use crate::state::AuthState;
 use crate::storage::{self, CodeRecord, SessionRecord};
 use crate::{page, pkce};
 
-const SESSION_COOKIE: &str = "speech_session";
+/// The browser's login session; the end-session endpoint clears it.
+pub(crate) const SESSION_COOKIE: &str = "speech_session";
 const FAILED_LOGIN: &str =
     "Invalid username or password, or the account is locked after repeated failures.";
 

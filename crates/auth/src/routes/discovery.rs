@@ -42,6 +42,7 @@ pub async fn openid_configuration(
         "jwks_uri": format!("{issuer}/jwks"),
         "introspection_endpoint": format!("{issuer}/introspect"),
         "revocation_endpoint": format!("{issuer}/revoke"),
+        "end_session_endpoint": format!("{issuer}/logout"),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": directory::grants::ALL,

@@ -3,6 +3,7 @@
 mod authorize;
 mod discovery;
 mod introspect;
+mod logout;
 mod revoke;
 mod token;
 mod userinfo;
@@ -23,7 +24,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/userinfo", web::get().to(userinfo::userinfo))
             .route("/userinfo", web::post().to(userinfo::userinfo))
             .route("/introspect", web::post().to(introspect::introspect))
-            .route("/revoke", web::post().to(revoke::revoke)),
+            .route("/revoke", web::post().to(revoke::revoke))
+            .route("/logout", web::get().to(logout::logout))
+            .route("/logout", web::post().to(logout::logout)),
     );
 }
 

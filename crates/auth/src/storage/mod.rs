@@ -198,6 +198,14 @@ pub async fn get_session<'a>(
     dispatch!(h, get_session(id_hash))
 }
 
+/// Ends a login session; false when there was none.
+pub async fn delete_session<'a>(
+    h: impl Into<Handle<'a>>,
+    id_hash: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_session(id_hash))
+}
+
 /// Deletes expired codes, sessions and revocation entries.
 pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<(), StoreError> {
     dispatch!(h, purge_expired(now_ms))

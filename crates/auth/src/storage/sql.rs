@@ -290,6 +290,14 @@ pub(crate) async fn get_session(
     .await?)
 }
 
+pub(crate) async fn delete_session(c: &mut Conn, id_hash: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>("DELETE FROM login_sessions WHERE id_hash = $1")
+        .bind(id_hash)
+        .execute(&mut *c)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 pub(crate) async fn purge_expired(c: &mut Conn, now_ms: i64) -> Result<(), StoreError> {
     for sql in [
         "DELETE FROM auth_codes WHERE expires_ms < $1 - 86400000",

@@ -7,6 +7,7 @@ mod introspection;
 mod keys;
 mod lockout_race;
 mod login;
+mod logout;
 mod openapi;
 mod pkce;
 mod refresh;

@@ -26,7 +26,7 @@ async fn every_documented_operation_is_routed(backend: Backend) {
         "the served document is the bundled one"
     );
     let paths = doc["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 11);
+    assert_eq!(paths.len(), 12);
     let mut checked = 0;
     for (path, operations) in paths {
         let url = format!("{}{}", auth.url, path.replace("{company}", "acme"));
@@ -51,7 +51,7 @@ async fn every_documented_operation_is_routed(backend: Backend) {
             checked += 1;
         }
     }
-    assert_eq!(checked, 13);
+    assert_eq!(checked, 15);
     let undocumented = http
         .delete(format!("{}/oauth/acme/token", auth.url))
         .send()

@@ -1,0 +1,86 @@
+//! `GET/POST /oauth/<company>/logout`: the end-session endpoint (OpenID Connect RP-Initiated Logout 1.0).
+//! It ends the browser's login session: the session is deleted and its cookie cleared, so the next
+//! authorization request shows the login form. With `post_logout_redirect_uri` registered as a redirect
+//! URI of the client (named by `client_id`), the browser is sent back there with `state`; otherwise a
+//! page says the user is signed out. Unregistered addresses are never redirected to.
+
+use actix_web::cookie::Cookie;
+use actix_web::http::StatusCode;
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use common::secrets::hash_token;
+
+use crate::form::Params;
+use crate::state::AuthState;
+use crate::{page, storage};
+
+pub async fn logout(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
+    // Parameters come in the query (GET) or the form body (POST).
+    let source = if req.method() == actix_web::http::Method::POST {
+        body.to_vec()
+    } else {
+        req.query_string().as_bytes().to_vec()
+    };
+    let params = match Params::parse(&source) {
+        Ok(p) => p,
+        Err(e) => return page_response(StatusCode::BAD_REQUEST, "Sign-out failed", &e.description),
+    };
+    if let Some(cookie) = req.cookie(super::authorize::SESSION_COOKIE) {
+        if let Err(e) = storage::delete_session(&state.db, &hash_token(cookie.value())).await {
+            tracing::warn!(error = %e, "ending a login session failed");
+            return page_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Sign-out failed",
+                "The session could not be ended; try again.",
+            );
+        }
+    }
+    let mut response = match redirect_target(&state, &company, &params).await {
+        Some(mut target) => {
+            if let Some(s) = params.get("state") {
+                target.query_pairs_mut().append_pair("state", s);
+            }
+            HttpResponse::SeeOther()
+                .insert_header(("Location", target.to_string()))
+                .insert_header(("Cache-Control", "no-store"))
+                .finish()
+        }
+        None => page_response(
+            StatusCode::OK,
+            "Signed out",
+            "You are signed out. Close this window or sign in again from the application.",
+        ),
+    };
+    let mut gone = Cookie::build(super::authorize::SESSION_COOKIE, "")
+        .path(format!("/oauth/{company}"))
+        .http_only(true)
+        .finish();
+    gone.make_removal();
+    let _ = response.add_cookie(&gone);
+    response
+}
+
+/// The post-logout address, when it is a registered redirect URI of the named client.
+async fn redirect_target(state: &AuthState, company: &str, params: &Params) -> Option<url::Url> {
+    let uri = params.get("post_logout_redirect_uri")?;
+    let client = state
+        .client(company, params.get("client_id")?)
+        .await
+        .ok()??;
+    if !client.has_redirect_uri(uri) {
+        return None;
+    }
+    url::Url::parse(uri).ok()
+}
+
+fn page_response(status: StatusCode, title: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header(("Cache-Control", "no-store"))
+        .body(page::error(title, message))
+}
