@@ -35,7 +35,7 @@ pub struct AdminConfig {
     pub rate_limit_exempt: Vec<String>,
     /// How often each replica adds its counted requests to the shared counters and reads the sums.
     pub rate_limit_flush_ms: u64,
-    /// A request still running after this long is cut off with `request_timeout` (SPEC.md section 8).
+    /// A request still running after this long is cut off with `request_timeout` (docs/admin-api.md, Limits).
     pub request_timeout_ms: u64,
     /// How long a replica reuses what it read for a request: token revocations, the calling account with
     /// its permissions, and user records served by GET. Writes through this replica take effect at once;

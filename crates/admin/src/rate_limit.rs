@@ -1,4 +1,4 @@
-//! Per-account request limits (SPEC.md section 8: 70 requests per second, 10,000 per day) that hold
+//! Per-account request limits (docs/admin-api.md: 70 requests per second, 10,000 per day) that hold
 //! across replicas.
 //!
 //! Each replica counts the requests it admits per account in fixed windows (the current second, the

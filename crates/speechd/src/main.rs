@@ -1,5 +1,5 @@
 //! `speechd`: the whole platform in one process on embedded backends (SQLite under the data directory),
-//! plus the operator commands. See DESIGN.md section 9 for the contract these commands keep.
+//! plus the operator commands. docs/operations.md describes the contract these commands keep.
 
 mod bootstrap;
 mod platform;

@@ -192,7 +192,7 @@ async fn a_request_running_past_the_time_out_is_cut_off(backend: Backend) {
     );
     assert!(a.body["message"].as_str().unwrap().contains("cut off"));
     assert!(started.elapsed() < Duration::from_secs(5));
-    // The default replica has the 180 s time-out of SPEC.md section 8.
+    // The default replica has the 180 s time-out of docs/admin-api.md.
     assert_eq!(w.admin.service.state.config.request_timeout_ms, 180_000);
 }
 

@@ -1,4 +1,4 @@
-//! Users: the record of SPEC.md 2.2, validation, replacement with ETags, deletion, login through the token
+//! Users: the record of docs/admin-api.md, validation, replacement with ETags, deletion, login through the token
 //! service, blocking, pagination and filters.
 
 use std::collections::HashSet;
