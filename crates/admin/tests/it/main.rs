@@ -5,6 +5,7 @@ mod access;
 mod audit;
 mod clients;
 mod hostile_input;
+mod kill_during_writes;
 mod limits;
 mod openapi;
 mod privileges;
