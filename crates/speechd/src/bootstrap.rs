@@ -91,15 +91,12 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     Ok(output)
 }
 
+/// The shared rule, so that bootstrap never creates a company whose tokens the verifiers would refuse.
 fn validate_company(company: &str) -> anyhow::Result<()> {
-    let ok = !company.is_empty()
-        && company.len() <= 64
-        && company
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
     anyhow::ensure!(
-        ok,
-        "--company must be 1 to 64 characters of a-z, 0-9, '-' and '_'"
+        common::jwt::valid_company(company),
+        "--company must be 1 to {} characters of a-z, 0-9, '-' and '_'",
+        common::jwt::MAX_COMPANY_LEN
     );
     Ok(())
 }

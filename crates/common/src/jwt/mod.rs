@@ -5,9 +5,11 @@
 //! sends the same bearer token again costs a hash lookup, not a signature check.
 
 mod claims;
+mod company;
 mod extract;
 mod verifier;
 
 pub use claims::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
+pub use company::{valid_company, MAX_COMPANY_LEN};
 pub use extract::{bearer_token, Authenticated};
 pub use verifier::{JwtVerifier, VerifierConfig, VerifyError};
