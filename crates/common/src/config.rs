@@ -2,16 +2,20 @@
 //! environment variables with the service's prefix (`SPEECH_AUTH_ADDR` sets `addr` of the auth service),
 //! then the shared unprefixed names of the operator contract (`DATABASE_URL`, `AMQP_URL`, ...).
 //! Every service validates what it loaded before it binds a port, so a bad setting stops the boot with a
-//! message that names the key.
+//! message that names the key. `CommonSettings` declares the settings every service has, once.
+
+mod settings;
+
+pub use settings::CommonSettings;
 
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Environment names that are not prefixed, shared by all services (DESIGN.md section 9), mapped to the
-/// configuration key they set.
-const SHARED_ENV: &[(&str, &str)] = &[
+/// Environment names that are not prefixed, shared by all services (the operator contract of
+/// docs/configuration.md), mapped to the configuration key they set.
+pub(crate) const SHARED_ENV: &[(&str, &str)] = &[
     ("DATABASE_URL", "database_url"),
     ("AMQP_URL", "amqp_url"),
     ("S3_ENDPOINT", "s3_endpoint"),
