@@ -52,7 +52,7 @@ impl AdminState {
         config: AdminConfig,
         db: Database,
     ) -> Result<AdminState, common::config::ConfigError> {
-        let secret = config.secret()?;
+        let secret = config.common.secret()?;
         let store = open_admin_store(&db);
         let limiter = Arc::new(RateLimiter::new(
             config.rate_limit_per_second,

@@ -28,7 +28,7 @@ pub struct AuthState {
 
 impl AuthState {
     pub fn new(config: AuthConfig, db: Database) -> Result<AuthState, common::config::ConfigError> {
-        let secret = config.secret()?;
+        let secret = config.common.secret()?;
         let tokens = open_token_store(&db);
         let keys = KeyRing::new(
             tokens.clone(),

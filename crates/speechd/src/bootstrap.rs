@@ -27,7 +27,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     let db = platform.database().await?;
     platform.migrate(&db).await?;
     let directory = common::directory::open_directory(&db);
-    let secret = platform.auth.secret()?;
+    let secret = platform.auth.common.secret()?;
 
     directory
         .ensure_company(&new_company(company, company))
