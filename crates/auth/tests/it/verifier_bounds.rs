@@ -25,7 +25,7 @@ fn forged(issuer_base: &str, company: &str) -> String {
         "aud": "speech-platform",
         "exp": now + 600,
         "iat": now,
-        "jti": uuid_like(),
+        "jti": unique_jti(),
         "scope": "analytics:read",
         "client_id": "mallory",
         "company": company,
@@ -39,7 +39,7 @@ fn forged(issuer_base: &str, company: &str) -> String {
     )
 }
 
-fn uuid_like() -> String {
+fn unique_jti() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     format!("forged-{}", NEXT.fetch_add(1, Ordering::Relaxed))
