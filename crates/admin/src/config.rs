@@ -1,32 +1,25 @@
 //! Configuration of the administration service. Every key can be set in the file named by `SPEECH_CONFIG`
 //! or as `SPEECH_ADMIN_<KEY>`; the shared names (`DATABASE_URL`, `SPEECH_SECRET_KEY`, `SPEECH_AUTH_URL`,
-//! `SPEECH_PUBLIC_AUTH_URL`, ...) apply too.
+//! `SPEECH_PUBLIC_AUTH_URL`, ...) apply too. The settings every service has live in `common` (flattened, so
+//! their keys are top-level like the rest); the ones here are the administration service's own.
+//! docs/admin-api.md and docs/configuration.md list them.
 
 use std::time::Duration;
 
-use common::config::{require_http_url, require_socket_addr, ConfigError, ServiceConfig};
+use common::config::{require_http_url, CommonSettings, ConfigError, ServiceConfig};
 use common::jwt::VerifierConfig;
-use common::secrets::SecretKey;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AdminConfig {
-    /// Listen address.
-    pub addr: String,
-    /// The database holding the directory shared with the token service.
-    pub database_url: String,
-    pub db_max_connections: u32,
-    /// Base64 of at least 32 random bytes; the same key as the token service's, since it keys the hashes
-    /// of the client secrets this service issues.
-    pub secret_key: Option<String>,
+    /// Listen address, database (the directory shared with the token service), secret key (the token
+    /// service's: it keys the hashes of the client secrets this service issues), logs, workers and
+    /// `public_auth_url` (token issuers; defaults to `auth_url`).
+    #[serde(flatten)]
+    pub common: CommonSettings,
     /// Where this service reaches the token service (its JWKS), e.g. `http://auth:8081`.
     pub auth_url: String,
-    /// The token service's public base URL, from which token issuers are built; defaults to `auth_url`.
-    pub public_auth_url: Option<String>,
-    pub log_format: String,
-    /// HTTP worker threads; 0 is one per core.
-    pub workers: usize,
     /// Requests per second per calling account; 0 disables the limit.
     pub rate_limit_per_second: u32,
     /// Requests per UTC day per calling account; 0 disables the limit.
@@ -46,14 +39,8 @@ pub struct AdminConfig {
 impl Default for AdminConfig {
     fn default() -> Self {
         AdminConfig {
-            addr: "127.0.0.1:8082".into(),
-            database_url: "sqlite://./data/speech.db".into(),
-            db_max_connections: 16,
-            secret_key: None,
+            common: CommonSettings::with_addr("127.0.0.1:8082"),
             auth_url: "http://127.0.0.1:8081".into(),
-            public_auth_url: None,
-            log_format: "json".into(),
-            workers: 0,
             rate_limit_per_second: 70,
             rate_limit_per_day: 10_000,
             rate_limit_exempt: Vec::new(),
@@ -67,13 +54,12 @@ impl Default for AdminConfig {
 impl ServiceConfig for AdminConfig {
     const ENV_PREFIX: &'static str = "SPEECH_ADMIN_";
 
+    fn common(&self) -> &CommonSettings {
+        &self.common
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
-        require_socket_addr("addr", &self.addr)?;
         require_http_url("auth_url", &self.auth_url)?;
-        if let Some(url) = &self.public_auth_url {
-            require_http_url("public_auth_url", url)?;
-        }
-        self.secret()?;
         if self.rate_limit_flush_ms == 0 || self.rate_limit_flush_ms > 10_000 {
             return Err(ConfigError(format!(
                 "rate_limit_flush_ms must be between 1 and 10000, got {}",
@@ -98,23 +84,94 @@ impl ServiceConfig for AdminConfig {
 }
 
 impl AdminConfig {
-    pub fn secret(&self) -> Result<SecretKey, ConfigError> {
-        let text = self.secret_key.as_deref().ok_or_else(|| {
-            ConfigError(
-                "secret_key is required (SPEECH_SECRET_KEY: the token service's key, base64 of 32 random bytes)"
-                    .into(),
-            )
-        })?;
-        SecretKey::from_base64(text).map_err(|e| ConfigError(format!("secret_key: {e}")))
-    }
-
     /// How access tokens are verified: keys from `auth_url`, issuers from `public_auth_url`.
     pub fn verifier_config(&self) -> VerifierConfig {
-        let public = self.public_auth_url.as_deref().unwrap_or(&self.auth_url);
+        let public = self
+            .common
+            .public_auth_url
+            .as_deref()
+            .unwrap_or(&self.auth_url);
         VerifierConfig::new(&self.auth_url, public)
     }
 
     pub fn request_timeout(&self) -> Duration {
         Duration::from_millis(self.request_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use common::config::load;
+    use common::secrets::SecretKey;
+    use common::testing::with_config_env;
+
+    use super::*;
+
+    #[test]
+    fn the_environment_sets_the_shared_settings_under_their_old_names() {
+        let key = SecretKey::generate().to_base64();
+        let config = with_config_env(
+            &[
+                ("SPEECH_ADMIN_ADDR", "0.0.0.0:9082"),
+                ("SPEECH_ADMIN_WORKERS", "2"),
+                ("DATABASE_URL", "postgres://db.example/speech"),
+                ("SPEECH_SECRET_KEY", &key),
+                ("SPEECH_LOG_FORMAT", "text"),
+                ("SPEECH_AUTH_URL", "http://auth:8081"),
+                ("SPEECH_PUBLIC_AUTH_URL", "https://auth.example"),
+                ("SPEECH_ADMIN_READ_CACHE_MS", "0"),
+            ],
+            load::<AdminConfig>,
+        )
+        .expect("loads");
+        assert_eq!(
+            config.common,
+            CommonSettings {
+                addr: "0.0.0.0:9082".into(),
+                public_auth_url: Some("https://auth.example".into()),
+                database_url: "postgres://db.example/speech".into(),
+                db_max_connections: 16,
+                secret_key: Some(key),
+                log_format: "text".into(),
+                workers: 2,
+            }
+        );
+        assert_eq!(config.auth_url, "http://auth:8081");
+        assert_eq!(config.read_cache_ms, 0);
+        let verifier = config.verifier_config();
+        assert_eq!(
+            (verifier.auth_url.as_str(), verifier.issuer_base.as_str()),
+            ("http://auth:8081", "https://auth.example")
+        );
+    }
+
+    #[test]
+    fn the_defaults_listen_on_8082_and_issuers_follow_auth_url() {
+        let key = SecretKey::generate().to_base64();
+        let config =
+            with_config_env(&[("SPEECH_SECRET_KEY", &key)], load::<AdminConfig>).expect("loads");
+        assert_eq!(config.common.addr, "127.0.0.1:8082");
+        assert_eq!(
+            config.verifier_config().issuer_base,
+            "http://127.0.0.1:8081"
+        );
+    }
+
+    #[test]
+    fn an_invalid_setting_stops_the_load_naming_its_key() {
+        let key = SecretKey::generate().to_base64();
+        for (name, value, key_named) in [
+            ("SPEECH_ADMIN_ADDR", "nowhere", "addr"),
+            ("SPEECH_ADMIN_DB_MAX_CONNECTIONS", "0", "db_max_connections"),
+            ("SPEECH_AUTH_URL", "auth:8081", "auth_url"),
+            ("SPEECH_ADMIN_WORKERS", "all", "WORKERS"),
+        ] {
+            let error = with_config_env(
+                &[(name, value), ("SPEECH_SECRET_KEY", &key)],
+                load::<AdminConfig>,
+            )
+            .unwrap_err();
+            assert!(error.to_string().contains(key_named), "{error}");
+        }
     }
 }

@@ -44,9 +44,13 @@ pub struct AdminService {
 }
 
 impl AdminService {
-    /// Connects to `config.database_url` and migrates it.
+    /// Connects to `config.common.database_url` and migrates it.
     pub async fn connect(config: AdminConfig) -> anyhow::Result<AdminService> {
-        let db = Database::connect(&config.database_url, config.db_max_connections).await?;
+        let db = Database::connect(
+            &config.common.database_url,
+            config.common.db_max_connections,
+        )
+        .await?;
         AdminService::with_database(config, db).await
     }
 
@@ -65,7 +69,7 @@ impl AdminService {
             openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("admin"),
-            workers: state.config.workers,
+            workers: state.config.common.workers,
         };
         state.limiter.spawn_background();
         let verifier = web::Data::new(state.verifier.clone());

@@ -6,8 +6,8 @@ use admin::{AdminConfig, AdminService};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AdminConfig = common::config::load()?;
-    let _telemetry = common::telemetry::init("admin", &config.log_format);
-    let addr = config.addr.clone();
+    let _telemetry = common::telemetry::init("admin", &config.common.log_format);
+    let addr = config.common.addr.clone();
     let service = AdminService::connect(config).await?;
     let server = service.serve(common::http::bind(&addr)?)?;
     tracing::info!(%addr, "admin-service listening");

@@ -50,7 +50,7 @@ impl AdminState {
         config: AdminConfig,
         db: Database,
     ) -> Result<AdminState, common::config::ConfigError> {
-        let secret = config.secret()?;
+        let secret = config.common.secret()?;
         let limiter = Arc::new(RateLimiter::new(
             config.rate_limit_per_second,
             config.rate_limit_per_day,

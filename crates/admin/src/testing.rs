@@ -27,17 +27,18 @@ impl Drop for TestAdmin {
 
 /// Settings for tests: one worker, generous limits (tests that exercise limits lower them).
 pub fn test_config(auth_url: &str, secret: &SecretKey, database_url: &str) -> AdminConfig {
-    AdminConfig {
-        secret_key: Some(secret.to_base64()),
+    let mut config = AdminConfig {
         auth_url: auth_url.to_string(),
-        public_auth_url: Some(auth_url.to_string()),
-        database_url: database_url.to_string(),
-        workers: 1,
         rate_limit_per_second: 1000,
         rate_limit_per_day: 100_000,
         read_cache_ms: 0,
         ..AdminConfig::default()
-    }
+    };
+    config.common.secret_key = Some(secret.to_base64());
+    config.common.public_auth_url = Some(auth_url.to_string());
+    config.common.database_url = database_url.to_string();
+    config.common.workers = 1;
+    config
 }
 
 impl TestAdmin {

@@ -1,25 +1,18 @@
 //! Configuration of the token service. Every key can be set in the file named by `SPEECH_CONFIG` or as
-//! `SPEECH_AUTH_<KEY>`; the shared names (`DATABASE_URL`, `SPEECH_SECRET_KEY`, ...) apply too.
+//! `SPEECH_AUTH_<KEY>`; the shared names (`DATABASE_URL`, `SPEECH_SECRET_KEY`, ...) apply too. The settings
+//! every service has live in `common` (flattened, so their keys are top-level like the rest); the ones
+//! here are the token service's own. docs/configuration.md lists them all.
 
-use common::config::{require_http_url, require_socket_addr, ConfigError, ServiceConfig};
-use common::secrets::SecretKey;
+use common::config::{CommonSettings, ConfigError, ServiceConfig};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AuthConfig {
-    /// Listen address.
-    pub addr: String,
-    /// The public base URL of the token service; issuers are `<public_auth_url>/oauth/<company>`.
-    /// Defaults to `http://<addr>`.
-    pub public_auth_url: Option<String>,
-    pub database_url: String,
-    pub db_max_connections: u32,
-    /// Base64 of at least 32 random bytes; keys client-secret hashes and seals signing keys.
-    pub secret_key: Option<String>,
-    pub log_format: String,
-    /// HTTP worker threads; 0 is one per core.
-    pub workers: usize,
+    /// Listen address, database, secret key, logs, workers and `public_auth_url` (defaults to
+    /// `http://<addr>`; issuers are `<public_auth_url>/oauth/<company>`).
+    #[serde(flatten)]
+    pub common: CommonSettings,
     /// Lifetime of an authorization code.
     pub code_ttl_secs: i64,
     /// Lifetime of a browser login session (single sign-on at the authorize endpoint).
@@ -45,13 +38,7 @@ pub struct AuthConfig {
 impl Default for AuthConfig {
     fn default() -> Self {
         AuthConfig {
-            addr: "127.0.0.1:8081".into(),
-            public_auth_url: None,
-            database_url: "sqlite://./data/speech.db".into(),
-            db_max_connections: 16,
-            secret_key: None,
-            log_format: "json".into(),
-            workers: 0,
+            common: CommonSettings::with_addr("127.0.0.1:8081"),
             code_ttl_secs: 120,
             session_ttl_secs: 8 * 3600,
             lockout_threshold: 5,
@@ -69,12 +56,11 @@ impl Default for AuthConfig {
 impl ServiceConfig for AuthConfig {
     const ENV_PREFIX: &'static str = "SPEECH_AUTH_";
 
+    fn common(&self) -> &CommonSettings {
+        &self.common
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
-        require_socket_addr("addr", &self.addr)?;
-        if let Some(url) = &self.public_auth_url {
-            require_http_url("public_auth_url", url)?;
-        }
-        self.secret()?;
         let positive = [
             ("code_ttl_secs", self.code_ttl_secs),
             ("session_ttl_secs", self.session_ttl_secs),
@@ -94,21 +80,118 @@ impl ServiceConfig for AuthConfig {
 }
 
 impl AuthConfig {
-    pub fn secret(&self) -> Result<SecretKey, ConfigError> {
-        let text = self.secret_key.as_deref().ok_or_else(|| {
-            ConfigError(
-                "secret_key is required (SPEECH_SECRET_KEY: base64 of 32 random bytes)".into(),
-            )
-        })?;
-        SecretKey::from_base64(text).map_err(|e| ConfigError(format!("secret_key: {e}")))
-    }
-
     /// The public base URL, without a trailing slash.
     pub fn public_url(&self) -> String {
-        self.public_auth_url
+        self.common
+            .public_auth_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", self.addr))
+            .unwrap_or_else(|| format!("http://{}", self.common.addr))
             .trim_end_matches('/')
             .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use common::config::load;
+    use common::secrets::SecretKey;
+    use common::testing::with_config_env;
+
+    use super::*;
+
+    #[test]
+    fn the_environment_sets_the_shared_settings_under_their_old_names() {
+        let key = SecretKey::generate().to_base64();
+        let config: AuthConfig = with_config_env(
+            &[
+                ("SPEECH_AUTH_ADDR", "0.0.0.0:9081"),
+                ("SPEECH_AUTH_DB_MAX_CONNECTIONS", "7"),
+                ("SPEECH_AUTH_WORKERS", "3"),
+                ("DATABASE_URL", "postgres://db.example/speech"),
+                ("SPEECH_SECRET_KEY", &key),
+                ("SPEECH_LOG_FORMAT", "text"),
+                ("SPEECH_PUBLIC_AUTH_URL", "https://auth.example/"),
+                ("SPEECH_AUTH_CODE_TTL_SECS", "60"),
+            ],
+            load::<AuthConfig>,
+        )
+        .expect("loads");
+        assert_eq!(
+            config.common,
+            CommonSettings {
+                addr: "0.0.0.0:9081".into(),
+                public_auth_url: Some("https://auth.example/".into()),
+                database_url: "postgres://db.example/speech".into(),
+                db_max_connections: 7,
+                secret_key: Some(key),
+                log_format: "text".into(),
+                workers: 3,
+            }
+        );
+        assert_eq!(config.code_ttl_secs, 60);
+        assert_eq!(config.public_url(), "https://auth.example");
+    }
+
+    #[test]
+    fn the_defaults_need_only_a_secret_key() {
+        let key = SecretKey::generate().to_base64();
+        let config: AuthConfig =
+            with_config_env(&[("SPEECH_SECRET_KEY", &key)], load::<AuthConfig>).expect("loads");
+        assert_eq!(config.common.addr, "127.0.0.1:8081");
+        assert_eq!(config.common.database_url, "sqlite://./data/speech.db");
+        assert_eq!(config.public_url(), "http://127.0.0.1:8081");
+        assert_eq!(config.code_ttl_secs, 120);
+    }
+
+    #[test]
+    fn the_config_file_sets_the_shared_settings_as_top_level_keys() {
+        let key = SecretKey::generate().to_base64();
+        let path = std::env::temp_dir().join(format!("auth-config-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            format!(
+                "addr = \"127.0.0.1:9181\"\nworkers = 2\nsecret_key = \"{key}\"\ncode_ttl_secs = 30\n"
+            ),
+        )
+        .unwrap();
+        let loaded = with_config_env(
+            &[("SPEECH_CONFIG", path.to_str().unwrap())],
+            load::<AuthConfig>,
+        );
+        std::fs::remove_file(&path).unwrap();
+        let config = loaded.expect("loads");
+        assert_eq!(config.common.addr, "127.0.0.1:9181");
+        assert_eq!(config.common.workers, 2);
+        assert_eq!(config.code_ttl_secs, 30);
+    }
+
+    #[test]
+    fn an_invalid_shared_setting_stops_the_load_naming_its_key() {
+        let key = SecretKey::generate().to_base64();
+        let error = with_config_env(
+            &[("SPEECH_AUTH_ADDR", "nowhere"), ("SPEECH_SECRET_KEY", &key)],
+            load::<AuthConfig>,
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("addr"), "{error}");
+        let error = with_config_env(&[], load::<AuthConfig>).unwrap_err();
+        assert!(error.to_string().contains("SPEECH_SECRET_KEY"), "{error}");
+    }
+
+    #[test]
+    fn a_wrongly_typed_shared_setting_is_named_too() {
+        let key = SecretKey::generate().to_base64();
+        for (name, value, key_named) in [
+            ("SPEECH_AUTH_WORKERS", "many", "WORKERS"),
+            ("SPEECH_AUTH_ADDR", "8081", "ADDR"),
+            ("SPEECH_AUTH_CODE_TTL_SECS", "soon", "CODE_TTL_SECS"),
+        ] {
+            let error = with_config_env(
+                &[(name, value), ("SPEECH_SECRET_KEY", &key)],
+                load::<AuthConfig>,
+            )
+            .unwrap_err();
+            assert!(error.to_string().contains(key_named), "{error}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The OAuth 2.0 / OpenID Connect token service: client-credentials,
+//! The OAuth 2.0 / OpenID Connect token service (docs/token-service.md): client-credentials,
 //! authorization-code (with PKCE and a login page) and refresh-token grants, discovery, JWKS with key
 //! rotation, userinfo, introspection and revocation, per company under `/oauth/<company>`.
 
@@ -51,9 +51,13 @@ pub struct AuthService {
 }
 
 impl AuthService {
-    /// Connects to `config.database_url` and migrates it.
+    /// Connects to `config.common.database_url` and migrates it.
     pub async fn connect(config: AuthConfig) -> anyhow::Result<AuthService> {
-        let db = Database::connect(&config.database_url, config.db_max_connections).await?;
+        let db = Database::connect(
+            &config.common.database_url,
+            config.common.db_max_connections,
+        )
+        .await?;
         AuthService::with_database(config, db).await
     }
 
@@ -72,7 +76,7 @@ impl AuthService {
             openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("auth"),
-            workers: state.config.workers,
+            workers: state.config.common.workers,
         };
         let housekeeping = state.clone();
         tokio::spawn(async move {

@@ -5,8 +5,8 @@ use auth::{AuthConfig, AuthService};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AuthConfig = common::config::load()?;
-    let _telemetry = common::telemetry::init("auth", &config.log_format);
-    let addr = config.addr.clone();
+    let _telemetry = common::telemetry::init("auth", &config.common.log_format);
+    let addr = config.common.addr.clone();
     let service = AuthService::connect(config).await?;
     let server = service.serve(common::http::bind(&addr)?)?;
     tracing::info!(%addr, "auth-service listening");

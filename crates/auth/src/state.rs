@@ -25,7 +25,7 @@ pub struct AuthState {
 
 impl AuthState {
     pub fn new(config: AuthConfig, db: Database) -> Result<AuthState, common::config::ConfigError> {
-        let secret = config.secret()?;
+        let secret = config.common.secret()?;
         let keys = KeyRing::new(
             db.clone(),
             Sealer::new(&secret),

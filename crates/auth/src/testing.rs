@@ -38,12 +38,13 @@ impl Drop for TestAuth {
 
 /// Settings for tests: one worker, a fresh secret key, caches that never hide a change.
 pub fn test_config() -> AuthConfig {
-    AuthConfig {
-        secret_key: Some(SecretKey::generate().to_base64()),
-        workers: 1,
+    let mut config = AuthConfig {
         client_cache_ms: 0,
         ..AuthConfig::default()
-    }
+    };
+    config.common.secret_key = Some(SecretKey::generate().to_base64());
+    config.common.workers = 1;
+    config
 }
 
 /// A client allowed every grant, with refresh tokens, administration access and the test redirect URI.
@@ -79,8 +80,8 @@ impl TestAuth {
         let db = TestDb::new(backend).await;
         let (listener, url) = loopback_listener();
         let mut config = test_config();
-        config.public_auth_url = Some(url.clone());
-        config.database_url = db.url.clone();
+        config.common.public_auth_url = Some(url.clone());
+        config.common.database_url = db.url.clone();
         adjust(&mut config);
         let service = AuthService::with_database(config, db.db.clone())
             .await

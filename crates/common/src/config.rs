@@ -2,16 +2,21 @@
 //! environment variables with the service's prefix (`SPEECH_AUTH_ADDR` sets `addr` of the auth service),
 //! then the shared unprefixed names of the operator contract (`DATABASE_URL`, `AMQP_URL`, ...).
 //! Every service validates what it loaded before it binds a port, so a bad setting stops the boot with a
-//! message that names the key.
+//! message that names the key. The settings every service has are one struct, `CommonSettings`, that each
+//! service flattens into its own; docs/configuration.md lists every key.
+
+mod settings;
+
+pub use settings::CommonSettings;
 
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Environment names that are not prefixed, shared by all services (DESIGN.md section 9), mapped to the
-/// configuration key they set.
-const SHARED_ENV: &[(&str, &str)] = &[
+/// Environment names that are not prefixed, shared by all services (the operator contract of
+/// docs/configuration.md), mapped to the configuration key they set.
+pub(crate) const SHARED_ENV: &[(&str, &str)] = &[
     ("DATABASE_URL", "database_url"),
     ("AMQP_URL", "amqp_url"),
     ("S3_ENDPOINT", "s3_endpoint"),
@@ -35,12 +40,17 @@ impl From<figment::Error> for ConfigError {
     }
 }
 
-/// A service configuration: deserializable, with compiled defaults, able to check itself.
+/// A service configuration: deserializable, with compiled defaults, able to check itself. It flattens
+/// `CommonSettings` (`#[serde(flatten)]`), which `load` checks before the service's own keys.
 pub trait ServiceConfig: Serialize + DeserializeOwned + Default {
     /// Prefix of this service's own environment variables, e.g. `SPEECH_AUTH_`.
     const ENV_PREFIX: &'static str;
 
-    /// Checks the loaded values; the message names the offending key.
+    /// The settings every service has.
+    fn common(&self) -> &CommonSettings;
+
+    /// Checks the service's own keys (the shared ones are `CommonSettings::validate`'s); the message
+    /// names the offending key.
     fn validate(&self) -> Result<(), ConfigError>;
 }
 
@@ -55,10 +65,14 @@ pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
         }
         figment = figment.merge(Toml::file(path));
     }
-    let config: T = figment
+    let figment = figment
         .merge(Env::prefixed(T::ENV_PREFIX))
-        .merge(shared_env())
-        .extract()?;
+        .merge(shared_env());
+    // The shared settings are read on their own first only for the error: through the service's
+    // flattened struct, serde reports a wrongly typed value (`SPEECH_AUTH_WORKERS=many`) without its key.
+    figment.extract::<CommonSettings>()?;
+    let config: T = figment.extract()?;
+    config.common().validate()?;
     config.validate()?;
     Ok(config)
 }

@@ -1,6 +1,6 @@
 //! Test harness shared by every service's integration tests: a fresh database per test on PostgreSQL
-//! (`TEST_DATABASE_URL`, default the local server) or SQLite (a temporary file), and `backend_tests!`,
-//! which runs each listed test once on each backend.
+//! (`TEST_DATABASE_URL`, default the local server) or SQLite (a temporary file), `backend_tests!`, which
+//! runs each listed test once on each backend, and `with_config_env` for tests of configuration loading.
 
 use crate::db::Database;
 
@@ -110,6 +110,52 @@ pub fn loopback_listener() -> (std::net::TcpListener, String) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("local address"));
     (listener, url)
+}
+
+/// Runs `f` with exactly `vars` set among the names configuration reads (every `SPEECH_*` variable and
+/// the shared unprefixed ones such as `DATABASE_URL`), then restores the environment. The environment
+/// belongs to the whole process, so configuration tests take turns here; under nextest each test has its
+/// own process anyway.
+pub fn with_config_env<R>(vars: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _restore = RestoreEnv(
+        std::env::vars_os()
+            .filter(|(key, _)| key.to_str().is_some_and(is_config_name))
+            .collect(),
+    );
+    clear_config_env();
+    for (key, value) in vars {
+        std::env::set_var(key, value);
+    }
+    f()
+}
+
+fn is_config_name(key: &str) -> bool {
+    key.starts_with("SPEECH_")
+        || crate::config::SHARED_ENV
+            .iter()
+            .any(|(name, _)| key.eq_ignore_ascii_case(name))
+}
+
+fn clear_config_env() {
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(is_config_name) {
+            std::env::remove_var(key);
+        }
+    }
+}
+
+/// Puts the saved configuration variables back, also when the test panicked.
+struct RestoreEnv(Vec<(std::ffi::OsString, std::ffi::OsString)>);
+
+impl Drop for RestoreEnv {
+    fn drop(&mut self) {
+        clear_config_env();
+        for (key, value) in &self.0 {
+            std::env::set_var(key, value);
+        }
+    }
 }
 
 /// Runs each named `async fn(Backend)` once on PostgreSQL and once on SQLite, as tests

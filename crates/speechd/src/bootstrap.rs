@@ -25,7 +25,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         .with_context(|| format!("--redirect-uri {redirect_uri:?} is not an absolute URL"))?;
     let db = platform.database().await?;
     platform.migrate(&db).await?;
-    let secret = platform.auth.secret()?;
+    let secret = platform.auth.common.secret()?;
     // Hashing is slow: done before the transaction, which holds the database's write lock.
     let admin_password = generate_password();
     let password_hash = {
@@ -69,15 +69,12 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     }))
 }
 
+/// The shared rule, so that bootstrap never creates a company whose tokens the verifiers would refuse.
 fn validate_company(company: &str) -> anyhow::Result<()> {
-    let ok = !company.is_empty()
-        && company.len() <= 64
-        && company
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
     anyhow::ensure!(
-        ok,
-        "--company must be 1 to 64 characters of a-z, 0-9, '-' and '_'"
+        common::jwt::valid_company(company),
+        "--company must be 1 to {} characters of a-z, 0-9, '-' and '_'",
+        common::jwt::MAX_COMPANY_LEN
     );
     Ok(())
 }

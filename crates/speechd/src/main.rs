@@ -48,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
     let platform = platform::Platform::from_env()?;
     match cli.command {
         Command::Serve => {
-            let _telemetry = common::telemetry::init("speechd", &platform.auth.log_format);
+            let _telemetry = common::telemetry::init("speechd", &platform.auth.common.log_format);
             platform.serve().await
         }
         Command::Bootstrap {
@@ -78,7 +78,7 @@ async fn main() -> anyhow::Result<()> {
             platform.migrate(&db).await?;
             println!(
                 "migrations applied to {}",
-                common::db::redact(&platform.auth.database_url)
+                common::db::redact(&platform.auth.common.database_url)
             );
             Ok(())
         }

@@ -43,10 +43,11 @@ impl Platform {
         std::env::set_var("DATABASE_URL", &database_url);
         let auth: AuthConfig = common::config::load()?;
         if std::env::var("SPEECH_AUTH_URL").is_err() {
-            std::env::set_var("SPEECH_AUTH_URL", format!("http://{}", auth.addr));
+            std::env::set_var("SPEECH_AUTH_URL", format!("http://{}", auth.common.addr));
         }
         let mut admin: AdminConfig = common::config::load()?;
         admin
+            .common
             .public_auth_url
             .get_or_insert_with(|| auth.public_url());
         Ok(Platform {
@@ -57,10 +58,14 @@ impl Platform {
     }
 
     pub async fn database(&self) -> anyhow::Result<Database> {
-        let db = Database::connect(&self.auth.database_url, self.auth.db_max_connections).await?;
+        let db = Database::connect(
+            &self.auth.common.database_url,
+            self.auth.common.db_max_connections,
+        )
+        .await?;
         // SQLite creates its files with the process umask; they hold password and secret hashes.
         #[cfg(unix)]
-        if let Some(path) = self.auth.database_url.strip_prefix("sqlite://") {
+        if let Some(path) = self.auth.common.database_url.strip_prefix("sqlite://") {
             use std::os::unix::fs::PermissionsExt;
             for suffix in ["", "-wal", "-shm"] {
                 let file = format!("{path}{suffix}");
@@ -84,7 +89,7 @@ impl Platform {
     }
 
     pub fn api_url(&self) -> String {
-        format!("http://{}", self.admin.addr)
+        format!("http://{}", self.admin.common.addr)
     }
 
     pub async fn serve(&self) -> anyhow::Result<()> {
@@ -94,10 +99,10 @@ impl Platform {
         let admin = AdminService::with_database(self.admin.clone(), db).await?;
         let bind = |addr: &str| common::http::bind(addr).with_context(|| format!("binding {addr}"));
         let servers = vec![
-            auth.serve(bind(&self.auth.addr)?)?,
-            admin.serve(bind(&self.admin.addr)?)?,
+            auth.serve(bind(&self.auth.common.addr)?)?,
+            admin.serve(bind(&self.admin.common.addr)?)?,
         ];
-        tracing::info!(auth = %self.auth.addr, admin = %self.admin.addr, "speechd listening");
+        tracing::info!(auth = %self.auth.common.addr, admin = %self.admin.common.addr, "speechd listening");
         eprintln!(
             "speechd is running: auth {auth}, admin {admin}\nCreate a company and its credentials with:\n  \
              {exe} bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",

@@ -14,3 +14,5 @@ mod refresh;
 mod relying_party;
 mod support;
 mod verifier;
+mod verifier_bounds;
+mod verifier_proxy;

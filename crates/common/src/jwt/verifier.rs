@@ -1,13 +1,19 @@
+//! The verifier resource services run on every request: it checks an access token's signature against
+//! the keys its company publishes, and its issuer, audience, expiry and type. What it learns (keys,
+//! unknown companies, verified tokens) is cached within bounds; see `key_cache` for why each bound exists.
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
 use parking_lot::RwLock;
 
 use super::claims::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
+use super::company::valid_company;
+use super::jwks::{self, FetchError};
+use super::key_cache::{KeyCache, Lookup, Policy, Refusal};
 
 #[derive(Debug, Clone)]
 pub struct VerifierConfig {
@@ -18,8 +24,17 @@ pub struct VerifierConfig {
     pub audience: String,
     /// How long a fetched JWKS is used before it is fetched again.
     pub jwks_ttl: Duration,
-    /// The least time between two fetches of one company's JWKS caused by unknown key ids.
+    /// The least time between two fetches of one company's JWKS caused by unknown key ids; also how long
+    /// a failed fetch is remembered (its company's tokens are refused meanwhile, unless their keys are
+    /// already known).
     pub refetch_interval: Duration,
+    /// How long a company the token service does not know (its JWKS answered 404) is remembered as
+    /// unknown: its tokens are refused without asking again. A company created meanwhile is accepted
+    /// after this time.
+    pub unknown_company_ttl: Duration,
+    /// Companies whose keys or refusal are remembered at most; beyond, the oldest without keys is
+    /// forgotten first.
+    pub max_companies: usize,
     /// Verified tokens remembered at most (the cache is emptied when full).
     pub cache_capacity: usize,
     /// Clock skew tolerated on `exp`, in seconds.
@@ -34,6 +49,8 @@ impl VerifierConfig {
             audience: DEFAULT_AUDIENCE.to_string(),
             jwks_ttl: Duration::from_secs(600),
             refetch_interval: Duration::from_secs(5),
+            unknown_company_ttl: Duration::from_secs(60),
+            max_companies: 10_000,
             cache_capacity: 100_000,
             leeway: 30,
         }
@@ -56,9 +73,14 @@ pub enum VerifyError {
     KeysUnavailable,
 }
 
-struct CompanyKeys {
-    keys: HashMap<String, (Algorithm, DecodingKey)>,
-    fetched: Instant,
+impl From<Refusal> for VerifyError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::UnknownKey => VerifyError::UnknownKey,
+            Refusal::Fetch(FetchError::UnknownCompany) => VerifyError::UnknownIssuer,
+            Refusal::Fetch(FetchError::Unavailable) => VerifyError::KeysUnavailable,
+        }
+    }
 }
 
 /// Verifies access tokens issued by the platform's token service. Cheap to clone.
@@ -70,12 +92,12 @@ pub struct JwtVerifier {
 struct Inner {
     config: VerifierConfig,
     http: reqwest::Client,
-    keys: RwLock<HashMap<String, Arc<CompanyKeys>>>,
-    /// Serializes fetches per company and remembers the last attempt.
-    fetch_lock: tokio::sync::Mutex<HashMap<String, Instant>>,
+    keys: KeyCache,
     verified: RwLock<HashMap<Box<str>, Arc<AccessClaims>>>,
     /// Signatures checked so far (tokens not found among the verified ones).
     signature_checks: AtomicU64,
+    /// JWKS requests sent so far.
+    jwks_fetches: AtomicU64,
 }
 
 /// The part of the claims read before the signature is checked, to pick the company's keys.
@@ -91,14 +113,20 @@ impl JwtVerifier {
             .timeout(Duration::from_secs(10))
             .build()
             .expect("a reqwest client with a timeout builds");
+        let keys = KeyCache::new(Policy {
+            max_companies: config.max_companies,
+            keys_ttl: config.jwks_ttl,
+            refetch_interval: config.refetch_interval,
+            unknown_company_ttl: config.unknown_company_ttl,
+        });
         JwtVerifier {
             inner: Arc::new(Inner {
                 config,
                 http,
-                keys: RwLock::new(HashMap::new()),
-                fetch_lock: tokio::sync::Mutex::new(HashMap::new()),
+                keys,
                 verified: RwLock::new(HashMap::new()),
                 signature_checks: AtomicU64::new(0),
+                jwks_fetches: AtomicU64::new(0),
             }),
         }
     }
@@ -139,6 +167,16 @@ impl JwtVerifier {
         self.inner.signature_checks.load(Ordering::Relaxed)
     }
 
+    /// How many JWKS requests this verifier has sent to the token service.
+    pub fn jwks_fetches(&self) -> u64 {
+        self.inner.jwks_fetches.load(Ordering::Relaxed)
+    }
+
+    /// How many companies the verifier remembers keys or a refusal for; at most `max_companies`.
+    pub fn cached_companies(&self) -> usize {
+        self.inner.keys.len()
+    }
+
     async fn verify_signature(&self, token: &str) -> Result<AccessClaims, VerifyError> {
         self.inner.signature_checks.fetch_add(1, Ordering::Relaxed);
         let header = decode_header(token).map_err(|_| VerifyError::Malformed)?;
@@ -152,7 +190,11 @@ impl JwtVerifier {
         }
         let kid = header.kid.ok_or(VerifyError::Malformed)?;
         let unverified = peek_claims(token)?;
-        if unverified.iss != self.issuer_for(&unverified.company) {
+        // Both checked before anything is fetched: the company becomes part of the JWKS URL, and a token
+        // of another issuer has no business making this verifier call the token service.
+        if !valid_company(&unverified.company)
+            || unverified.iss != self.issuer_for(&unverified.company)
+        {
             return Err(VerifyError::UnknownIssuer);
         }
         let (alg, key) = self.key_for(&unverified.company, &kid).await?;
@@ -175,80 +217,28 @@ impl JwtVerifier {
         }
     }
 
+    /// The company's key `kid`: from the cache, or after the one fetch of its JWKS in flight.
     async fn key_for(
         &self,
         company: &str,
         kid: &str,
     ) -> Result<(Algorithm, DecodingKey), VerifyError> {
-        let cached = self.inner.keys.read().get(company).cloned();
-        if let Some(keys) = &cached {
-            if keys.fetched.elapsed() < self.inner.config.jwks_ttl {
-                if let Some(k) = keys.keys.get(kid) {
-                    return Ok(k.clone());
-                }
-            }
+        let cache = &self.inner.keys;
+        let gate = match cache.lookup(company, kid, Instant::now()) {
+            Lookup::Key(key) => return Ok(key),
+            Lookup::Refused(refusal) => return Err(refusal.into()),
+            Lookup::Fetch(gate) => gate,
+        };
+        let _flight = gate.lock().await;
+        // Whoever held the gate before us may have fetched what we need.
+        match cache.lookup(company, kid, Instant::now()) {
+            Lookup::Key(key) => return Ok(key),
+            Lookup::Refused(refusal) => return Err(refusal.into()),
+            Lookup::Fetch(_) => {}
         }
-        let keys = self.refetch(company, cached.is_some()).await?;
-        keys.keys.get(kid).cloned().ok_or(VerifyError::UnknownKey)
-    }
-
-    /// Fetches the company's JWKS unless another caller just did (then uses theirs).
-    async fn refetch(
-        &self,
-        company: &str,
-        had_keys: bool,
-    ) -> Result<Arc<CompanyKeys>, VerifyError> {
-        let mut attempts = self.inner.fetch_lock.lock().await;
-        if let Some(last) = attempts.get(company) {
-            if had_keys && last.elapsed() < self.inner.config.refetch_interval {
-                if let Some(keys) = self.inner.keys.read().get(company).cloned() {
-                    return Ok(keys);
-                }
-            }
-        }
-        attempts.insert(company.to_string(), Instant::now());
-        let url = format!("{}/oauth/{}/jwks", self.inner.config.auth_url, company);
-        let response = self.inner.http.get(&url).send().await.map_err(|e| {
-            tracing::warn!(error = %e, %url, "JWKS fetch failed");
-            VerifyError::KeysUnavailable
-        })?;
-        if response.status() == reqwest::StatusCode::NOT_FOUND {
-            return Err(VerifyError::UnknownIssuer);
-        }
-        let set: JwkSet = response
-            .error_for_status()
-            .map_err(|_| VerifyError::KeysUnavailable)?
-            .json()
-            .await
-            .map_err(|_| VerifyError::KeysUnavailable)?;
-        let mut keys = HashMap::new();
-        for jwk in &set.keys {
-            let (Some(kid), Some(alg)) = (jwk.common.key_id.clone(), jwk_algorithm(jwk)) else {
-                continue;
-            };
-            if let Ok(key) = DecodingKey::from_jwk(jwk) {
-                keys.insert(kid, (alg, key));
-            }
-        }
-        let keys = Arc::new(CompanyKeys {
-            keys,
-            fetched: Instant::now(),
-        });
-        self.inner
-            .keys
-            .write()
-            .insert(company.to_string(), keys.clone());
-        Ok(keys)
-    }
-}
-
-fn jwk_algorithm(jwk: &jsonwebtoken::jwk::Jwk) -> Option<Algorithm> {
-    use jsonwebtoken::jwk::KeyAlgorithm;
-    match jwk.common.key_algorithm? {
-        KeyAlgorithm::EdDSA => Some(Algorithm::EdDSA),
-        KeyAlgorithm::ES256 => Some(Algorithm::ES256),
-        KeyAlgorithm::RS256 => Some(Algorithm::RS256),
-        _ => None,
+        self.inner.jwks_fetches.fetch_add(1, Ordering::Relaxed);
+        let outcome = jwks::fetch(&self.inner.http, &self.inner.config.auth_url, company).await;
+        Ok(cache.store(company, kid, outcome, Instant::now())?)
     }
 }
 
