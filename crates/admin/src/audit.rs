@@ -9,6 +9,7 @@ use common::ApiError;
 use directory::User;
 use serde_json::Value;
 
+use crate::state::AdminState;
 use crate::storage::{self, AuditEntry};
 
 pub const CREATE: &str = "create";
@@ -55,5 +56,20 @@ pub async fn record(
         },
     )
     .await?;
+    Ok(())
+}
+
+/// Records `change` in `tx` and commits the change with its entry; then this replica forgets the reads
+/// it cached, so its own change shows at once.
+pub async fn commit(
+    state: &AdminState,
+    mut tx: Tx,
+    company: &str,
+    actor: &User,
+    change: Change<'_>,
+) -> Result<(), ApiError> {
+    record(&mut tx, company, actor, change).await?;
+    tx.commit().await?;
+    state.forget_reads();
     Ok(())
 }

@@ -257,8 +257,9 @@ pub async fn create(
     }
     let mut tx = state.db.begin().await?;
     directory::insert_client(&mut tx, &client).await?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -270,7 +271,6 @@ pub async fn create(
         },
     )
     .await?;
-    tx.commit().await?;
     Ok(HttpResponse::Created()
         .insert_header((
             "Location",
@@ -314,8 +314,9 @@ pub async fn replace(
     client.version = current.version + 1;
     let mut tx = state.db.begin().await?;
     directory::update_client(&mut tx, &client).await?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -327,7 +328,6 @@ pub async fn replace(
         },
     )
     .await?;
-    tx.commit().await?;
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
@@ -353,8 +353,9 @@ pub async fn delete(
             "the client was changed or deleted since you read it; read it again",
         ));
     }
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -366,7 +367,6 @@ pub async fn delete(
         },
     )
     .await?;
-    tx.commit().await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -394,8 +394,9 @@ pub async fn rotate_secret(
     let client = directory::get_client(&mut tx, &caller.company, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("client {id} not found")))?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -407,7 +408,6 @@ pub async fn rotate_secret(
         },
     )
     .await?;
-    tx.commit().await?;
     Ok(HttpResponse::Ok()
         .insert_header(("ETag", etag(client.version)))
         .insert_header(("Cache-Control", "no-store"))

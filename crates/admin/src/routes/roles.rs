@@ -163,8 +163,9 @@ pub async fn create(
     );
     let mut tx = state.db.begin().await?;
     directory::insert_role(&mut tx, &role).await?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -176,8 +177,6 @@ pub async fn create(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(created(
         &format!("/admin/v1/roles/{}", encode_segment(&role.name)),
         role.version,
@@ -211,8 +210,9 @@ pub async fn replace(
     role.version = current.version + 1;
     let mut tx = state.db.begin().await?;
     directory::update_role(&mut tx, &role).await?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -224,8 +224,6 @@ pub async fn replace(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
@@ -268,8 +266,9 @@ pub async fn delete(
             "the role was changed or deleted since you read it; read it again",
         ));
     }
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -281,8 +280,6 @@ pub async fn delete(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -524,8 +524,9 @@ pub async fn create(
     }
     let mut tx = state.db.begin().await?;
     directory::insert_user(&mut tx, &user).await?;
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -537,8 +538,6 @@ pub async fn create(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(created(
         &format!("/admin/v1/users/{}", user.username),
         user.version,
@@ -607,8 +606,9 @@ pub async fn replace(
         user.locked_until_ms = None;
         user.sessions_valid_after_ms = Some(now.timestamp_millis());
     }
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -620,8 +620,6 @@ pub async fn replace(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(ok_with_etag(
         user.version,
         user_view(&user, allowed(&caller, &user)),
@@ -657,8 +655,9 @@ pub async fn delete(
             "the user was changed or deleted since you read it; read it again",
         ));
     }
-    audit::record(
-        &mut tx,
+    audit::commit(
+        &state,
+        tx,
         &caller.company,
         caller.user(),
         Change {
@@ -670,7 +669,5 @@ pub async fn delete(
         },
     )
     .await?;
-    tx.commit().await?;
-    state.forget_reads();
     Ok(HttpResponse::NoContent().finish())
 }
