@@ -118,7 +118,13 @@ impl ResponseError for OAuthError {
             .insert_header(("Pragma", "no-cache"));
         match self.code {
             OAuthErrorCode::InvalidClient => {
-                let realm = self.realm.as_deref().unwrap_or("oauth");
+                // The realm names the company of the path; anything that is not a company name (CR/LF
+                // and quotes included) would break the header, so it gets the generic realm.
+                let realm = self
+                    .realm
+                    .as_deref()
+                    .filter(|r| common::jwt::valid_company(r))
+                    .unwrap_or("oauth");
                 response.insert_header(("WWW-Authenticate", format!("Basic realm=\"{realm}\"")));
             }
             OAuthErrorCode::InvalidToken => {
@@ -126,7 +132,11 @@ impl ResponseError for OAuthError {
                     "WWW-Authenticate",
                     format!(
                         "Bearer error=\"invalid_token\", error_description=\"{}\"",
-                        self.description.replace('"', "'")
+                        self.description
+                            .chars()
+                            .filter(|c| !c.is_control())
+                            .collect::<String>()
+                            .replace('"', "'")
                     ),
                 ));
             }

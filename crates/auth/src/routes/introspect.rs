@@ -1,5 +1,7 @@
-//! `POST /oauth/<company>/introspect` (RFC 7662). Any authenticated client of the company may ask about
-//! the company's access and refresh tokens; anything else is simply `{"active": false}`.
+//! `POST /oauth/<company>/introspect` (RFC 7662). Any authenticated confidential client of the company may
+//! ask about the company's access tokens (a resource server checks tokens presented to it); a refresh
+//! token is described only to the client it was issued to. A user token is active only while its user
+//! exists and may sign in. Anything else is simply `{"active": false}`.
 
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
@@ -38,6 +40,12 @@ pub async fn introspect(
     let hint = params.get("token_type_hint");
     if hint != Some("refresh_token") {
         if let Ok(claims) = verify_access_token(&state, &company, token).await {
+            if claims.is_user_token() {
+                let user = directory::get_user_by_id(&state.db, &company, &claims.sub).await?;
+                if !user.is_some_and(|u| u.can_log_in()) {
+                    return Ok(inactive());
+                }
+            }
             let mut body = json!({
                 "active": true,
                 "token_type": "Bearer",
@@ -64,6 +72,7 @@ pub async fn introspect(
     };
     let now = now_millis();
     let live = record.company == *company
+        && record.client_id == client.client_id
         && record.used_ms.is_none()
         && record.revoked_ms.is_none()
         && record.expires_ms.is_none_or(|exp| exp > now);

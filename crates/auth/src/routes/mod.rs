@@ -8,11 +8,19 @@ mod revoke;
 mod token;
 mod userinfo;
 
-use actix_web::web;
+use actix_web::dev::ServiceResponse;
+use actix_web::http::StatusCode;
+use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+use actix_web::{web, HttpResponse};
+
+/// The largest body an OAuth endpoint reads.
+pub const MAX_BODY: usize = 64 * 1024;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/oauth/{company}")
+            .app_data(web::PayloadConfig::new(MAX_BODY))
+            .wrap(ErrorHandlers::new().handler(StatusCode::PAYLOAD_TOO_LARGE, too_large))
             .route("/token", web::post().to(token::token))
             .route("/authorize", web::get().to(authorize::show))
             .route("/authorize", web::post().to(authorize::submit))
@@ -48,4 +56,19 @@ fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthE
             "the body must be application/x-www-form-urlencoded",
         ))
     }
+}
+
+/// A body over the limit is answered as an RFC 6749 error in JSON, like every other refusal here, not
+/// with actix's plain-text 413.
+fn too_large<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let (req, _) = res.into_parts();
+    let response = HttpResponse::PayloadTooLarge()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(serde_json::json!({
+            "error": "invalid_request",
+            "error_description": format!("the body is larger than {MAX_BODY} bytes"),
+        }));
+    Ok(ErrorHandlerResponse::Response(
+        ServiceResponse::new(req, response).map_into_right_body(),
+    ))
 }

@@ -130,13 +130,20 @@ async fn authorization_code(
     params: &Params,
 ) -> Result<TokenResponse, OAuthError> {
     let code = params.require("code")?;
-    // SPEC.md spells the parameter redirectURI; RFC 6749 spells it redirect_uri. Both are accepted.
+    // The platform's clients send redirectURI; RFC 6749 spells it redirect_uri. Both are accepted.
     let redirect_uri = params
         .get("redirectURI")
         .or_else(|| params.get("redirect_uri"));
     let code_hash = hash_token(code);
     let now = now_millis();
-    let record = match storage::use_code(&state.db, &code_hash, now).await? {
+    let record = match storage::use_code(&state.db, &code_hash, now, company, &client.client_id)
+        .await?
+    {
+        CodeUse::OtherClient => {
+            return Err(OAuthError::invalid_grant(
+                "the authorization code was issued to another client",
+            ))
+        }
         CodeUse::Unknown => {
             return Err(OAuthError::invalid_grant(
                 "the authorization code is not valid",
@@ -163,11 +170,6 @@ async fn authorization_code(
         }
         CodeUse::First(record) => record,
     };
-    if record.company != company || record.client_id != client.client_id {
-        return Err(OAuthError::invalid_grant(
-            "the authorization code was issued to another client",
-        ));
-    }
     if record.expires_ms < now {
         return Err(OAuthError::invalid_grant(
             "the authorization code has expired",

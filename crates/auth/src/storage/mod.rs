@@ -75,6 +75,8 @@ pub enum CodeUse {
     First(CodeRecord),
     /// The code was spent before: a replay.
     Replay(CodeRecord),
+    /// The code was issued to another client (or company): left as it was, neither spent nor replayed.
+    OtherClient,
     Unknown,
 }
 
@@ -118,12 +120,16 @@ pub async fn insert_code<'a>(
     dispatch!(h, insert_code(code))
 }
 
+/// Spends the code if it was issued to `client_id` of `company` and is unspent; a code of another client
+/// is left alone, so presenting it costs its rightful client nothing.
 pub async fn use_code<'a>(
     h: impl Into<Handle<'a>>,
     code_hash: &str,
     now_ms: i64,
+    company: &str,
+    client_id: &str,
 ) -> Result<CodeUse, StoreError> {
-    dispatch!(h, use_code(code_hash, now_ms))
+    dispatch!(h, use_code(code_hash, now_ms, company, client_id))
 }
 
 pub async fn set_code_access_jti<'a>(

@@ -107,13 +107,19 @@ pub(crate) async fn use_code(
     c: &mut Conn,
     code_hash: &str,
     now_ms: i64,
+    company: &str,
+    client_id: &str,
 ) -> Result<CodeUse, StoreError> {
-    // One statement decides who uses the code first, so two concurrent exchanges cannot both win.
+    // One statement decides who uses the code first, so two concurrent exchanges cannot both win; only
+    // the client the code was issued to can spend it.
     let first = sqlx::query::<Db>(
-        "UPDATE auth_codes SET used_ms = $2 WHERE code_hash = $1 AND used_ms IS NULL",
+        "UPDATE auth_codes SET used_ms = $2 WHERE code_hash = $1 AND used_ms IS NULL \
+         AND company = $3 AND client_id = $4",
     )
     .bind(code_hash)
     .bind(now_ms)
+    .bind(company)
+    .bind(client_id)
     .execute(&mut *c)
     .await?
     .rows_affected()
@@ -124,6 +130,7 @@ pub(crate) async fn use_code(
         .fetch_optional(&mut *c)
         .await?;
     Ok(match (record, first) {
+        (Some(r), _) if r.company != company || r.client_id != client_id => CodeUse::OtherClient,
         (Some(r), true) => CodeUse::First(r),
         (Some(r), false) => CodeUse::Replay(r),
         (None, _) => CodeUse::Unknown,

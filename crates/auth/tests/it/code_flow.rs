@@ -360,6 +360,36 @@ async fn a_code_cannot_be_exchanged_by_another_client(backend: Backend) {
         "client B with its own credentials"
     );
     assert!(body.get("access_token").is_none());
+
+    // Presenting it spent nothing and revoked nothing: the rightful client still exchanges it, once.
+    let (status, body, _) = exchange(
+        &s.auth,
+        &s.client_id,
+        Some(&s.secret),
+        &code,
+        &[("redirectURI", REDIRECT_URI)],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let claims = s
+        .auth
+        .verifier()
+        .verify(body["access_token"].as_str().unwrap())
+        .await
+        .expect("the rightful token verifies");
+    let (status, active) = introspect(
+        &s.auth,
+        &s.client_id,
+        &s.secret,
+        body["access_token"].as_str().unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, &active["active"]),
+        (200, &serde_json::json!(true)),
+        "{active}"
+    );
+    assert_eq!(claims.client_id, s.client_id);
 }
 
 async fn a_signed_in_browser_gets_codes_without_the_form_until_prompt_login(backend: Backend) {
