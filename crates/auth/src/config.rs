@@ -31,8 +31,11 @@ pub struct AuthConfig {
     pub client_cache_ms: u64,
     /// Login attempts per client address per minute at the authorize endpoint.
     pub login_attempts_per_minute: u32,
-    /// Take the client address from `Forwarded` / `X-Forwarded-For` (only behind a proxy that sets them).
+    /// Take the client address from `X-Forwarded-For` (only behind proxies that set it).
     pub trust_forwarded_for: bool,
+    /// How many proxies in front of the service append to `X-Forwarded-For`: the client address is the
+    /// entry that many places from the right (entries further left are whatever the client sent).
+    pub trusted_proxy_hops: u32,
 }
 
 impl Default for AuthConfig {
@@ -49,6 +52,7 @@ impl Default for AuthConfig {
             client_cache_ms: 1000,
             login_attempts_per_minute: 30,
             trust_forwarded_for: false,
+            trusted_proxy_hops: 1,
         }
     }
 }

@@ -20,6 +20,8 @@ pub enum OAuthErrorCode {
     UnsupportedResponseType,
     ServerError,
     TemporarilyUnavailable,
+    /// OpenID Connect: `prompt=none` and no usable login session.
+    LoginRequired,
 }
 
 impl OAuthErrorCode {
@@ -36,6 +38,7 @@ impl OAuthErrorCode {
             OAuthErrorCode::UnsupportedResponseType => "unsupported_response_type",
             OAuthErrorCode::ServerError => "server_error",
             OAuthErrorCode::TemporarilyUnavailable => "temporarily_unavailable",
+            OAuthErrorCode::LoginRequired => "login_required",
         }
     }
 }

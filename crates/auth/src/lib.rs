@@ -10,6 +10,7 @@ pub mod issue;
 pub mod keys;
 pub mod login;
 pub mod page;
+pub mod password;
 pub mod pkce;
 pub mod rate_limit;
 pub mod routes;

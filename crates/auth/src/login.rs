@@ -7,9 +7,9 @@
 
 use chrono::Utc;
 use common::db::{now_millis, StoreError};
-use common::secrets::verify_password;
 use directory::{LoginPolicy, User};
 
+use crate::password;
 use crate::state::AuthState;
 
 /// Why a login failed. Users are told the same thing for every reason, so the page reveals neither which
@@ -31,7 +31,7 @@ pub async fn log_in(
     let user = directory::get_user(&state.db, company, username).await?;
     let Some(user) = user else {
         // The hash is checked in every branch, so each failure takes the same time.
-        verify_password(password, None);
+        password::verify(password, None).await;
         return Ok(Err(LoginFailure::UnknownUser));
     };
     let now = now_millis();
@@ -41,7 +41,7 @@ pub async fn log_in(
         lock_until_ms: now + state.config.lockout_secs * 1000,
     };
     let reserved = directory::reserve_login_attempt(&state.db, company, &user.id, policy).await?;
-    let password_ok = verify_password(password, user.password_hash.as_deref());
+    let password_ok = password::verify(password, user.password_hash.as_deref()).await;
     let Some(reserved) = reserved else {
         return Ok(Err(LoginFailure::Locked));
     };

@@ -43,6 +43,32 @@ impl AttemptLimiter {
     }
 }
 
+/// The address a login attempt is counted against: the peer, or behind `trusted_proxy_hops` proxies the
+/// `X-Forwarded-For` entry that many places from the right. The left-most entries are the client's own
+/// words, so trusting them would let a fresh value per request escape the limit.
+pub fn client_address(req: &actix_web::HttpRequest, config: &crate::AuthConfig) -> String {
+    let peer = req
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
+    if !config.trust_forwarded_for || config.trusted_proxy_hops == 0 {
+        return peer;
+    }
+    let entries: Vec<String> = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty())
+        .collect();
+    let hops = config.trusted_proxy_hops as usize;
+    if entries.len() < hops {
+        return peer;
+    }
+    entries[entries.len() - hops].clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,12 @@ struct AuthorizeRequest {
     granted: Granted,
     nonce: Option<String>,
     code_challenge: Option<String>,
+    /// `prompt=login`: show the form even with a live session.
     force_login: bool,
+    /// `prompt=none`: never show the form; without a usable session answer `login_required`.
+    no_prompt: bool,
+    /// `max_age`: a session authenticated longer ago than this many seconds needs a new login.
+    max_age_secs: Option<i64>,
 }
 
 enum Refusal {
@@ -51,7 +56,8 @@ enum Refusal {
 }
 
 impl Refusal {
-    fn respond(self) -> HttpResponse {
+    /// The answer; a redirect carries `iss` (RFC 9207), since one host serves many issuers.
+    fn respond(self, issuer: &str) -> HttpResponse {
         match self {
             Refusal::Page(status, title, message) => HttpResponse::build(status)
                 .content_type("text/html; charset=utf-8")
@@ -68,6 +74,7 @@ impl Refusal {
                 if let Some(state) = state {
                     pairs.push(("state", state));
                 }
+                pairs.push(("iss", issuer.to_string()));
                 redirect(&redirect_uri, &pairs, StatusCode::FOUND)
             }
         }
@@ -146,6 +153,28 @@ async fn validate(
         }
         None => None,
     };
+    let prompts: Vec<&str> = params
+        .get("prompt")
+        .map(|p| p.split_ascii_whitespace().collect())
+        .unwrap_or_default();
+    if prompts.contains(&"none") && prompts.len() > 1 {
+        return Err(refuse(
+            OAuthErrorCode::InvalidRequest,
+            "prompt=none cannot be combined with other prompt values",
+        ));
+    }
+    let max_age_secs = match params.get("max_age") {
+        None => None,
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if n >= 0 => Some(n),
+            _ => {
+                return Err(refuse(
+                    OAuthErrorCode::InvalidRequest,
+                    "max_age must be a number of seconds",
+                ))
+            }
+        },
+    };
     Ok(AuthorizeRequest {
         client,
         redirect_uri: redirect_uri.to_string(),
@@ -153,10 +182,15 @@ async fn validate(
         granted,
         nonce: params.get("nonce").map(str::to_string),
         code_challenge,
-        force_login: params
-            .get("prompt")
-            .is_some_and(|p| p.split_ascii_whitespace().any(|p| p == "login")),
+        force_login: prompts.contains(&"login"),
+        no_prompt: prompts.contains(&"none"),
+        max_age_secs,
     })
+}
+
+/// Whether the session's login is recent enough for `max_age` (OpenID Connect Core 3.1.2.1).
+fn fresh_enough(session: &SessionRecord, max_age_secs: Option<i64>) -> bool {
+    max_age_secs.is_none_or(|max| now_millis() - session.auth_time_ms <= max * 1000)
 }
 
 /// The session of the request's cookie, if it is live and its user may still sign in with it.
@@ -183,10 +217,27 @@ async fn current_session(
 pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> HttpResponse {
     let request = match validate(&state, &company, req.query_string()).await {
         Ok(r) => r,
-        Err(refusal) => return refusal.respond(),
+        Err(refusal) => return refusal.respond(&state.issuer(&company)),
     };
+    let session = match current_session(&state, &company, &req).await {
+        Some((token, session)) if fresh_enough(&session, request.max_age_secs) => {
+            Some((token, session))
+        }
+        _ => None,
+    };
+    if request.no_prompt && session.is_none() {
+        return Refusal::Redirect {
+            redirect_uri: request.redirect_uri,
+            state: request.state,
+            error: OAuthError::new(
+                OAuthErrorCode::LoginRequired,
+                "the user is not signed in (or not recently enough) and prompt=none forbids asking",
+            ),
+        }
+        .respond(&state.issuer(&company));
+    }
     if !request.force_login {
-        if let Some((token, session)) = current_session(&state, &company, &req).await {
+        if let Some((token, session)) = session {
             return match issue_code(&state, &company, &request, &session, &token).await {
                 Ok(r) => r,
                 Err(e) => Refusal::Redirect {
@@ -194,11 +245,29 @@ pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpReques
                     state: request.state,
                     error: e,
                 }
-                .respond(),
+                .respond(&state.issuer(&company)),
             };
         }
     }
     login_page(&company, &request, &req, "", None, StatusCode::OK)
+}
+
+/// The login page's policy. Browsers apply `form-action` to the redirect that follows the form's POST as
+/// well, so the (registered, validated) redirect URI's origin must be allowed beside the page's own.
+fn csp(redirect_uri: &str) -> String {
+    let origin = url::Url::parse(redirect_uri)
+        .map(|u| u.origin().ascii_serialization())
+        .ok()
+        .filter(|o| {
+            o != "null" && !o.contains(|c: char| c == ';' || c == ',' || c.is_whitespace())
+        });
+    match origin {
+        Some(origin) => format!(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {origin}; frame-ancestors 'none'"
+        ),
+        None => "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+            .to_string(),
+    }
 }
 
 fn login_page(
@@ -214,10 +283,7 @@ fn login_page(
         .content_type("text/html; charset=utf-8")
         .insert_header(("Cache-Control", "no-store"))
         .insert_header(("X-Frame-Options", "DENY"))
-        .insert_header((
-            "Content-Security-Policy",
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-        ))
+        .insert_header(("Content-Security-Policy", csp(&request.redirect_uri)))
         .body(page::login(
             company,
             &request.client.name,
@@ -235,18 +301,9 @@ pub async fn submit(
 ) -> HttpResponse {
     let request = match validate(&state, &company, req.query_string()).await {
         Ok(r) => r,
-        Err(refusal) => return refusal.respond(),
+        Err(refusal) => return refusal.respond(&state.issuer(&company)),
     };
-    let address = if state.config.trust_forwarded_for {
-        req.connection_info()
-            .realip_remote_addr()
-            .unwrap_or_default()
-            .to_string()
-    } else {
-        req.peer_addr()
-            .map(|a| a.ip().to_string())
-            .unwrap_or_default()
-    };
+    let address = crate::rate_limit::client_address(&req, &state.config);
     if let Err(wait) = state.login_limiter.attempt(&address) {
         let mut response = login_page(
             &company,
@@ -284,7 +341,7 @@ pub async fn submit(
                 state: request.state,
                 error: e.into(),
             }
-            .respond()
+            .respond(&state.issuer(&company))
         }
     };
     let token = random_token(32);
@@ -302,7 +359,7 @@ pub async fn submit(
             state: request.state,
             error: e.into(),
         }
-        .respond();
+        .respond(&state.issuer(&company));
     }
     let mut response = match issue_code(&state, &company, &request, &session, &token).await {
         Ok(r) => r,
@@ -312,7 +369,7 @@ pub async fn submit(
                 state: request.state,
                 error: e,
             }
-            .respond()
+            .respond(&state.issuer(&company))
         }
     };
     let cookie = Cookie::build(SESSION_COOKIE, token)
@@ -364,6 +421,7 @@ async fn issue_code(
     if let Some(s) = &request.state {
         pairs.push(("state", s.clone()));
     }
+    pairs.push(("iss", state.issuer(company)));
     pairs.push((
         "session_state",
         session_state(

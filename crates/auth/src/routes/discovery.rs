@@ -57,7 +57,8 @@ pub async fn openid_configuration(
         "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "azp", "sid",
             "preferred_username", "name", "given_name", "family_name", "updated_at", "email", "email_verified",
             "phone_number", "phone_number_verified"],
-        "prompt_values_supported": ["login"],
+        "prompt_values_supported": ["none", "login"],
+        "authorization_response_iss_parameter_supported": true,
     })))
 }
 

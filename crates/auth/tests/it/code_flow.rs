@@ -55,7 +55,8 @@ async fn the_login_page_is_a_form_that_posts_back_the_original_query(backend: Ba
     assert_eq!(query["state"], "st-123");
     assert!(query["code"].len() >= 32);
     assert!(!query["session_state"].is_empty());
-    assert_eq!(query.len(), 3, "{to}");
+    assert_eq!(query["iss"], s.auth.issuer("acme"), "RFC 9207");
+    assert_eq!(query.len(), 4, "{to}");
 }
 
 async fn the_code_exchange_answers_the_spec_fields_with_the_default_scope(backend: Backend) {

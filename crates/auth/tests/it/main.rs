@@ -1,5 +1,6 @@
 //! Integration tests of the token service: real HTTP on loopback, every test on PostgreSQL and SQLite.
 
+mod authorize_rules;
 mod client_credentials;
 mod code_flow;
 mod code_replay_race;
