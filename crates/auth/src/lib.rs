@@ -4,6 +4,7 @@
 
 pub mod client_auth;
 pub mod config;
+pub mod csrf;
 pub mod error;
 pub mod form;
 pub mod issue;

@@ -26,6 +26,7 @@ pub fn login(
     company: &str,
     client_name: &str,
     action: &str,
+    csrf: &str,
     username: &str,
     error: Option<&str>,
 ) -> String {
@@ -36,13 +37,15 @@ pub fn login(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
          content=\"width=device-width,initial-scale=1\"><title>Sign in - {company}</title><style>{STYLE}</style>\
          </head><body><main><h1>Sign in to {company}</h1><p>{client} is asking you to sign in.</p>{error}\
-         <form method=\"post\" action=\"{action}\"><label for=\"username\">Username</label>\
+         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"username\">Username</label>\
          <input id=\"username\" name=\"username\" autocomplete=\"username\" value=\"{username}\" required autofocus>\
          <label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" \
          autocomplete=\"current-password\" required><button type=\"submit\">Sign in</button></form></main></body></html>",
         company = escape(company),
         client = escape(client_name),
         action = escape(action),
+        csrf = escape(csrf),
         username = escape(username),
     )
 }
@@ -61,7 +64,14 @@ pub fn error(title: &str, message: &str) -> String {
 mod tests {
     #[test]
     fn values_are_escaped() {
-        let html = super::login("acme", "<script>", "/x?a=1&b=\"2\"", "o'neil", Some("<b>"));
+        let html = super::login(
+            "acme",
+            "<script>",
+            "/x?a=1&b=\"2\"",
+            "t<k>",
+            "o'neil",
+            Some("<b>"),
+        );
         assert!(html.contains("&lt;script&gt;"));
         assert!(html.contains("/x?a=1&amp;b=&quot;2&quot;"));
         assert!(html.contains("o&#39;neil"));

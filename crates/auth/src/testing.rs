@@ -191,14 +191,48 @@ impl TestAuth {
         if form.status() != 200 {
             return Err(form);
         }
+        let csrf = csrf_of(&form.text().await.expect("the login page"));
         let response = http
             .post(url)
-            .form(&[("username", username), ("password", password)])
+            .form(&[
+                ("username", username),
+                ("password", password),
+                ("csrf", csrf.as_str()),
+            ])
             .send()
             .await
             .expect("POST authorize");
         parse_redirect(response)
     }
+}
+
+/// The CSRF token in the hidden field of a login page.
+pub fn csrf_of(html: &str) -> String {
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).expect("the login form has a CSRF field") + marker.len();
+    let end = html[start..].find('"').expect("a closing quote") + start;
+    html[start..end].to_string()
+}
+
+/// Posts the login form at `url` as a browser does: GET the form with `http` (which keeps the pre-login
+/// cookie), then POST the credentials with the form's CSRF token.
+pub async fn post_login(
+    http: &reqwest::Client,
+    url: reqwest::Url,
+    username: &str,
+    password: &str,
+) -> reqwest::Response {
+    let form = http.get(url.clone()).send().await.expect("GET authorize");
+    let csrf = csrf_of(&form.text().await.expect("the login page"));
+    http.post(url)
+        .form(&[
+            ("username", username),
+            ("password", password),
+            ("csrf", csrf.as_str()),
+        ])
+        .send()
+        .await
+        .expect("POST authorize")
 }
 
 /// A reqwest client that does not follow redirects and keeps cookies, as a browser session.

@@ -246,11 +246,25 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         ],
     )
     .unwrap();
+    // The form carries a CSRF token that must match its pre-login cookie.
+    let form = browser.get(authorize.clone()).send().await.unwrap();
+    let cookie = form.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let html = form.text().await.unwrap();
+    let start = html.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = &html[start..start + html[start..].find('"').unwrap()];
     let login = browser
         .post(authorize)
+        .header("Cookie", cookie)
         .form(&[
             ("username", creds["admin_username"].as_str().unwrap()),
             ("password", creds["admin_password"].as_str().unwrap()),
+            ("csrf", csrf),
         ])
         .send()
         .await

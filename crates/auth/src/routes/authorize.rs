@@ -21,7 +21,7 @@ use crate::login::log_in;
 use crate::scope::{self, Granted};
 use crate::state::AuthState;
 use crate::storage::{self, CodeRecord, SessionRecord};
-use crate::{page, pkce};
+use crate::{csrf, page, pkce};
 
 /// The browser's login session; the end-session endpoint clears it.
 pub(crate) const SESSION_COOKIE: &str = "speech_session";
@@ -249,7 +249,7 @@ pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpReques
             };
         }
     }
-    login_page(&company, &request, &req, "", None, StatusCode::OK)
+    login_page(&state, &company, &request, &req, "", None, StatusCode::OK)
 }
 
 /// The login page's policy. Browsers apply `form-action` to the redirect that follows the form's POST as
@@ -270,7 +270,9 @@ fn csp(redirect_uri: &str) -> String {
     }
 }
 
+/// The login form, with a fresh CSRF token in its hidden field and in the pre-login cookie.
 fn login_page(
+    state: &AuthState,
     company: &str,
     request: &AuthorizeRequest,
     req: &HttpRequest,
@@ -279,7 +281,9 @@ fn login_page(
     status: StatusCode,
 ) -> HttpResponse {
     let action = format!("{}?{}", req.path(), req.query_string());
+    let (csrf_token, csrf_cookie) = csrf::issue(company, state.public_url.starts_with("https://"));
     HttpResponse::build(status)
+        .cookie(csrf_cookie)
         .content_type("text/html; charset=utf-8")
         .insert_header(("Cache-Control", "no-store"))
         .insert_header(("X-Frame-Options", "DENY"))
@@ -288,6 +292,7 @@ fn login_page(
             company,
             &request.client.name,
             &action,
+            &csrf_token,
             username,
             error,
         ))
@@ -306,6 +311,7 @@ pub async fn submit(
     let address = crate::rate_limit::client_address(&req, &state.config);
     if let Err(wait) = state.login_limiter.attempt(&address) {
         let mut response = login_page(
+            &state,
             &company,
             &request,
             &req,
@@ -319,7 +325,23 @@ pub async fn submit(
         );
         return response;
     }
+    // Repeated fields are refused: such a form logs no one in.
     let form = Params::parse(&body).unwrap_or_default();
+    let own_origin = url::Url::parse(&state.public_url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
+    if let Err(why) = csrf::check(&req, &form, &own_origin) {
+        tracing::warn!(company = %company, why, "login form refused");
+        return login_page(
+            &state,
+            &company,
+            &request,
+            &req,
+            "",
+            Some(&format!("{why}; please sign in again.")),
+            StatusCode::FORBIDDEN,
+        );
+    }
     let username = form.get("username").unwrap_or("");
     let password = form.get("password").unwrap_or("");
     let user = match log_in(&state, &company, username, password).await {
@@ -327,6 +349,7 @@ pub async fn submit(
         Ok(Err(reason)) => {
             tracing::warn!(company = %company, ?reason, "login refused");
             return login_page(
+                &state,
                 &company,
                 &request,
                 &req,

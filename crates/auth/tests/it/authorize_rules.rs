@@ -1,9 +1,8 @@
 //! Rules of the authorization endpoint: `iss` on every redirect (RFC 9207), `prompt=none` and `max_age`
 //! (OpenID Connect Core 3.1.2.1), a policy that lets the browser follow the redirect to the relying
-//! party, forwarded addresses taken from the trusted end, and password checks that do not stall the
-//! token endpoint.
+//! party, and forwarded addresses taken from the trusted end.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::*;
 
@@ -144,11 +143,19 @@ async fn forwarded_addresses_are_taken_from_the_trusted_end(backend: Backend) {
     let s = setup_with(auth, full_client_spec()).await;
     let mut statuses = Vec::new();
     for i in 0..6 {
-        let response = browser()
-            .post(authorize_url(&s.auth, &s.client_id, &[]))
+        let http = browser();
+        let url = authorize_url(&s.auth, &s.client_id, &[]);
+        let form = http.get(url.clone()).send().await.unwrap();
+        let csrf = auth::testing::csrf_of(&form.text().await.unwrap());
+        let response = http
+            .post(url)
             // A fresh left-most entry each time; the proxy appended the real address last.
             .header("X-Forwarded-For", format!("198.51.100.{i}, 203.0.113.7"))
-            .form(&[("username", USERNAME), ("password", "wrong")])
+            .form(&[
+                ("username", USERNAME),
+                ("password", "wrong"),
+                ("csrf", csrf.as_str()),
+            ])
             .send()
             .await
             .unwrap();
@@ -160,52 +167,10 @@ async fn forwarded_addresses_are_taken_from_the_trusted_end(backend: Backend) {
     );
 }
 
-async fn logins_do_not_stall_the_token_endpoint(backend: Backend) {
-    let s = setup(backend).await;
-    let logins: Vec<_> = (0..20)
-        .map(|i| {
-            let url = authorize_url(&s.auth, &s.client_id, &[]);
-            tokio::spawn(async move {
-                let password = format!("wrong {i}");
-                browser()
-                    .post(url)
-                    .form(&[("username", USERNAME), ("password", password.as_str())])
-                    .send()
-                    .await
-                    .map(|r| r.status().as_u16())
-            })
-        })
-        .collect();
-    let mut slowest = Duration::ZERO;
-    for _ in 0..10 {
-        let started = Instant::now();
-        let (status, body, _) = token_form(
-            &s.auth,
-            "acme",
-            &[
-                ("grant_type", "client_credentials"),
-                ("client_id", &s.client_id),
-                ("client_secret", &s.secret),
-            ],
-        )
-        .await;
-        assert_eq!(status, 200, "{body}");
-        slowest = slowest.max(started.elapsed());
-    }
-    for login in logins {
-        login.await.unwrap().expect("each login is answered");
-    }
-    assert!(
-        slowest < Duration::from_millis(1000),
-        "a client-credentials token took {slowest:?} while logins ran"
-    );
-}
-
 common::backend_tests!(
     every_redirect_names_the_issuer,
     prompt_none_never_shows_the_form,
     max_age_asks_for_a_recent_login,
     the_login_page_lets_the_browser_follow_the_redirect,
     forwarded_addresses_are_taken_from_the_trusted_end,
-    logins_do_not_stall_the_token_endpoint,
 );

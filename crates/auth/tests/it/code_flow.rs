@@ -42,9 +42,14 @@ async fn the_login_page_is_a_form_that_posts_back_the_original_query(backend: Ba
     assert_eq!(kept, query_of(url.as_str()), "the original query is kept");
     assert_eq!(kept["nonce"], "n 1&2");
 
+    let csrf = auth::testing::csrf_of(&html);
     let response = http
         .post(format!("{}{action}", s.auth.url))
-        .form(&[("username", USERNAME), ("password", PASSWORD)])
+        .form(&[
+            ("username", USERNAME),
+            ("password", PASSWORD),
+            ("csrf", csrf.as_str()),
+        ])
         .send()
         .await
         .unwrap();

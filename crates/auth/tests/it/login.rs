@@ -5,12 +5,13 @@ use crate::support::*;
 
 /// Posts the login form with a fresh browser; returns status, body and whether it redirected.
 async fn attempt(s: &Setup, username: &str, password: &str) -> (u16, String, Option<String>) {
-    let response = browser()
-        .post(authorize_url(&s.auth, &s.client_id, &[]))
-        .form(&[("username", username), ("password", password)])
-        .send()
-        .await
-        .unwrap();
+    let response = auth::testing::post_login(
+        &browser(),
+        authorize_url(&s.auth, &s.client_id, &[]),
+        username,
+        password,
+    )
+    .await;
     let status = response.status().as_u16();
     let to = location(response.headers());
     (status, response.text().await.unwrap(), to)
@@ -111,9 +112,14 @@ async fn an_unknown_username_gets_the_same_answer(backend: Backend) {
     assert!(to.is_none());
     let (_, wrong, _) = attempt(&s, USERNAME, "wrong").await;
     assert!(unknown.contains(FAILED_LOGIN));
+    // Each page carries its own fresh CSRF token; everything else is the same.
+    let same = |html: &str, name: &str| {
+        html.replace(name, "NAME")
+            .replace(&auth::testing::csrf_of(html), "TOKEN")
+    };
     assert_eq!(
-        unknown.replace("nobody", "NAME"),
-        wrong.replace(USERNAME, "NAME"),
+        same(&unknown, "nobody"),
+        same(&wrong, USERNAME),
         "the page does not tell whether the username exists"
     );
 }
@@ -125,12 +131,13 @@ async fn too_many_attempts_from_one_address_are_429(backend: Backend) {
         let (status, _, _) = attempt(&s, USERNAME, &format!("guess {n}")).await;
         assert_eq!(status, 401, "attempt {n}");
     }
-    let response = browser()
-        .post(authorize_url(&s.auth, &s.client_id, &[]))
-        .form(&[("username", USERNAME), ("password", PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let response = auth::testing::post_login(
+        &browser(),
+        authorize_url(&s.auth, &s.client_id, &[]),
+        USERNAME,
+        PASSWORD,
+    )
+    .await;
     assert_eq!(response.status(), 429);
     assert!(location(response.headers()).is_none());
     let wait: u64 = response.headers()["retry-after"]

@@ -9,6 +9,7 @@ mod introspection;
 mod keys;
 mod lockout_race;
 mod login;
+mod login_csrf;
 mod logout;
 mod openapi;
 mod pkce;

@@ -57,12 +57,7 @@ async fn an_openid_connect_relying_party_signs_in_verifies_and_refreshes(backend
     let browser = browser();
     let page = browser.get(url.clone()).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    let response = browser
-        .post(url)
-        .form(&[("username", USERNAME), ("password", PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let response = auth::testing::post_login(&browser, url, USERNAME, PASSWORD).await;
     let redirected = parse_redirect(response).expect("redirected with a code");
     assert_eq!(redirected.state.as_deref(), Some(csrf.secret().as_str()));
 
