@@ -67,3 +67,8 @@ ensure_rabbitmq() {
 ensure_nextest() {
   command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
 }
+
+# Headless Chromium and its WebDriver for the browser tests (Debian packages).
+ensure_chromium() {
+  apt_install chromium chromium-driver
+}

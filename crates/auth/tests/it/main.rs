@@ -1,6 +1,7 @@
 //! Integration tests of the token service: real HTTP on loopback, every test on PostgreSQL and SQLite.
 
 mod authorize_rules;
+mod browser;
 mod client_credentials;
 mod code_flow;
 mod code_replay_race;
