@@ -116,7 +116,7 @@ pub async fn authorize(auth: &TestAuth, client_id: &str, query: &[(&str, &str)])
     }
 }
 
-/// Exchanges a code at acme with the client credentials as form fields (as SPEC.md 4.1 shows);
+/// Exchanges a code at acme with the client credentials as form fields (as docs/token-service.md shows);
 /// `extra` carries the redirect URI (under either spelling) and anything else.
 pub async fn exchange(
     auth: &TestAuth,
@@ -137,7 +137,7 @@ pub async fn exchange(
     token_form(auth, "acme", &form).await
 }
 
-/// Exchanges a code with `redirectURI`, the spelling of SPEC.md.
+/// Exchanges a code with `redirectURI`, the spelling the platform's clients use.
 pub async fn exchange_code(s: &Setup, code: &str) -> (u16, Value, reqwest::header::HeaderMap) {
     exchange(
         &s.auth,

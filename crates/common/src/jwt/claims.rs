@@ -6,7 +6,7 @@ pub const DEFAULT_AUDIENCE: &str = "speech-platform";
 /// The JOSE `typ` of access tokens (RFC 9068), so an ID token is never accepted as an access token.
 pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
 
-/// Claims of an access token (DESIGN.md section 4).
+/// Claims of an access token (docs/decisions.md, Tenancy and tokens).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccessClaims {
     pub iss: String,
