@@ -58,6 +58,8 @@ async fn start(w: &World, port: u16) -> Service {
 enum Done {
     Created,
     Deleted,
+    /// Created, then a deletion was sent that got no answer: it may or may not have happened.
+    DeletionUnanswered,
 }
 
 async fn writes_answered_before_a_kill_are_kept_whole(backend: Backend) {
@@ -97,7 +99,10 @@ async fn writes_answered_before_a_kill_are_kept_whole(backend: Backend) {
                         .await;
                     match deleted {
                         Ok(d) if d.status() == 204 => answered.push((name, Done::Deleted)),
-                        _ => break,
+                        _ => {
+                            answered.push((name, Done::DeletionUnanswered));
+                            break;
+                        }
                     }
                 }
             }
@@ -180,6 +185,18 @@ async fn writes_answered_before_a_kill_are_kept_whole(backend: Backend) {
                 assert!(
                     deleted_entries.contains(name),
                     "{name}'s deletion is unaudited"
+                );
+            }
+            // Either way, whole: there with its creation entry, or gone with its deletion entry.
+            Done::DeletionUnanswered => {
+                assert!(
+                    created_entries.contains(name),
+                    "{name} has no creation entry"
+                );
+                assert_eq!(
+                    users.contains(name),
+                    !deleted_entries.contains(name),
+                    "{name} is half-deleted"
                 );
             }
         }
