@@ -28,3 +28,37 @@ pub async fn verify(password: &str, hash: Option<&str>) -> bool {
     .await
     .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// On a single-threaded runtime, another task keeps running while a password is checked: the check
+    /// waits on the blocking pool instead of holding the only worker. Checked inline, the check would
+    /// finish before the other task was polled once.
+    #[test]
+    fn a_password_check_leaves_the_worker_free() {
+        let hash = common::secrets::hash_password("correct horse");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let polls = Arc::new(AtomicUsize::new(0));
+            let counter = polls.clone();
+            let other = tokio::spawn(async move {
+                loop {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    tokio::task::yield_now().await;
+                }
+            });
+            assert!(super::verify("correct horse", Some(&hash)).await);
+            let during = polls.load(Ordering::Relaxed);
+            other.abort();
+            assert!(
+                during > 0,
+                "the other task never ran while the password was checked"
+            );
+        });
+    }
+}

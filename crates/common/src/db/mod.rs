@@ -1,7 +1,7 @@
 //! The relational-store port. `DATABASE_URL` picks the adapter: `postgres://` for PostgreSQL (production),
 //! `sqlite://` for SQLite files under the data directory (embedded default). Stores that sit on it write
-//! their queries once, in a file that `sql_adapters!` compiles against both drivers; placeholders are
-//! `$1`, `$2`, ... which both PostgreSQL and SQLite understand.
+//! their queries once, in a `sql.rs` that their `postgres.rs` and `sqlite.rs` compile as modules;
+//! placeholders are `$1`, `$2`, ... which both PostgreSQL and SQLite understand.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -76,6 +76,8 @@ impl Database {
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
+                .test_before_acquire(false)
+                .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
                 .connect_with(options)
                 .await?;
             Ok(Database::Postgres(pool))
@@ -89,6 +91,8 @@ impl Database {
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
+                .test_before_acquire(false)
+                .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
                 .connect_with(options)
                 .await?;
             Ok(Database::Sqlite(pool))
@@ -143,6 +147,22 @@ impl Database {
     }
 }
 
+/// How long a pooled connection may sit idle before it is pinged on its way out of the pool. A busy pool
+/// hands its connections out again within milliseconds; pinging each of them (the pool's default) would
+/// cost a round trip per statement, while a connection idle this long may have been dropped by the server
+/// or a proxy and is checked first.
+pub const PING_AFTER_IDLE: Duration = Duration::from_secs(2);
+
+async fn ping_if_idle<C: sqlx::Connection>(
+    conn: &mut C,
+    meta: sqlx::pool::PoolConnectionMetadata,
+) -> Result<bool, sqlx::Error> {
+    if meta.idle_for >= PING_AFTER_IDLE {
+        conn.ping().await?;
+    }
+    Ok(true)
+}
+
 /// Hides the password of a database URL, for messages and logs.
 pub fn redact(url: &str) -> String {
     match url::Url::parse(url) {
@@ -152,44 +172,6 @@ pub fn redact(url: &str) -> String {
         }
         _ => url.to_string(),
     }
-}
-
-/// Compiles a store implementation, written once in `$file` against `type Db`, `type Pool` and
-/// `DIALECT`, for both PostgreSQL and SQLite: the file is included twice, in modules `postgres` and
-/// `sqlite`.
-#[macro_export]
-macro_rules! sql_adapters {
-    ($file:literal) => {
-        pub mod postgres {
-            #[allow(unused_imports)]
-            use super::*;
-            #[allow(dead_code)]
-            pub type Db = ::sqlx::Postgres;
-            #[allow(dead_code)]
-            pub type Pool = ::sqlx::PgPool;
-            #[allow(dead_code)]
-            pub const DIALECT: $crate::db::Dialect = $crate::db::Dialect::Postgres;
-            include!($file);
-        }
-        pub mod sqlite {
-            #[allow(unused_imports)]
-            use super::*;
-            #[allow(dead_code)]
-            pub type Db = ::sqlx::Sqlite;
-            #[allow(dead_code)]
-            pub type Pool = ::sqlx::SqlitePool;
-            #[allow(dead_code)]
-            pub const DIALECT: $crate::db::Dialect = $crate::db::Dialect::Sqlite;
-            include!($file);
-        }
-    };
-}
-
-/// Which SQL dialect an adapter speaks, for the few statements that differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Postgres,
-    Sqlite,
 }
 
 /// Milliseconds since the Unix epoch: the portable type for instants the database compares.

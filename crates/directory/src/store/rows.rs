@@ -67,6 +67,31 @@ pub(super) fn permissions(text: &str) -> Vec<String> {
     json_list(text)
 }
 
+/// A user row with the permissions columns of its roles (JSON arrays) joined by commas.
+#[derive(sqlx::FromRow)]
+pub(super) struct UserPermissionsRow {
+    #[sqlx(flatten)]
+    user: UserRow,
+    permissions: Option<String>,
+}
+
+impl UserPermissionsRow {
+    /// The user and its permissions, each once, in the order the roles list them.
+    pub(super) fn split(self) -> (User, Vec<String>) {
+        let lists: Vec<Vec<String>> = self
+            .permissions
+            .map(|joined| serde_json::from_str(&format!("[{joined}]")).unwrap_or_default())
+            .unwrap_or_default();
+        let mut out: Vec<String> = Vec::new();
+        for p in lists.into_iter().flatten() {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        (User::from(self.user), out)
+    }
+}
+
 #[derive(sqlx::FromRow)]
 pub(super) struct UserRow {
     id: String,

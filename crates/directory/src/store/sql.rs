@@ -205,28 +205,28 @@ pub(crate) async fn get_user_by_id(
     Ok(row.map(User::from))
 }
 
+/// The user and, in the same statement, the permissions columns of its roles.
 pub(crate) async fn get_user_with_permissions(
     c: &mut Conn,
     company: &str,
     id: &str,
 ) -> Result<Option<(User, Vec<String>)>, StoreError> {
-    let Some(user) = get_user_by_id(&mut *c, company, id).await? else {
-        return Ok(None);
-    };
-    let texts = sqlx::query_scalar::<Db, String>(
-        "SELECT r.permissions FROM user_roles ur JOIN roles r ON r.company = ur.company \
-         AND r.name = ur.role WHERE ur.user_id = $1",
-    )
-    .bind(id)
-    .fetch_all(&mut *c)
-    .await?;
-    let mut permissions: Vec<String> = Vec::new();
-    for p in texts.iter().flat_map(|t| rows::permissions(t)) {
-        if !permissions.contains(&p) {
-            permissions.push(p);
-        }
-    }
-    Ok(Some((user, permissions)))
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {USER_COLUMNS}, \
+             (SELECT {STRING_AGG}(ur.role, '{ROLE_SEPARATOR}' ORDER BY ur.position) \
+              FROM user_roles ur WHERE ur.user_id = users.id) AS roles, \
+             (SELECT {STRING_AGG}(r.permissions, ',') FROM user_roles ur JOIN roles r \
+              ON r.company = ur.company AND r.name = ur.role WHERE ur.user_id = users.id) AS permissions \
+             FROM users WHERE company = $1 AND id = $2"
+        )
+    });
+    let row = sqlx::query_as::<Db, rows::UserPermissionsRow>(&SQL)
+        .bind(company)
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?;
+    Ok(row.map(rows::UserPermissionsRow::split))
 }
 
 /// Replaces the user's role rows with its primary and extra roles, in order.
