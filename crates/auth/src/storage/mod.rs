@@ -212,7 +212,8 @@ pub async fn delete_session<'a>(
     dispatch!(h, delete_session(id_hash))
 }
 
-/// Deletes expired codes, sessions and revocation entries.
+/// Deletes expired codes, sessions and refresh tokens (the revocation list purges its own entries:
+/// `revocation::purge_expired`).
 pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<(), StoreError> {
     dispatch!(h, purge_expired(now_ms))
 }

@@ -309,7 +309,6 @@ pub(crate) async fn purge_expired(c: &mut Conn, now_ms: i64) -> Result<(), Store
     for sql in [
         "DELETE FROM auth_codes WHERE expires_ms < $1 - 86400000",
         "DELETE FROM login_sessions WHERE expires_ms < $1",
-        "DELETE FROM revoked_access_tokens WHERE expires_ms < $1",
         "DELETE FROM refresh_tokens WHERE expires_ms IS NOT NULL AND expires_ms < $1",
     ] {
         sqlx::query::<Db>(sql).bind(now_ms).execute(&mut *c).await?;

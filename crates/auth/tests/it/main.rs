@@ -6,6 +6,7 @@ mod client_credentials;
 mod code_flow;
 mod code_replay_race;
 mod hardening;
+mod housekeeping;
 mod introspection;
 mod keys;
 mod lockout_race;
