@@ -1,7 +1,8 @@
 //! Who is calling: the `guard` middleware in front of every `/admin/v1` endpoint verifies the bearer token
 //! (with the common `Authenticated` extractor, whose verifier remembers verified tokens), refuses revoked
-//! tokens, applies the per-account rate limits and cuts off requests that run too long. The `Caller<P>`
-//! extractor then loads the calling account and requires permission `P` of it.
+//! tokens, loads the calling account (one statement reads the account, its permissions and the token's
+//! revocation when the replica's caches do not hold them), applies the per-account rate limits and cuts
+//! off requests that run too long. The `Caller<P>` extractor then requires permission `P` of that account.
 //!
 //! Order of refusals: 401 (no, bad or revoked token; a revoked token is refused before it is counted, so
 //! it cannot use up its owner's quota), 429 (limits), 403 (client-credentials token, a user token of a
@@ -12,9 +13,7 @@
 //! role that holds a permission it lacks (`require_all`).
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use actix_web::body::{BoxBody, MessageBody};
@@ -105,82 +104,107 @@ pub const ADMIN_SCOPE: &str = "admin";
 
 impl<P: Permission> FromRequest for Caller<P> {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
 
+    /// The account the guard loaded, required to hold `P`.
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let claims = req.extensions().get::<Authenticated>().cloned();
-        let state = req.app_data::<web::Data<AdminState>>().cloned();
-        let req = req.clone();
-        Box::pin(async move {
-            let state = state.ok_or_else(|| ApiError::internal("no AdminState configured"))?;
-            let claims = match claims {
-                Some(c) => c,
-                None => Authenticated::from_request(&req, &mut Payload::None).await?,
-            };
-            if !claims.is_user_token() {
-                return Err(ApiError::new(
-                    ErrorCode::Forbidden,
-                    "a client-credentials token cannot use the administration API: sign in as a user",
-                ));
-            }
-            if !claims.has_scope(ADMIN_SCOPE) {
-                return Err(ApiError::new(
-                    ErrorCode::Forbidden,
-                    "this token was issued to a client without administration access: sign in through a \
-                     client whose admin_access setting is on",
-                ));
-            }
-            let record = load_caller(&state, &claims.company, &claims.sub).await?;
-            let user = &record.user;
-            if !user.api_access {
-                return Err(ApiError::new(
-                    ErrorCode::ApiAccessDisabled,
-                    "API access is not enabled for this account",
-                ));
-            }
-            if !user.can_log_in() {
-                return Err(ApiError::new(
-                    ErrorCode::Forbidden,
-                    "this account is blocked or inactive",
-                ));
-            }
-            if !record.permissions.contains(P::NAME) {
-                return Err(ApiError::new(
-                    ErrorCode::Forbidden,
-                    format!("this endpoint requires the {} permission", P::NAME),
-                ));
-            }
-            Ok(Caller {
-                company: claims.company.clone(),
-                record,
-                _permission: PhantomData,
-            })
-        })
+        let extensions = req.extensions();
+        let caller = match (
+            extensions.get::<Authenticated>(),
+            extensions.get::<Arc<CallerRecord>>(),
+        ) {
+            (Some(claims), Some(record)) => permitted::<P>(claims, record.clone()),
+            // Only routes behind the guard take a Caller.
+            _ => Err(ApiError::internal("the administration guard did not run")),
+        };
+        std::future::ready(caller)
     }
 }
 
-/// The calling account and the permissions of its roles, through the replica's short-lived cache.
+/// The caller, if its account may use the administration API and its roles grant `P`.
+fn permitted<P: Permission>(
+    claims: &Authenticated,
+    record: Arc<CallerRecord>,
+) -> Result<Caller<P>, ApiError> {
+    let user = &record.user;
+    if !user.api_access {
+        return Err(ApiError::new(
+            ErrorCode::ApiAccessDisabled,
+            "API access is not enabled for this account",
+        ));
+    }
+    if !user.can_log_in() {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "this account is blocked or inactive",
+        ));
+    }
+    if !record.permissions.contains(P::NAME) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("this endpoint requires the {} permission", P::NAME),
+        ));
+    }
+    Ok(Caller {
+        company: claims.company.clone(),
+        record,
+        _permission: PhantomData,
+    })
+}
+
+/// Refuses tokens that cannot use the administration API at all: client-credentials tokens and user
+/// tokens of clients without administration access.
+fn admin_token(claims: &Authenticated) -> Result<(), ApiError> {
+    if !claims.is_user_token() {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "a client-credentials token cannot use the administration API: sign in as a user",
+        ));
+    }
+    if !claims.has_scope(ADMIN_SCOPE) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "this token was issued to a client without administration access: sign in through a \
+             client whose admin_access setting is on",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the token is revoked and, for a token that may use the administration API, its account with
+/// the permissions of its roles (`None` when the account no longer exists). Both come from the
+/// replica's short-lived caches when they hold them; otherwise one statement reads the account and asks
+/// the revocation list at once.
 async fn load_caller(
     state: &AdminState,
-    company: &str,
-    user_id: &str,
-) -> Result<Arc<CallerRecord>, ApiError> {
-    let key = (company.to_string(), user_id.to_string());
-    if let Some(record) = state.callers.get(&key) {
-        return Ok(record);
+    claims: &Authenticated,
+) -> Result<(bool, Option<Arc<CallerRecord>>), ApiError> {
+    let cached = state.revocations.get(claims.jti.as_str());
+    if admin_token(claims).is_err() {
+        let revoked = match cached {
+            Some(revoked) => revoked,
+            None => revocation::is_revoked(&state.db, &claims.jti).await?,
+        };
+        state.revocations.insert(claims.jti.clone(), revoked);
+        return Ok((revoked, None));
     }
-    let (user, permissions) = directory::get_user_with_permissions(&state.db, company, user_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::InvalidToken,
-                "the account of this token no longer exists",
-            )
-        })?;
+    let key = (claims.company.clone(), claims.sub.clone());
+    if let (Some(revoked), Some(record)) = (cached, state.callers.get(&key)) {
+        return Ok((revoked, Some(record)));
+    }
+    let probe = revocation::revoked(&claims.jti);
+    let read =
+        directory::get_user_with_permissions(&state.db, &claims.company, &claims.sub, Some(&probe))
+            .await?;
+    let Some((user, permissions, revoked)) = read else {
+        // No account: the token is refused as one whose account is gone, revoked or not.
+        return Ok((false, None));
+    };
     let permissions: HashSet<String> = permissions.into_iter().collect();
     let record = Arc::new(CallerRecord { user, permissions });
+    state.revocations.insert(claims.jti.clone(), revoked);
     state.callers.insert(key, record.clone());
-    Ok(record)
+    Ok((revoked, Some(record)))
 }
 
 /// Middleware of the `/admin/v1` scope: authentication, rate limits, revocation, time-out, rate-limit
@@ -201,21 +225,13 @@ pub async fn guard(
         Err(e) => return Ok(req.into_response(e.error_response())),
     };
 
-    let revoked = match state.revocations.get(claims.jti.as_str()) {
-        Some(revoked) => Ok(revoked),
-        None => revocation::is_revoked(&state.db, &claims.jti)
-            .await
-            .inspect(|revoked| {
-                state.revocations.insert(claims.jti.clone(), *revoked);
-            }),
+    let (revoked, record) = match load_caller(&state, &claims).await {
+        Ok(loaded) => loaded,
+        Err(e) => return Ok(req.into_response(e.error_response())),
     };
-    match revoked {
-        Ok(false) => {}
-        Ok(true) => {
-            let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");
-            return Ok(req.into_response(e.error_response()));
-        }
-        Err(e) => return Ok(req.into_response(ApiError::from(e).error_response())),
+    if revoked {
+        let e = ApiError::new(ErrorCode::InvalidToken, "the token has been revoked");
+        return Ok(req.into_response(e.error_response()));
     }
 
     let decision = if state
@@ -261,7 +277,26 @@ pub async fn guard(
         return Ok(response);
     }
 
+    // Refusals of the token's kind and of a vanished account come after the limits, as documented.
+    let record = match (admin_token(&claims), record) {
+        (Err(e), _) => {
+            let mut response = req.into_response(e.error_response());
+            add_rate_headers(response.headers_mut(), decision.as_ref());
+            return Ok(response);
+        }
+        (Ok(()), None) => {
+            let e = ApiError::new(
+                ErrorCode::InvalidToken,
+                "the account of this token no longer exists",
+            );
+            let mut response = req.into_response(e.error_response());
+            add_rate_headers(response.headers_mut(), decision.as_ref());
+            return Ok(response);
+        }
+        (Ok(()), Some(record)) => record,
+    };
     req.extensions_mut().insert(claims);
+    req.extensions_mut().insert(record);
     // A request cut off is answered as an error, which actix turns into the response.
     let mut response =
         match tokio::time::timeout(state.config.request_timeout(), next.call(req)).await {

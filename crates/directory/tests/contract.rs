@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use common::db::{Database, StoreError};
+use common::db::{Database, Probe, StoreError};
 use common::secrets::SecretKey;
 use common::testing::{Backend, TestDb};
 use directory::{
@@ -942,7 +942,7 @@ async fn transactions_keep_everything_or_nothing(backend: Backend) {
     );
     assert_eq!(read_user(db, "acme", "gil").await, user);
     assert_eq!(
-        directory::get_user_with_permissions(db, "acme", &user.id)
+        directory::get_user_with_permissions(db, "acme", &user.id, None)
             .await
             .unwrap()
             .unwrap()
@@ -1046,7 +1046,7 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
     other.id = format!("{}-globex", user.id);
     add_user(db, &other).await;
 
-    let (read, granted) = directory::get_user_with_permissions(db, "acme", &user.id)
+    let (read, granted, _) = directory::get_user_with_permissions(db, "acme", &user.id, None)
         .await
         .unwrap()
         .unwrap();
@@ -1065,17 +1065,19 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
         ])),
         "not Setter's, which the user does not hold, nor globex's Lead"
     );
-    let (_, granted) = directory::get_user_with_permissions(db, "globex", &other.id)
+    let (_, granted, _) = directory::get_user_with_permissions(db, "globex", &other.id, None)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(granted, strings(&[permissions::MANAGE_CLIENTS]));
-    assert!(directory::get_user_with_permissions(db, "acme", "nobody")
-        .await
-        .unwrap()
-        .is_none());
     assert!(
-        directory::get_user_with_permissions(db, "globex", &user.id)
+        directory::get_user_with_permissions(db, "acme", "nobody", None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        directory::get_user_with_permissions(db, "globex", &user.id, None)
             .await
             .unwrap()
             .is_none(),
@@ -1090,7 +1092,7 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
     empty.permissions = strings(&[permissions::SET_PASSWORDS]);
     empty.version += 1;
     directory::update_role(db, &empty).await.unwrap();
-    let (_, granted) = directory::get_user_with_permissions(db, "acme", &user.id)
+    let (_, granted, _) = directory::get_user_with_permissions(db, "acme", &user.id, None)
         .await
         .unwrap()
         .unwrap();
@@ -1491,7 +1493,39 @@ async fn migration_moves_existing_roles_in_order(backend: Backend) {
     );
 }
 
+/// A probe of another owner's table is answered in the same read as the account, and changes nothing else.
+async fn a_probe_is_answered_with_the_account(backend: Backend) {
+    let t = directory_db(backend).await;
+    let db = &t.db;
+    add_roles(db, "acme", &["Analyst"]).await;
+    let user = User::new("acme", "pia", "Analyst", "tester");
+    add_user(db, &user).await;
+    let probe = |argument| Probe {
+        expression: "{arg} = 'yes'",
+        argument,
+    };
+    let read = |probe: Option<Probe<'static>>| {
+        let id = user.id.clone();
+        async move {
+            directory::get_user_with_permissions(db, "acme", &id, probe.as_ref())
+                .await
+                .unwrap()
+                .expect("pia is found")
+        }
+    };
+    let (with_yes, _, yes) = read(Some(probe("yes"))).await;
+    let (with_no, _, no) = read(Some(probe("no"))).await;
+    let (without, _, none) = read(None).await;
+    assert!(yes);
+    assert!(!no);
+    assert!(!none, "without a probe the answer is false");
+    assert_eq!(with_yes, user);
+    assert_eq!(with_no, user);
+    assert_eq!(without, user);
+}
+
 common::backend_tests!(
+    a_probe_is_answered_with_the_account,
     companies_are_created_once,
     users_round_trip_every_field,
     updates_check_the_version,

@@ -6,7 +6,7 @@
 mod postgres;
 mod sqlite;
 
-use common::db::{Handle, Migrations, StoreError};
+use common::db::{Handle, Migrations, Probe, StoreError};
 use common::dispatch;
 
 /// The revocation list's table (versions 3001 to 3999).
@@ -28,6 +28,14 @@ pub async fn revoke<'a>(
 /// Whether the access token `jti` is revoked.
 pub async fn is_revoked<'a>(h: impl Into<Handle<'a>>, jti: &str) -> Result<bool, StoreError> {
     dispatch!(h, is_revoked(jti))
+}
+
+/// Whether the access token `jti` is revoked, asked inside another owner's statement (see `Probe`).
+pub fn revoked(jti: &str) -> Probe<'_> {
+    Probe {
+        expression: "EXISTS (SELECT 1 FROM access_token_revocations WHERE jti = {arg})",
+        argument: jti,
+    }
 }
 
 /// Forgets revocations of tokens that have expired by `now_ms`.

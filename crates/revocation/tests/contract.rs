@@ -1,5 +1,6 @@
 //! The revocation list's contract, run against both databases.
 
+use common::db::Database;
 use common::testing::{Backend, TestDb};
 
 async fn revocation_db(backend: Backend) -> TestDb {
@@ -116,7 +117,38 @@ async fn a_revocation_in_a_dropped_transaction_is_not_kept(backend: Backend) {
     assert!(revocation::is_revoked(db, "jti-tx").await.unwrap());
 }
 
+/// The probe other owners place in their statements gives the same answer as `is_revoked`.
+async fn the_revoked_probe_agrees_with_the_list(backend: Backend) {
+    let t = revocation_db(backend).await;
+    let db = &t.db;
+    revocation::revoke(db, "jti-p", "acme", common::db::now_millis() + 60_000)
+        .await
+        .unwrap();
+    for jti in ["jti-p", "jti-q", "jti-", ""] {
+        let probe = revocation::revoked(jti);
+        let sql = format!("SELECT {} AS answer", probe.sql("$1"));
+        let answer: bool = match db {
+            Database::Postgres(pool) => sqlx::query_scalar(&sql)
+                .bind(probe.argument)
+                .fetch_one(pool)
+                .await
+                .unwrap(),
+            Database::Sqlite(pool) => sqlx::query_scalar(&sql)
+                .bind(probe.argument)
+                .fetch_one(pool)
+                .await
+                .unwrap(),
+        };
+        assert_eq!(
+            answer,
+            revocation::is_revoked(db, jti).await.unwrap(),
+            "{jti:?}"
+        );
+    }
+}
+
 common::backend_tests!(
+    the_revoked_probe_agrees_with_the_list,
     a_revoked_token_is_revoked_and_others_are_not,
     purging_removes_only_what_expired_before_the_instant,
     a_revocation_in_a_dropped_transaction_is_not_kept,

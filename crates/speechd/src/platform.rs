@@ -57,12 +57,14 @@ impl Platform {
         })
     }
 
+    /// The one pool every service of the process shares, as large as the largest any of them asks for.
     pub async fn database(&self) -> anyhow::Result<Database> {
-        let db = Database::connect(
-            &self.auth.common.database_url,
-            self.auth.common.db_max_connections,
-        )
-        .await?;
+        let connections = self
+            .auth
+            .common
+            .db_max_connections
+            .max(self.admin.common.db_max_connections);
+        let db = Database::connect(&self.auth.common.database_url, connections).await?;
         // SQLite creates its files with the process umask; they hold password and secret hashes.
         #[cfg(unix)]
         if let Some(path) = self.auth.common.database_url.strip_prefix("sqlite://") {

@@ -54,6 +54,24 @@ impl StoreError {
     }
 }
 
+/// A yes-or-no question about one owner's table that another owner asks inside its own statement, so a
+/// request that needs both answers makes one round trip instead of two. The owner of the table writes the
+/// expression (it stays the only code that names its table); the asking owner places it among its
+/// columns and binds `argument` at the placeholder it chooses.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe<'a> {
+    /// A boolean SQL expression valid in both dialects, with its one argument written as `{arg}`.
+    pub expression: &'static str,
+    pub argument: &'a str,
+}
+
+impl Probe<'_> {
+    /// The expression with its argument at `placeholder` (e.g. `$3`).
+    pub fn sql(&self, placeholder: &str) -> String {
+        self.expression.replace("{arg}", placeholder)
+    }
+}
+
 /// A connection pool to one of the supported databases.
 #[derive(Clone, Debug)]
 pub enum Database {

@@ -6,7 +6,7 @@ mod rows;
 mod sqlite;
 
 use chrono::{DateTime, Utc};
-use common::db::{Handle, StoreError, Tx};
+use common::db::{Handle, Probe, StoreError, Tx};
 use common::dispatch;
 
 use crate::model::*;
@@ -117,13 +117,15 @@ pub async fn get_user_by_id<'a>(
     dispatch!(h, get_user_by_id(company, id))
 }
 
-/// The user and the permissions its roles grant, read together.
+/// The user and the permissions its roles grant, read together; with a `probe` of another owner's table
+/// (e.g. `revocation::revoked`), its value too, in the same statement (`false` without one).
 pub async fn get_user_with_permissions<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
     id: &str,
-) -> Result<Option<(User, Vec<String>)>, StoreError> {
-    dispatch!(h, get_user_with_permissions(company, id))
+    probe: Option<&Probe<'_>>,
+) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
+    dispatch!(h, get_user_with_permissions(company, id, probe))
 }
 
 /// Inserts the user with its roles (a role that does not exist is `NotFound`).

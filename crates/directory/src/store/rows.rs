@@ -67,17 +67,19 @@ pub(super) fn permissions(text: &str) -> Vec<String> {
     json_list(text)
 }
 
-/// A user row with the permissions columns of its roles (JSON arrays) joined by commas.
+/// A user row with the permissions columns of its roles (JSON arrays) joined by commas, and the value of
+/// a probe of another owner's table.
 #[derive(sqlx::FromRow)]
 pub(super) struct UserPermissionsRow {
     #[sqlx(flatten)]
     user: UserRow,
     permissions: Option<String>,
+    probe: bool,
 }
 
 impl UserPermissionsRow {
-    /// The user and its permissions, each once, in the order the roles list them.
-    pub(super) fn split(self) -> (User, Vec<String>) {
+    /// The user, its permissions (each once, in the order the roles list them) and the probe's value.
+    pub(super) fn split(self) -> (User, Vec<String>, bool) {
         let lists: Vec<Vec<String>> = self
             .permissions
             .map(|joined| serde_json::from_str(&format!("[{joined}]")).unwrap_or_default())
@@ -88,7 +90,7 @@ impl UserPermissionsRow {
                 out.push(p);
             }
         }
-        (User::from(self.user), out)
+        (User::from(self.user), out, self.probe)
     }
 }
 

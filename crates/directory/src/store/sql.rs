@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use common::db::StoreError;
+use common::db::{Probe, StoreError};
 
 use super::super::rows::{self, to_json, ClientRow, CompanyRow, RoleRow, UserRow, ROLE_SEPARATOR};
 use super::super::{LoginPolicy, RoleFilter, UserFilter};
@@ -205,27 +205,30 @@ pub(crate) async fn get_user_by_id(
     Ok(row.map(User::from))
 }
 
-/// The user and, in the same statement, the permissions columns of its roles.
+/// The user, the permissions columns of its roles and, when `probe` is given, the value of that condition
+/// on another owner's table, all in one statement (one round trip on the administration API's hot path).
 pub(crate) async fn get_user_with_permissions(
     c: &mut Conn,
     company: &str,
     id: &str,
-) -> Result<Option<(User, Vec<String>)>, StoreError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "SELECT {USER_COLUMNS}, \
-             (SELECT {STRING_AGG}(ur.role, '{ROLE_SEPARATOR}' ORDER BY ur.position) \
-              FROM user_roles ur WHERE ur.user_id = users.id) AS roles, \
-             (SELECT {STRING_AGG}(r.permissions, ',') FROM user_roles ur JOIN roles r \
-              ON r.company = ur.company AND r.name = ur.role WHERE ur.user_id = users.id) AS permissions \
-             FROM users WHERE company = $1 AND id = $2"
-        )
-    });
-    let row = sqlx::query_as::<Db, rows::UserPermissionsRow>(&SQL)
+    probe: Option<&Probe<'_>>,
+) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, \
+         (SELECT {STRING_AGG}(ur.role, '{ROLE_SEPARATOR}' ORDER BY ur.position) \
+          FROM user_roles ur WHERE ur.user_id = users.id) AS roles, \
+         (SELECT {STRING_AGG}(r.permissions, ',') FROM user_roles ur JOIN roles r \
+          ON r.company = ur.company AND r.name = ur.role WHERE ur.user_id = users.id) AS permissions, \
+         {} AS probe FROM users WHERE company = $1 AND id = $2",
+        probe.map_or_else(|| "FALSE".to_string(), |p| p.sql("$3"))
+    );
+    let mut query = sqlx::query_as::<Db, rows::UserPermissionsRow>(&sql)
         .bind(company)
-        .bind(id)
-        .fetch_optional(&mut *c)
-        .await?;
+        .bind(id);
+    if let Some(p) = probe {
+        query = query.bind(p.argument);
+    }
+    let row = query.fetch_optional(&mut *c).await?;
     Ok(row.map(rows::UserPermissionsRow::split))
 }
 
