@@ -17,7 +17,7 @@ macro_rules! on_pool {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
             Database::Postgres($pool) => $body,
-            Database::Sqlite($pool) => $body,
+            Database::Sqlite($pool, _) => $body,
         }
     };
 }
@@ -1398,7 +1398,7 @@ async fn migration_moves_existing_roles_in_order(backend: Backend) {
             .run(pool)
             .await
             .unwrap(),
-        Database::Sqlite(pool) => only_first((directory::MIGRATIONS.sqlite)())
+        Database::Sqlite(pool, _) => only_first((directory::MIGRATIONS.sqlite)())
             .run(pool)
             .await
             .unwrap(),
@@ -1493,6 +1493,54 @@ async fn migration_moves_existing_roles_in_order(backend: Backend) {
     );
 }
 
+/// On SQLite the hot reads are answered by direct connections on the calling thread: they return exactly
+/// what the pool returns (every field, roles and permissions included), without the pool.
+async fn direct_reads_match_the_pool(backend: Backend) {
+    let t = directory_db(backend).await;
+    let db = &t.db;
+    add_roles(db, "acme", &["Analyst", "Auditor"]).await;
+    let mut user = User::new("acme", "dora", "Analyst", "tester");
+    user.extra_roles = vec!["Auditor".into()];
+    user.email = Some("dora@example.com".into());
+    user.last_login = Some(common::db::now());
+    user.login_blocked = true;
+    user.locked_until_ms = Some(42);
+    add_user(db, &user).await;
+    let probe = Probe {
+        expression: "{arg} = 'yes'",
+        argument: "yes",
+    };
+
+    // Inside a transaction every read goes through the pool's connection.
+    let mut tx = db.begin().await.unwrap();
+    let pooled = directory::get_user(&mut tx, "acme", "dora").await.unwrap();
+    let pooled_with = directory::get_user_with_permissions(&mut tx, "acme", &user.id, Some(&probe))
+        .await
+        .unwrap();
+    drop(tx);
+    let direct = directory::get_user(db, "acme", "dora").await.unwrap();
+    let direct_with = directory::get_user_with_permissions(db, "acme", &user.id, Some(&probe))
+        .await
+        .unwrap();
+    assert_eq!(direct, pooled);
+    assert_eq!(direct.as_ref(), Some(&user));
+    assert_eq!(direct_with, pooled_with);
+    assert!(directory::get_user(db, "acme", "nobody")
+        .await
+        .unwrap()
+        .is_none());
+
+    if let Database::Sqlite(pool, readers) = db {
+        assert!(readers.is_some(), "a SQLite file gets direct readers");
+        // With the pool closed, only the direct readers can answer.
+        pool.close().await;
+        assert_eq!(
+            directory::get_user(db, "acme", "dora").await.unwrap(),
+            direct
+        );
+    }
+}
+
 /// A probe of another owner's table is answered in the same read as the account, and changes nothing else.
 async fn a_probe_is_answered_with_the_account(backend: Backend) {
     let t = directory_db(backend).await;
@@ -1525,6 +1573,7 @@ async fn a_probe_is_answered_with_the_account(backend: Backend) {
 }
 
 common::backend_tests!(
+    direct_reads_match_the_pool,
     a_probe_is_answered_with_the_account,
     companies_are_created_once,
     users_round_trip_every_field,

@@ -23,7 +23,7 @@ impl Database {
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         match self {
             Database::Postgres(pool) => Ok(Tx::Postgres(pool.begin().await?)),
-            Database::Sqlite(pool) => Ok(Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?)),
+            Database::Sqlite(pool, _) => Ok(Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?)),
         }
     }
 }
@@ -80,11 +80,23 @@ pub enum Exec<'c> {
 }
 
 impl<'a> Handle<'a> {
+    /// Runs a read on the calling thread when this is a SQLite pool with direct readers and one is free
+    /// (`SqliteReaders`); `None` tells the store function to run its statement through the pool.
+    pub fn read_now<T>(
+        &self,
+        read: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>,
+    ) -> Option<T> {
+        match self {
+            Handle::Pool(Database::Sqlite(_, Some(readers))) => readers.read(read),
+            _ => None,
+        }
+    }
+
     /// The connection to run on: acquired from the pool, or borrowed from the transaction.
     pub async fn conn(self) -> Result<Conn<'a>, StoreError> {
         Ok(match self {
             Handle::Pool(Database::Postgres(pool)) => Conn::PostgresPooled(pool.acquire().await?),
-            Handle::Pool(Database::Sqlite(pool)) => Conn::SqlitePooled(pool.acquire().await?),
+            Handle::Pool(Database::Sqlite(pool, _)) => Conn::SqlitePooled(pool.acquire().await?),
             Handle::Tx(Tx::Postgres(tx)) => Conn::PostgresTx(&mut *tx),
             Handle::Tx(Tx::Sqlite(tx)) => Conn::SqliteTx(&mut *tx),
         })

@@ -12,7 +12,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{PgPool, SqlitePool};
 
 mod handle;
+mod sqlite_reads;
 pub use handle::{Conn, Exec, Handle, Tx};
+pub use sqlite_reads::SqliteReaders;
 
 /// Errors a store reports; handlers map them to API errors.
 #[derive(Debug, thiserror::Error)]
@@ -72,11 +74,12 @@ impl Probe<'_> {
     }
 }
 
-/// A connection pool to one of the supported databases.
+/// A connection pool to one of the supported databases. A SQLite file also gets a few connections that
+/// answer hot reads on the calling thread (`SqliteReaders`; none for an in-memory database).
 #[derive(Clone, Debug)]
 pub enum Database {
     Postgres(PgPool),
-    Sqlite(SqlitePool),
+    Sqlite(SqlitePool, Option<SqliteReaders>),
 }
 
 /// Migrations of one owner (a crate), for both dialects. Owners number their versions in disjoint ranges
@@ -106,6 +109,7 @@ impl Database {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
+            let file = options.get_filename().to_path_buf();
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
@@ -113,7 +117,20 @@ impl Database {
                 .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
                 .connect_with(options)
                 .await?;
-            Ok(Database::Sqlite(pool))
+            let in_memory =
+                file.as_os_str().is_empty() || file.to_string_lossy().contains(":memory:");
+            let readers = if in_memory {
+                None
+            } else {
+                let count = std::thread::available_parallelism()
+                    .map_or(2, |n| n.get() * 2)
+                    .min(max_connections as usize);
+                Some(
+                    SqliteReaders::open(&file, count)
+                        .map_err(|e| sqlx::Error::Configuration(e.into()))?,
+                )
+            };
+            Ok(Database::Sqlite(pool, readers))
         } else {
             Err(sqlx::Error::Configuration(
                 format!(
@@ -134,7 +151,7 @@ impl Database {
                 m.set_ignore_missing(true);
                 m.run(pool).await
             }
-            Database::Sqlite(pool) => {
+            Database::Sqlite(pool, _) => {
                 let mut m = (owner.sqlite)();
                 m.set_ignore_missing(true);
                 m.run(pool).await
@@ -146,21 +163,21 @@ impl Database {
     pub async fn ping(&self) -> bool {
         match self {
             Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
-            Database::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
+            Database::Sqlite(pool, _) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
         }
     }
 
     pub fn backend_name(&self) -> &'static str {
         match self {
             Database::Postgres(_) => "postgres",
-            Database::Sqlite(_) => "sqlite",
+            Database::Sqlite(..) => "sqlite",
         }
     }
 
     pub async fn close(&self) {
         match self {
             Database::Postgres(pool) => pool.close().await,
-            Database::Sqlite(pool) => pool.close().await,
+            Database::Sqlite(pool, _) => pool.close().await,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The directory's storage: one public function per operation, dispatched to the PostgreSQL or SQLite
 //! compilation of `sql.rs` (see `postgres.rs` and `sqlite.rs`).
 
+mod direct;
 mod postgres;
 mod rows;
 mod sqlite;
@@ -106,6 +107,10 @@ pub async fn get_user<'a>(
     company: &str,
     username: &str,
 ) -> Result<Option<User>, StoreError> {
+    let h: Handle<'a> = h.into();
+    if let Some(found) = h.read_now(|c| direct::get_user(c, company, username)) {
+        return Ok(found);
+    }
     dispatch!(h, get_user(company, username))
 }
 
@@ -125,6 +130,10 @@ pub async fn get_user_with_permissions<'a>(
     id: &str,
     probe: Option<&Probe<'_>>,
 ) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
+    let h: Handle<'a> = h.into();
+    if let Some(found) = h.read_now(|c| direct::get_user_with_permissions(c, company, id, probe)) {
+        return Ok(found);
+    }
     dispatch!(h, get_user_with_permissions(company, id, probe))
 }
 

@@ -78,6 +78,15 @@ pub(super) struct UserPermissionsRow {
 }
 
 impl UserPermissionsRow {
+    /// The same row read by a direct SQLite connection (`common::db::SqliteReaders`).
+    pub(super) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<UserPermissionsRow> {
+        Ok(UserPermissionsRow {
+            user: UserRow::from_sqlite(row)?,
+            permissions: row.get(USER_COLUMN_COUNT + 1)?,
+            probe: row.get(USER_COLUMN_COUNT + 2)?,
+        })
+    }
+
     /// The user, its permissions (each once, in the order the roles list them) and the probe's value.
     pub(super) fn split(self) -> (User, Vec<String>, bool) {
         let lists: Vec<Vec<String>> = self
@@ -129,6 +138,48 @@ pub(super) struct UserRow {
     version: i64,
     /// The role names, primary first, joined by `ROLE_SEPARATOR`.
     roles: Option<String>,
+}
+
+impl UserRow {
+    /// The same row read by a direct SQLite connection (`common::db::SqliteReaders`): the columns by their
+    /// place in `USER_COLUMNS` (the contract suite checks the result against the pool's), decoded as sqlx
+    /// stores them (integers for booleans, RFC 3339 text for instants).
+    pub(super) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<UserRow> {
+        Ok(UserRow {
+            id: row.get(0)?,
+            company: row.get(1)?,
+            username: row.get(2)?,
+            first_name: row.get(3)?,
+            last_name: row.get(4)?,
+            salutation: row.get(5)?,
+            email: row.get(6)?,
+            phone: row.get(7)?,
+            automatic_update: row.get(8)?,
+            excluded_from_user_activity: row.get(9)?,
+            company_account_id: row.get(10)?,
+            login_blocked: row.get(11)?,
+            login_blocked_reason: row.get(12)?,
+            api_access: row.get(13)?,
+            status: row.get(14)?,
+            data_access: row.get(15)?,
+            links: row.get(16)?,
+            password_hash: row.get(17)?,
+            password_last_set: optional_instant(row, 18)?,
+            password_last_emailed: optional_instant(row, 19)?,
+            password_not_set_reason: row.get(20)?,
+            created_on: instant(row, 21)?,
+            created_by: row.get(22)?,
+            modified_on: instant(row, 23)?,
+            modified_by: row.get(24)?,
+            last_login: optional_instant(row, 25)?,
+            login_count: row.get(26)?,
+            failed_login_count: row.get(27)?,
+            locked_until_ms: row.get(28)?,
+            sessions_valid_after_ms: row.get(29)?,
+            version: row.get(30)?,
+            roles: row.get(31)?,
+        })
+    }
 }
 
 impl From<UserRow> for User {
@@ -221,5 +272,27 @@ impl From<ClientRow> for OAuthClient {
             modified_by: r.modified_by,
             version: r.version,
         }
+    }
+}
+
+/// The columns of `USER_COLUMNS`, before the joined `roles`.
+const USER_COLUMN_COUNT: usize = 31;
+
+/// An instant as sqlx stores it in SQLite (RFC 3339 text), parsed without a format string.
+fn instant(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<DateTime<Utc>> {
+    let text = row.get_ref(idx)?.as_str()?;
+    match DateTime::parse_from_rfc3339(text) {
+        Ok(at) => Ok(at.with_timezone(&Utc)),
+        Err(_) => row.get(idx),
+    }
+}
+
+fn optional_instant(
+    row: &rusqlite::Row<'_>,
+    idx: usize,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    match row.get_ref(idx)? {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        _ => instant(row, idx).map(Some),
     }
 }

@@ -177,13 +177,17 @@ pub(crate) async fn permissions_of_roles(
     Ok(out)
 }
 
+/// The statement of `get_user`.
+pub(crate) fn get_user_sql() -> String {
+    format!("{} WHERE company = $1 AND username = $2", *USER_SELECT)
+}
+
 pub(crate) async fn get_user(
     c: &mut Conn,
     company: &str,
     username: &str,
 ) -> Result<Option<User>, StoreError> {
-    let sql = format!("{} WHERE company = $1 AND username = $2", *USER_SELECT);
-    let row = sqlx::query_as::<Db, UserRow>(&sql)
+    let row = sqlx::query_as::<Db, UserRow>(&get_user_sql())
         .bind(company)
         .bind(username)
         .fetch_optional(&mut *c)
@@ -205,6 +209,20 @@ pub(crate) async fn get_user_by_id(
     Ok(row.map(User::from))
 }
 
+/// The statement of `get_user_with_permissions`: the user, the permissions columns of its roles and, as
+/// `probe`, the value of the probe (`$3`) or false.
+pub(crate) fn user_with_permissions_sql(probe: Option<&Probe<'_>>) -> String {
+    format!(
+        "SELECT {USER_COLUMNS}, \
+         (SELECT {STRING_AGG}(ur.role, '{ROLE_SEPARATOR}' ORDER BY ur.position) \
+          FROM user_roles ur WHERE ur.user_id = users.id) AS roles, \
+         (SELECT {STRING_AGG}(r.permissions, ',') FROM user_roles ur JOIN roles r \
+          ON r.company = ur.company AND r.name = ur.role WHERE ur.user_id = users.id) AS permissions, \
+         {} AS probe FROM users WHERE company = $1 AND id = $2",
+        probe.map_or_else(|| "FALSE".to_string(), |p| p.sql("$3"))
+    )
+}
+
 /// The user, the permissions columns of its roles and, when `probe` is given, the value of that condition
 /// on another owner's table, all in one statement (one round trip on the administration API's hot path).
 pub(crate) async fn get_user_with_permissions(
@@ -213,15 +231,7 @@ pub(crate) async fn get_user_with_permissions(
     id: &str,
     probe: Option<&Probe<'_>>,
 ) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
-    let sql = format!(
-        "SELECT {USER_COLUMNS}, \
-         (SELECT {STRING_AGG}(ur.role, '{ROLE_SEPARATOR}' ORDER BY ur.position) \
-          FROM user_roles ur WHERE ur.user_id = users.id) AS roles, \
-         (SELECT {STRING_AGG}(r.permissions, ',') FROM user_roles ur JOIN roles r \
-          ON r.company = ur.company AND r.name = ur.role WHERE ur.user_id = users.id) AS permissions, \
-         {} AS probe FROM users WHERE company = $1 AND id = $2",
-        probe.map_or_else(|| "FALSE".to_string(), |p| p.sql("$3"))
-    );
+    let sql = user_with_permissions_sql(probe);
     let mut query = sqlx::query_as::<Db, rows::UserPermissionsRow>(&sql)
         .bind(company)
         .bind(id);

@@ -1,0 +1,40 @@
+//! The directory's hot reads answered on the calling thread on SQLite (`common::db::SqliteReaders`), with
+//! the very statements the pool runs (`sql.rs` compiled for SQLite). Placeholders `$1`, `$2`, ... are
+//! SQLite parameter names, bound here by name.
+
+use common::db::Probe;
+use rusqlite::{Connection, OptionalExtension, ToSql};
+
+use super::rows::{UserPermissionsRow, UserRow};
+use super::sqlite::{get_user_sql, user_with_permissions_sql};
+use crate::model::User;
+
+pub(super) fn get_user(
+    c: &Connection,
+    company: &str,
+    username: &str,
+) -> rusqlite::Result<Option<User>> {
+    let params: &[(&str, &dyn ToSql)] = &[("$1", &company), ("$2", &username)];
+    let row = c
+        .prepare_cached(&get_user_sql())?
+        .query_row(params, UserRow::from_sqlite)
+        .optional()?;
+    Ok(row.map(User::from))
+}
+
+pub(super) fn get_user_with_permissions(
+    c: &Connection,
+    company: &str,
+    id: &str,
+    probe: Option<&Probe<'_>>,
+) -> rusqlite::Result<Option<(User, Vec<String>, bool)>> {
+    let mut params: Vec<(&str, &dyn ToSql)> = vec![("$1", &company), ("$2", &id)];
+    if let Some(p) = probe {
+        params.push(("$3", &p.argument));
+    }
+    let row = c
+        .prepare_cached(&user_with_permissions_sql(probe))?
+        .query_row(params.as_slice(), UserPermissionsRow::from_sqlite)
+        .optional()?;
+    Ok(row.map(UserPermissionsRow::split))
+}
