@@ -228,7 +228,37 @@ async fn a_token_the_token_service_revoked_is_401(backend: Backend) {
     assert_eq!((a.status, a.code()), (401, "invalid_token"), "{:?}", a.body);
 }
 
+/// A revoked token is 401 whatever its kind: the revocation is checked for tokens that could never use
+/// the administration API too (a client-credentials token, otherwise 403), and for tokens whose account
+/// is read in the same statement as the revocation.
+async fn a_revoked_token_is_401_whatever_its_kind(backend: Backend) {
+    let w = World::new(backend).await;
+    let cc = client_token(&w.auth, COMPANY, &w.client_id, &w.secret).await;
+    let cc = cc.body["access_token"].as_str().unwrap().to_string();
+    let user = w.token_of(ROOT, PASSWORD).await;
+    for token in [&cc, &user] {
+        let before = call(&w.admin, "GET", "/users", Some(token), None, None).await;
+        assert_ne!(before.status, 401, "{:?}", before.body);
+        let revoked = reqwest::Client::new()
+            .post(format!("{}/oauth/{COMPANY}/revoke", w.auth.url))
+            .basic_auth(&w.client_id, Some(&w.secret))
+            .form(&[("token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(revoked.status(), 200);
+        let after = call(&w.admin, "GET", "/users", Some(token), None, None).await;
+        assert_eq!(
+            (after.status, after.code()),
+            (401, "invalid_token"),
+            "{:?}",
+            after.body
+        );
+    }
+}
+
 common::backend_tests!(
+    a_revoked_token_is_401_whatever_its_kind,
     requests_without_a_valid_token_are_401,
     a_token_the_token_service_revoked_is_401,
     only_user_accounts_with_api_access_and_in_good_standing_get_in,
