@@ -2,6 +2,7 @@
 //! scaffolding (health, metrics, OpenAPI, graceful shutdown), the JWT verifier, the secrets helpers and the
 //! relational-store port with its transactions. Domain tables live in the crates that own them.
 
+pub mod bus;
 pub mod cache;
 pub mod config;
 pub mod db;

@@ -1,0 +1,164 @@
+//! The message bus port. A change and the message announcing it commit together: `Bus::publish` writes
+//! the message into the change's own transaction (a transactional outbox, table `bus_messages`), so no
+//! message announces what did not happen and none is left unannounced. Delivery is at least once:
+//! a consumer leases a message, does its work, commits, and only then acknowledges; a consumer that dies
+//! before acknowledging loses its lease and the message is delivered again. A message that keeps failing
+//! is retried with growing waits, then set aside as a dead letter, never lost and never retried forever.
+//!
+//! Adapters: `DatabaseQueue` (the embedded default: consumers lease the outbox rows themselves, in the
+//! service's own database, so nothing is lost across restarts either) and, for production, RabbitMQ
+//! (not built yet). Both pass the contract suite in `tests/bus_contract.rs`.
+
+mod postgres;
+mod queue;
+mod sqlite;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::db::{Migrations, StoreError, Tx};
+
+pub use queue::DatabaseQueue;
+
+/// The bus's table (versions 4001 to 4999).
+pub const MIGRATIONS: Migrations = Migrations {
+    postgres: || sqlx::migrate!("./migrations/postgres"),
+    sqlite: || sqlx::migrate!("./migrations/sqlite"),
+};
+
+/// A message: its topic (which queue it goes to), an opaque body (a protobuf message) and the W3C trace
+/// context of the work that sent it, so one trace follows the request into the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Unique per message; consumers may use it to recognise a redelivery.
+    pub id: String,
+    pub topic: String,
+    pub body: Vec<u8>,
+    /// A W3C `traceparent` header value.
+    pub traceparent: Option<String>,
+}
+
+impl Message {
+    pub fn new(topic: impl Into<String>, body: Vec<u8>) -> Message {
+        Message {
+            id: uuid::Uuid::now_v7().simple().to_string(),
+            topic: topic.into(),
+            body,
+            traceparent: None,
+        }
+    }
+
+    pub fn with_traceparent(mut self, traceparent: Option<String>) -> Message {
+        self.traceparent = traceparent;
+        self
+    }
+}
+
+/// A message leased to one consumer until it acknowledges, retries or buries it, or the lease runs out.
+#[derive(Debug)]
+pub struct Delivery {
+    pub message: Message,
+    /// 1 on the first delivery.
+    pub attempt: u32,
+    seq: i64,
+    lease: i64,
+}
+
+/// A message set aside after its attempts ran out or a consumer found it unprocessable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetter {
+    pub message: Message,
+    pub attempts: u32,
+    pub reason: String,
+}
+
+/// What became of a message given back with `retry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retried {
+    /// It comes back after this wait.
+    After(Duration),
+    /// Its attempts are used up: it is a dead letter now.
+    DeadLettered,
+}
+
+/// How often and how patiently a failing message is tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Deliveries at most, the first included; then the message is a dead letter.
+    pub max_attempts: u32,
+    /// The wait after the first failure; each further failure doubles it, up to `max_wait`.
+    pub first_wait: Duration,
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 10,
+            first_wait: Duration::from_secs(1),
+            max_wait: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before delivery `attempt + 1`, after delivery `attempt` failed.
+    pub fn wait_after(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(31);
+        self.first_wait
+            .saturating_mul(1u32 << doublings)
+            .min(self.max_wait)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The consumer held the message past its lease: another consumer may have it now, and this one's
+    /// acknowledgement or retry is void (the message is delivered again, at least once).
+    #[error("the lease on message {0} ran out before it was settled")]
+    LeaseLost(String),
+}
+
+/// The bus port: every adapter behaves as the contract suite describes.
+#[async_trait]
+pub trait Bus: Send + Sync {
+    /// Writes `message` into `tx`: it is delivered once `tx` commits, and never if it rolls back.
+    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError>;
+
+    /// The oldest message of `topic` ready for delivery, leased to the caller; waits up to `wait` for
+    /// one to arrive, then answers `None`.
+    async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError>;
+
+    /// The message is done with: call it after the consumer's own work has committed.
+    async fn ack(&self, delivery: Delivery) -> Result<(), BusError>;
+
+    /// The attempt failed: the message comes back after the policy's wait, or becomes a dead letter when
+    /// its attempts are used up.
+    async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError>;
+
+    /// The message can never be processed (a poison message): it becomes a dead letter at once.
+    async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError>;
+
+    /// The dead letters of `topic`, oldest first.
+    async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_double_from_the_first_up_to_the_cap() {
+        let p = RetryPolicy {
+            max_attempts: 100,
+            first_wait: Duration::from_secs(5),
+            max_wait: Duration::from_secs(60),
+        };
+        let waits: Vec<u64> = (1..=6).map(|a| p.wait_after(a).as_secs()).collect();
+        assert_eq!(waits, vec![5, 10, 20, 40, 60, 60]);
+        assert_eq!(p.wait_after(99), Duration::from_secs(60), "no overflow");
+    }
+}

@@ -1,0 +1,116 @@
+//! The embedded bus: the outbox table is the queue. Consumers lease its rows directly (on PostgreSQL
+//! with `FOR UPDATE SKIP LOCKED`, on SQLite under its single writer), so a message is stored exactly
+//! once, from the change's commit to its acknowledgement, and survives restarts in between.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::Notify;
+
+use super::{postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Retried, RetryPolicy};
+use crate::db::{now_millis, Database, Tx};
+use crate::dispatch;
+
+pub struct DatabaseQueue {
+    db: Database,
+    policy: RetryPolicy,
+    /// How long a delivery stays leased to its consumer before it is delivered again.
+    lease: Duration,
+    /// How often a waiting consumer looks again (messages committed by other processes, retries coming
+    /// due); publishers of this process wake it sooner.
+    poll: Duration,
+    published: Notify,
+}
+
+impl DatabaseQueue {
+    pub fn new(db: Database, policy: RetryPolicy, lease: Duration) -> DatabaseQueue {
+        DatabaseQueue {
+            db,
+            policy,
+            lease,
+            poll: Duration::from_millis(100),
+            published: Notify::new(),
+        }
+    }
+
+    /// Sets how often waiting consumers look for new messages.
+    pub fn with_poll_interval(mut self, poll: Duration) -> DatabaseQueue {
+        self.poll = poll;
+        self
+    }
+
+    async fn try_lease(&self, topic: &str) -> Result<Option<Delivery>, BusError> {
+        let now = now_millis();
+        let until = now + self.lease.as_millis() as i64;
+        let lease = rand::random::<i64>();
+        Ok(dispatch!(&self.db, lease(topic, now, until, lease))?)
+    }
+
+    fn lost(delivery: &Delivery) -> BusError {
+        BusError::LeaseLost(delivery.message.id.clone())
+    }
+}
+
+#[async_trait]
+impl Bus for DatabaseQueue {
+    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
+        dispatch!(&mut *tx, insert(message, now_millis()))?;
+        // Waiting consumers look again; the row is theirs to see once the transaction commits.
+        self.published.notify_waiters();
+        Ok(())
+    }
+
+    async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let woken = self.published.notified();
+            if let Some(delivery) = self.try_lease(topic).await? {
+                return Ok(Some(delivery));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let nap = self.poll.min(deadline - now);
+            let _ = tokio::time::timeout(nap, woken).await;
+        }
+    }
+
+    async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
+        if dispatch!(&self.db, remove(delivery.seq, delivery.lease))? {
+            Ok(())
+        } else {
+            Err(Self::lost(&delivery))
+        }
+    }
+
+    async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError> {
+        if delivery.attempt >= self.policy.max_attempts {
+            let reason = format!("{reason} (after {} attempts)", delivery.attempt);
+            return if dispatch!(&self.db, bury(delivery.seq, delivery.lease, &reason))? {
+                Ok(Retried::DeadLettered)
+            } else {
+                Err(Self::lost(&delivery))
+            };
+        }
+        let wait = self.policy.wait_after(delivery.attempt);
+        let at = now_millis() + wait.as_millis() as i64;
+        if dispatch!(&self.db, release(delivery.seq, delivery.lease, at))? {
+            Ok(Retried::After(wait))
+        } else {
+            Err(Self::lost(&delivery))
+        }
+    }
+
+    async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
+        if dispatch!(&self.db, bury(delivery.seq, delivery.lease, reason))? {
+            Ok(())
+        } else {
+            Err(Self::lost(&delivery))
+        }
+    }
+
+    async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError> {
+        Ok(dispatch!(&self.db, dead_letters(topic, limit))?)
+    }
+}

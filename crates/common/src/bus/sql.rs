@@ -1,0 +1,152 @@
+//! The bus queue's statements, written once and compiled for each database (`Db` and `LOCK_READY` come
+//! from `postgres.rs` or `sqlite.rs`).
+
+use super::{Db, LOCK_READY};
+use crate::bus::{DeadLetter, Delivery, Message};
+use crate::db::StoreError;
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+pub(crate) async fn insert(c: &mut Conn, message: &Message, now_ms: i64) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO bus_messages (id, topic, body, traceparent, attempt, visible_at_ms, created_ms) \
+         VALUES ($1, $2, $3, $4, 0, $5, $5)",
+    )
+    .bind(&message.id)
+    .bind(&message.topic)
+    .bind(&message.body)
+    .bind(&message.traceparent)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await
+    .map_err(|e| StoreError::unique(e, format!("message {}", message.id)))?;
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct LeasedRow {
+    seq: i64,
+    id: String,
+    topic: String,
+    body: Vec<u8>,
+    traceparent: Option<String>,
+    attempt: i32,
+}
+
+/// Leases the oldest visible message of `topic` until `until_ms`, counting the attempt.
+pub(crate) async fn lease(
+    c: &mut Conn,
+    topic: &str,
+    now_ms: i64,
+    until_ms: i64,
+    lease: i64,
+) -> Result<Option<Delivery>, StoreError> {
+    let sql = format!(
+        "UPDATE bus_messages SET attempt = attempt + 1, visible_at_ms = $3, lease = $4 \
+         WHERE seq = (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
+                      AND visible_at_ms <= $2 ORDER BY seq LIMIT 1 {LOCK_READY}) \
+         RETURNING seq, id, topic, body, traceparent, attempt"
+    );
+    let row = sqlx::query_as::<Db, LeasedRow>(&sql)
+        .bind(topic)
+        .bind(now_ms)
+        .bind(until_ms)
+        .bind(lease)
+        .fetch_optional(&mut *c)
+        .await?;
+    Ok(row.map(|r| Delivery {
+        message: Message {
+            id: r.id,
+            topic: r.topic,
+            body: r.body,
+            traceparent: r.traceparent,
+        },
+        attempt: r.attempt as u32,
+        seq: r.seq,
+        lease,
+    }))
+}
+
+/// Removes a message still leased under `lease`; false when the lease was lost.
+pub(crate) async fn remove(c: &mut Conn, seq: i64, lease: i64) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>("DELETE FROM bus_messages WHERE seq = $1 AND lease = $2")
+        .bind(seq)
+        .bind(lease)
+        .execute(&mut *c)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Makes a leased message visible again at `visible_at_ms`; false when the lease was lost.
+pub(crate) async fn release(
+    c: &mut Conn,
+    seq: i64,
+    lease: i64,
+    visible_at_ms: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE bus_messages SET visible_at_ms = $3, lease = NULL WHERE seq = $1 AND lease = $2",
+    )
+    .bind(seq)
+    .bind(lease)
+    .bind(visible_at_ms)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Moves a leased message to the dead letters of its topic; false when the lease was lost.
+pub(crate) async fn bury(
+    c: &mut Conn,
+    seq: i64,
+    lease: i64,
+    reason: &str,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE bus_messages SET dead_reason = $3, lease = NULL WHERE seq = $1 AND lease = $2",
+    )
+    .bind(seq)
+    .bind(lease)
+    .bind(reason)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+#[derive(sqlx::FromRow)]
+struct DeadRow {
+    id: String,
+    topic: String,
+    body: Vec<u8>,
+    traceparent: Option<String>,
+    attempt: i32,
+    dead_reason: String,
+}
+
+pub(crate) async fn dead_letters(
+    c: &mut Conn,
+    topic: &str,
+    limit: i64,
+) -> Result<Vec<DeadLetter>, StoreError> {
+    let rows = sqlx::query_as::<Db, DeadRow>(
+        "SELECT id, topic, body, traceparent, attempt, dead_reason FROM bus_messages \
+         WHERE topic = $1 AND dead_reason IS NOT NULL ORDER BY seq LIMIT $2",
+    )
+    .bind(topic)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| DeadLetter {
+            message: Message {
+                id: r.id,
+                topic: r.topic,
+                body: r.body,
+                traceparent: r.traceparent,
+            },
+            attempts: r.attempt as u32,
+            reason: r.dead_reason,
+        })
+        .collect())
+}

@@ -1,0 +1,253 @@
+//! The bus contract, which every adapter passes: messages exist once their transaction commits, are
+//! delivered at least once, in order per topic, to one consumer at a time, come back when a consumer dies
+//! holding them, are retried with growing waits, and end as dead letters instead of being lost or retried
+//! forever. Run here against the embedded adapter on both databases.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::bus::{Bus, BusError, DatabaseQueue, Message, Retried, RetryPolicy};
+use common::testing::{Backend, TestDb};
+
+const NOW: Duration = Duration::ZERO;
+const SOON: Duration = Duration::from_secs(2);
+
+async fn bus_db(backend: Backend) -> TestDb {
+    let t = TestDb::new(backend).await;
+    t.db.migrate(&common::bus::MIGRATIONS)
+        .await
+        .expect("migrations apply");
+    t.db.migrate(&common::bus::MIGRATIONS)
+        .await
+        .expect("migrations are idempotent");
+    t
+}
+
+fn queue(t: &TestDb, policy: RetryPolicy, lease: Duration) -> DatabaseQueue {
+    DatabaseQueue::new(t.db.clone(), policy, lease).with_poll_interval(Duration::from_millis(20))
+}
+
+fn patient() -> RetryPolicy {
+    RetryPolicy::default()
+}
+
+async fn publish(bus: &DatabaseQueue, t: &TestDb, message: &Message) {
+    let mut tx = t.db.begin().await.unwrap();
+    bus.publish(&mut tx, message).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
+async fn a_message_exists_once_its_transaction_commits(backend: Backend) {
+    let t = bus_db(backend).await;
+    let bus = queue(&t, patient(), Duration::from_secs(30));
+    let message = Message::new("jobs", b"first".to_vec()).with_traceparent(Some(
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+    ));
+
+    let bus = Arc::new(bus);
+    let mut tx = t.db.begin().await.unwrap();
+    bus.publish(&mut tx, &message).await.unwrap();
+    // A consumer asking meanwhile gets nothing before the commit (on SQLite it waits for the writer).
+    let consumer = {
+        let bus = bus.clone();
+        tokio::spawn(async move { bus.receive("jobs", Duration::from_secs(10)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!consumer.is_finished(), "not before the commit");
+    tx.commit().await.unwrap();
+    let delivery = consumer.await.unwrap().unwrap().expect("delivered");
+    assert_eq!(delivery.message, message, "body and trace context intact");
+    assert_eq!(delivery.attempt, 1);
+    bus.ack(delivery).await.unwrap();
+    assert!(
+        bus.receive("jobs", NOW).await.unwrap().is_none(),
+        "acked: gone"
+    );
+
+    let dropped = Message::new("jobs", b"never".to_vec());
+    let mut tx = t.db.begin().await.unwrap();
+    bus.publish(&mut tx, &dropped).await.unwrap();
+    tx.rollback().await.unwrap();
+    assert!(
+        bus.receive("jobs", Duration::from_millis(100))
+            .await
+            .unwrap()
+            .is_none(),
+        "a rolled-back change announces nothing"
+    );
+}
+
+async fn a_waiting_consumer_gets_a_message_published_meanwhile(backend: Backend) {
+    let t = bus_db(backend).await;
+    let bus = Arc::new(queue(&t, patient(), Duration::from_secs(30)));
+    let waiting = {
+        let bus = bus.clone();
+        tokio::spawn(async move { bus.receive("jobs", Duration::from_secs(5)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let message = Message::new("jobs", b"late".to_vec());
+    publish(&bus, &t, &message).await;
+    let delivery = waiting.await.unwrap().unwrap().expect("the waiter gets it");
+    assert_eq!(delivery.message, message);
+}
+
+async fn topics_are_separate_and_each_is_first_in_first_out(backend: Backend) {
+    let t = bus_db(backend).await;
+    let bus = queue(&t, patient(), Duration::from_secs(30));
+    for i in 0..5 {
+        publish(&bus, &t, &Message::new("a", vec![i])).await;
+        publish(&bus, &t, &Message::new("b", vec![100 + i])).await;
+    }
+    for (topic, first) in [("a", 0u8), ("b", 100u8)] {
+        for i in 0..5 {
+            let d = bus.receive(topic, NOW).await.unwrap().expect("queued");
+            assert_eq!(d.message.topic, topic);
+            assert_eq!(d.message.body, vec![first + i]);
+            bus.ack(d).await.unwrap();
+        }
+        assert!(bus.receive(topic, NOW).await.unwrap().is_none());
+    }
+}
+
+async fn a_message_held_past_its_lease_is_delivered_again(backend: Backend) {
+    let t = bus_db(backend).await;
+    let lease = Duration::from_millis(300);
+    let bus = queue(&t, patient(), lease);
+    let message = Message::new("jobs", b"work".to_vec());
+    publish(&bus, &t, &message).await;
+
+    let first = bus.receive("jobs", NOW).await.unwrap().expect("delivered");
+    assert!(
+        bus.receive("jobs", NOW).await.unwrap().is_none(),
+        "leased: no one else gets it"
+    );
+    // The consumer dies holding it; after a restart (a new adapter on the same database) the message
+    // comes back once the lease has run out.
+    let restarted = queue(&t, patient(), lease);
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    let second = restarted
+        .receive("jobs", SOON)
+        .await
+        .unwrap()
+        .expect("delivered again");
+    assert_eq!(second.message, message);
+    assert_eq!(second.attempt, 2);
+    assert!(
+        matches!(bus.ack(first).await, Err(BusError::LeaseLost(_))),
+        "the first consumer's late acknowledgement is void"
+    );
+    restarted.ack(second).await.unwrap();
+    assert!(restarted.receive("jobs", NOW).await.unwrap().is_none());
+}
+
+async fn failures_wait_longer_each_time_then_the_message_is_a_dead_letter(backend: Backend) {
+    let t = bus_db(backend).await;
+    let policy = RetryPolicy {
+        max_attempts: 3,
+        first_wait: Duration::from_millis(150),
+        max_wait: Duration::from_secs(10),
+    };
+    let bus = queue(&t, policy, Duration::from_secs(30));
+    let message = Message::new("jobs", b"flaky".to_vec());
+    publish(&bus, &t, &message).await;
+
+    for (attempt, wait) in [(1, 150), (2, 300)] {
+        let d = bus.receive("jobs", SOON).await.unwrap().expect("delivered");
+        assert_eq!(d.attempt, attempt);
+        let retried = bus.retry(d, "the callback answered 503").await.unwrap();
+        assert_eq!(retried, Retried::After(Duration::from_millis(wait)));
+        assert!(
+            bus.receive("jobs", NOW).await.unwrap().is_none(),
+            "not before its wait"
+        );
+    }
+    let last = bus.receive("jobs", SOON).await.unwrap().expect("third try");
+    assert_eq!(last.attempt, 3);
+    assert_eq!(
+        bus.retry(last, "the callback answered 503").await.unwrap(),
+        Retried::DeadLettered
+    );
+    assert!(bus
+        .receive("jobs", Duration::from_millis(500))
+        .await
+        .unwrap()
+        .is_none());
+    let dead = bus.dead_letters("jobs", 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].message, message);
+    assert_eq!(dead[0].attempts, 3);
+    assert!(dead[0].reason.contains("503"), "{}", dead[0].reason);
+}
+
+async fn a_poison_message_is_a_dead_letter_at_once(backend: Backend) {
+    let t = bus_db(backend).await;
+    let bus = queue(&t, patient(), Duration::from_secs(30));
+    let poison = Message::new("jobs", b"\xff not a protobuf".to_vec());
+    let fine = Message::new("jobs", b"fine".to_vec());
+    publish(&bus, &t, &poison).await;
+    publish(&bus, &t, &fine).await;
+    let d = bus.receive("jobs", NOW).await.unwrap().unwrap();
+    bus.dead_letter(d, "the body does not decode")
+        .await
+        .unwrap();
+    let next = bus.receive("jobs", NOW).await.unwrap().unwrap();
+    assert_eq!(next.message, fine, "the queue goes on behind it");
+    bus.ack(next).await.unwrap();
+    let dead = bus.dead_letters("jobs", 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        (&dead[0].message, dead[0].attempts),
+        (&poison, 1),
+        "kept whole"
+    );
+    assert!(bus.dead_letters("other", 10).await.unwrap().is_empty());
+}
+
+async fn concurrent_consumers_never_share_a_message(backend: Backend) {
+    let t = bus_db(backend).await;
+    let bus = Arc::new(queue(&t, patient(), Duration::from_secs(60)));
+    let mut sent = BTreeSet::new();
+    let mut tx = t.db.begin().await.unwrap();
+    for i in 0..60u32 {
+        let m = Message::new("jobs", i.to_be_bytes().to_vec());
+        sent.insert(m.id.clone());
+        bus.publish(&mut tx, &m).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+
+    let consumers: Vec<_> = (0..4)
+        .map(|_| {
+            let bus = bus.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                while let Some(d) = bus.receive("jobs", NOW).await.unwrap() {
+                    got.push(d.message.id.clone());
+                    bus.ack(d).await.unwrap();
+                }
+                got
+            })
+        })
+        .collect();
+    let mut received = Vec::new();
+    for c in consumers {
+        received.extend(c.await.unwrap());
+    }
+    let unique: BTreeSet<String> = received.iter().cloned().collect();
+    assert_eq!(
+        received.len(),
+        unique.len(),
+        "no message went to two consumers"
+    );
+    assert_eq!(unique, sent, "every message was delivered");
+}
+
+common::backend_tests!(
+    a_message_exists_once_its_transaction_commits,
+    a_waiting_consumer_gets_a_message_published_meanwhile,
+    topics_are_separate_and_each_is_first_in_first_out,
+    a_message_held_past_its_lease_is_delivered_again,
+    failures_wait_longer_each_time_then_the_message_is_a_dead_letter,
+    a_poison_message_is_a_dead_letter_at_once,
+    concurrent_consumers_never_share_a_message,
+);
