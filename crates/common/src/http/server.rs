@@ -52,6 +52,8 @@ where
             .route("/readyz", web::get().to(ops::readyz))
             .route("/metrics", web::get().to(ops::metrics))
             .route("/openapi.json", web::get().to(ops::openapi))
+            .route("/docs", web::get().to(docs_redirect))
+            .service(docs_ui())
             .configure(configure.clone())
     })
     .workers(workers)
@@ -62,6 +64,20 @@ where
     .listen(listener)?
     .run();
     Ok(server)
+}
+
+/// Swagger UI at `/docs/`, reading the service's own `/openapi.json`; its pages and scripts are compiled
+/// into the binary, so the page works with no network beyond the service.
+fn docs_ui() -> utoipa_swagger_ui::SwaggerUi {
+    utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+        .config(utoipa_swagger_ui::Config::from("/openapi.json"))
+}
+
+/// `/docs` leads to `/docs/`, where the UI's relative asset paths resolve.
+async fn docs_redirect() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::PermanentRedirect()
+        .insert_header(("Location", "/docs/"))
+        .finish()
 }
 
 /// Binds a TCP listener on `addr` (use port 0 in tests).
