@@ -382,6 +382,24 @@ impl<'a> Body<'a> {
     }
 }
 
+/// A text field of a typed body: at most `max` characters, none of them a control character or a
+/// bidirectional override (which make a name display as something else).
+pub fn text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    if value.chars().any(is_deceptive) {
+        return Err(ApiError::field(
+            field,
+            format!("{field} must not contain control characters or bidirectional overrides"),
+        ));
+    }
+    if value.chars().count() > max {
+        return Err(ApiError::field(
+            field,
+            format!("{field} must be at most {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
 /// Control characters (C0, DEL, C1) and the Unicode bidirectional embeddings, overrides and isolates.
 pub fn is_deceptive(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')

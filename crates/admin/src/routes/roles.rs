@@ -8,10 +8,12 @@ use chrono::Utc;
 use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
 use directory::{new_role, permissions, Role, RoleFilter, UserFilter};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, iso, page, require_if_match, Body, Query};
+use crate::api::{changes, iso, page, require_if_match, text, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};
 use crate::state::AdminState;
@@ -58,17 +60,28 @@ struct RoleInput {
     permissions: Vec<String>,
 }
 
-fn parse_role(value: &Value) -> Result<RoleInput, ApiError> {
-    let body = Body::root(value)?;
-    body.only(&[
-        "name",
-        "description",
-        "permissions",
-        "_system_properties",
-        "_allowed",
-    ])?;
-    let name = body.string("name", 64)?;
-    if let Some(name) = &name {
+/// A role as POST and PUT take it. The read-only parts of the record are accepted (and ignored), so that a
+/// GET result can be sent back as it is; anything else unknown is refused, naming the field.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleBody {
+    name: Option<String>,
+    description: Option<String>,
+    permissions: Option<Vec<String>>,
+    #[serde(rename = "_system_properties")]
+    _system_properties: Option<IgnoredAny>,
+    #[serde(rename = "_allowed")]
+    _allowed: Option<IgnoredAny>,
+}
+
+/// At most this many characters in a role's name, description and each permission.
+pub const NAME_MAX: usize = 64;
+pub const DESCRIPTION_MAX: usize = 500;
+pub const PERMISSION_MAX: usize = 100;
+
+fn parse_role(body: RoleBody) -> Result<RoleInput, ApiError> {
+    if let Some(name) = &body.name {
+        text("name", name, NAME_MAX)?;
         if !valid_role_name(name) {
             return Err(ApiError::field(
                 "name",
@@ -76,18 +89,23 @@ fn parse_role(value: &Value) -> Result<RoleInput, ApiError> {
             ));
         }
     }
+    let description = body.description.unwrap_or_default();
+    text("description", &description, DESCRIPTION_MAX)?;
     let mut granted: Vec<String> = Vec::new();
-    for (i, p) in body
-        .strings("permissions", 100)?
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
+    for (i, p) in body.permissions.unwrap_or_default().into_iter().enumerate() {
+        let field = format!("permissions[{i}]");
+        if p.is_empty() {
+            return Err(ApiError::field(
+                &field,
+                format!("{field} must not be empty"),
+            ));
+        }
+        text(&field, &p, PERMISSION_MAX)?;
         if !permissions::ALL.contains(&p.as_str()) {
             return Err(ApiError::field(
-                format!("permissions[{i}]"),
+                &field,
                 format!(
-                    "permissions[{i}]: unknown permission {p:?}; known are {}",
+                    "{field}: unknown permission {p:?}; known are {}",
                     permissions::ALL.join(", ")
                 ),
             ));
@@ -97,8 +115,8 @@ fn parse_role(value: &Value) -> Result<RoleInput, ApiError> {
         }
     }
     Ok(RoleInput {
-        name,
-        description: body.string("description", 500)?.unwrap_or_default(),
+        name: body.name,
+        description,
         permissions: granted,
     })
 }
@@ -146,9 +164,9 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
-    body: StrictJson<Value>,
+    body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let input = parse_role(&body)?;
+    let input = parse_role(body.0)?;
     let name = input
         .name
         .ok_or_else(|| ApiError::field("name", "name is required"))?;
@@ -189,11 +207,11 @@ pub async fn replace(
     state: Data<AdminState>,
     name: Path<String>,
     req: HttpRequest,
-    body: StrictJson<Value>,
+    body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
     require_if_match(&req, "role", current.version)?;
-    let input = parse_role(&body)?;
+    let input = parse_role(body.0)?;
     if input.name.as_deref().is_some_and(|n| n != current.name) {
         return Err(ApiError::field(
             "name",

@@ -1,7 +1,9 @@
 //! `StrictJson<T>`: a JSON body extractor that refuses what serde_json silently accepts. A key given
 //! twice in one object is an error (serde_json keeps the last one, so a check on the first could be
 //! bypassed by the second), as repeated form fields and query parameters are elsewhere. Errors answer in
-//! the platform's JSON error format and name the key.
+//! the platform's JSON error format and name the key; for a typed body (`#[serde(deny_unknown_fields)]`
+//! structs), an unknown field or a value of the wrong type is an `invalid_field` error whose `field` is
+//! its path, such as `roles.extra_roles[1]`.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -87,8 +89,18 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             format!("invalid JSON body: {e}"),
         ));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("invalid JSON body: {e}")))
+    // Typed bodies name the place of what is wrong, e.g. `roles.extra_roles[1]`.
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            ApiError::new(ErrorCode::BadRequest, format!("invalid JSON body: {inner}"))
+        } else {
+            let message = format!("{path}: {inner}");
+            ApiError::field(path, message)
+        }
+    })
 }
 
 /// Walks any JSON value and fails on the first object with a repeated key.
@@ -153,6 +165,35 @@ impl<'de> Visitor<'de> for NoDuplicatesVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Outer {
+        name: String,
+        items: Vec<Inner>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        size: u32,
+    }
+
+    #[test]
+    fn typed_bodies_name_the_path_of_what_is_wrong() {
+        assert!(parse::<Outer>(br#"{"name": "a", "items": [{"size": 1}]}"#).is_ok());
+        let e =
+            parse::<Outer>(br#"{"name": "a", "items": [{"size": 1}, {"size": "x"}]}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("items[1].size"), "{}", e.message);
+        assert_eq!(e.code, ErrorCode::InvalidField);
+        let e = parse::<Outer>(br#"{"name": "a", "items": [], "extra": 1}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("extra"), "{}", e.message);
+        assert!(e.message.contains("unknown field"), "{}", e.message);
+        let e = parse::<Outer>(br#""not an object""#).unwrap_err();
+        assert_eq!((e.code, e.field), (ErrorCode::BadRequest, None));
+    }
 
     #[test]
     fn repeated_keys_are_refused_at_any_depth() {
