@@ -400,6 +400,20 @@ pub fn text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The items of a list field of a typed body: each non-empty, at most `max` characters, without control
+/// characters or bidirectional overrides; errors name the item, e.g. `grant_types[2]`.
+pub fn texts(field: &str, items: &[String], max: usize) -> Result<(), ApiError> {
+    for (i, item) in items.iter().enumerate() {
+        if item.is_empty() || item.chars().count() > max || item.chars().any(is_deceptive) {
+            return Err(ApiError::field(
+                format!("{field}[{i}]"),
+                format!("{field}[{i}] must be a non-empty string of at most {max} characters"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Control characters (C0, DEL, C1) and the Unicode bidirectional embeddings, overrides and isolates.
 pub fn is_deceptive(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')

@@ -11,10 +11,12 @@ use common::http::StrictJson;
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
 use directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::ok_with_etag;
-use crate::api::{changes, etag, iso, iso_opt, page, require_if_match, Body, Query};
+use crate::api::{changes, etag, iso, iso_opt, page, require_if_match, text, texts, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
 use crate::state::AdminState;
@@ -64,32 +66,48 @@ fn audit_view(c: &OAuthClient) -> Map<String, Value> {
     }
 }
 
-/// Reads and checks a client body. `public` is only read on creation (`existing` is `None`).
-fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientSpec, ApiError> {
-    let body = Body::root(value)?;
-    body.only(&[
-        "client_id",
-        "name",
-        "public",
-        "grant_types",
-        "redirect_uris",
-        "scopes",
-        "issue_refresh_token",
-        "access_token_ttl",
-        "refresh_token_ttl",
-        "admin_access",
-        "secret_rotated_on",
-        "_system_properties",
-        "_allowed",
-    ])?;
-    let name = body.required_string("name", 100)?;
+/// A client as POST and PUT take it. The read-only parts of the record are accepted (and ignored), so
+/// that a GET result can be sent back as it is; anything else unknown is refused, naming the field.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientBody {
+    name: Option<String>,
+    public: Option<bool>,
+    grant_types: Option<Vec<String>>,
+    redirect_uris: Option<Vec<String>>,
+    scopes: Option<Vec<String>>,
+    issue_refresh_token: Option<bool>,
+    access_token_ttl: Option<i64>,
+    refresh_token_ttl: Option<i64>,
+    admin_access: Option<bool>,
+    /// Read-only: on PUT it must match the path when given.
+    client_id: Option<String>,
+    #[serde(rename = "secret_rotated_on")]
+    _secret_rotated_on: Option<IgnoredAny>,
+    #[serde(rename = "_system_properties")]
+    _system_properties: Option<IgnoredAny>,
+    #[serde(rename = "_allowed")]
+    _allowed: Option<IgnoredAny>,
+}
+
+/// At most this many characters in a client's name, each grant or scope, and each redirect URI.
+pub const NAME_MAX: usize = 100;
+pub const ITEM_MAX: usize = 64;
+pub const REDIRECT_URI_MAX: usize = 2000;
+
+/// Checks a client body. `public` is only read on creation (`existing` is `None`).
+fn parse_client(body: ClientBody, existing: Option<&OAuthClient>) -> Result<ClientSpec, ApiError> {
+    let name = body
+        .name
+        .ok_or_else(|| ApiError::field("name", "name is required"))?;
+    text("name", &name, NAME_MAX)?;
     if name.trim().is_empty() {
         return Err(ApiError::field("name", "name must not be blank"));
     }
     let public = match existing {
-        None => body.bool("public")?.unwrap_or(false),
+        None => body.public.unwrap_or(false),
         Some(c) => {
-            if body.bool("public")?.is_some_and(|p| p != c.is_public()) {
+            if body.public.is_some_and(|p| p != c.is_public()) {
                 return Err(ApiError::field(
                     "public",
                     "a client cannot switch between public and confidential; create a new one",
@@ -98,7 +116,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             c.is_public()
         }
     };
-    let grant_types = body.strings("grant_types", 64)?.ok_or_else(|| {
+    let grant_types = body.grant_types.ok_or_else(|| {
         ApiError::field(
             "grant_types",
             format!(
@@ -107,6 +125,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             ),
         )
     })?;
+    texts("grant_types", &grant_types, ITEM_MAX)?;
     if grant_types.is_empty() {
         return Err(ApiError::field(
             "grant_types",
@@ -137,7 +156,8 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             "a public client has no secret and cannot use client_credentials",
         ));
     }
-    let redirect_uris = body.strings("redirect_uris", 2000)?.unwrap_or_default();
+    let redirect_uris = body.redirect_uris.unwrap_or_default();
+    texts("redirect_uris", &redirect_uris, REDIRECT_URI_MAX)?;
     for (i, uri) in redirect_uris.iter().enumerate() {
         let ok = url::Url::parse(uri)
             .map(|u| !u.cannot_be_a_base() && u.fragment().is_none())
@@ -155,7 +175,8 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             "the authorization_code grant needs at least one redirect URI",
         ));
     }
-    let client_scopes = body.strings("scopes", 64)?.unwrap_or_default();
+    let client_scopes = body.scopes.unwrap_or_default();
+    texts("scopes", &client_scopes, ITEM_MAX)?;
     for (i, s) in client_scopes.iter().enumerate() {
         if !scopes::ALL.contains(&s.as_str()) {
             return Err(ApiError::field(
@@ -167,7 +188,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             ));
         }
     }
-    let issue_refresh_token = body.bool("issue_refresh_token")?.unwrap_or(false);
+    let issue_refresh_token = body.issue_refresh_token.unwrap_or(false);
     if issue_refresh_token && !has(grants::REFRESH_TOKEN) {
         return Err(ApiError::field(
             "issue_refresh_token",
@@ -175,7 +196,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
         ));
     }
     let access_token_ttl = body
-        .integer("access_token_ttl")?
+        .access_token_ttl
         .unwrap_or(directory::DEFAULT_ACCESS_TOKEN_TTL);
     if !(MIN_TTL..=MAX_ACCESS_TTL).contains(&access_token_ttl) {
         return Err(ApiError::field(
@@ -183,7 +204,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
             format!("access_token_ttl must be from {MIN_TTL} to {MAX_ACCESS_TTL} seconds"),
         ));
     }
-    let refresh_token_ttl = body.integer("refresh_token_ttl")?;
+    let refresh_token_ttl = body.refresh_token_ttl;
     if refresh_token_ttl.is_some_and(|t| t < MIN_TTL) {
         return Err(ApiError::field(
             "refresh_token_ttl",
@@ -199,7 +220,7 @@ fn parse_client(value: &Value, existing: Option<&OAuthClient>) -> Result<ClientS
         access_token_ttl,
         refresh_token_ttl,
         public,
-        admin_access: body.bool("admin_access")?.unwrap_or(false),
+        admin_access: body.admin_access.unwrap_or(false),
     })
 }
 
@@ -247,9 +268,9 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
-    body: StrictJson<Value>,
+    body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let spec = parse_client(&body, None)?;
+    let spec = parse_client(body.0, None)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
     let mut fields = audit_view(&client);
     if client.secret_hash.is_some() {
@@ -286,20 +307,21 @@ pub async fn replace(
     state: Data<AdminState>,
     client_id: Path<String>,
     req: HttpRequest,
-    body: StrictJson<Value>,
+    body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
     if body
-        .get("client_id")
-        .is_some_and(|id| id.as_str() != Some(current.client_id.as_str()))
+        .client_id
+        .as_deref()
+        .is_some_and(|id| id != current.client_id)
     {
         return Err(ApiError::field(
             "client_id",
             "client_id cannot be changed (it must match the path or be left out)",
         ));
     }
-    let spec = parse_client(&body, Some(&current))?;
+    let spec = parse_client(body.0, Some(&current))?;
     let mut client = current.clone();
     client.name = spec.name;
     client.grant_types = spec.grant_types;
