@@ -13,11 +13,12 @@ use common::{ApiError, ErrorCode};
 use directory::{
     permissions, DataAccess, OrganizationAccess, User, UserFilter, STATUS_ACTIVE, STATUS_INACTIVE,
 };
-use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, hash_password, iso, page, require_if_match, Body, Query};
+use crate::api::{changes, hash_password, iso, page, require_if_match, text, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
 use crate::state::AdminState;
@@ -184,29 +185,6 @@ struct UserInput {
     api_access: Option<bool>,
 }
 
-const USER_FIELDS: &[&str] = &[
-    "username",
-    "first_name",
-    "last_name",
-    "salutation",
-    "email",
-    "phone",
-    "automatic_update",
-    "excluded_from_user_activity",
-    "company_account_id",
-    "login_blocked",
-    "login_blocked_reason",
-    "status",
-    "roles",
-    "data-access",
-    "password",
-    "api_access",
-    // Read-only parts of the record, accepted so that a GET result can be sent back as a PUT.
-    "_system_properties",
-    "_links",
-    "_allowed",
-];
-
 pub fn valid_username(name: &str) -> bool {
     (1..=64).contains(&name.chars().count())
         && name
@@ -226,10 +204,111 @@ fn valid_email(email: &str) -> bool {
         && !email.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
-fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
-    let body = Body::root(value)?;
-    body.only(USER_FIELDS)?;
-    let username = body.string("username", 64)?;
+/// A user as POST and PUT take it: the record's writable fields, plus `password` and `api_access`. The
+/// read-only parts of the record are accepted, so that a GET result can be sent back as it is (`status`
+/// and `login_blocked_reason` are read at the top level or inside `_system_properties`); anything else
+/// unknown is refused, naming the field.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserBody {
+    username: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    salutation: Option<String>,
+    email: Option<String>,
+    phone: Option<String>,
+    automatic_update: Option<bool>,
+    excluded_from_user_activity: Option<bool>,
+    company_account_id: Option<String>,
+    login_blocked: Option<bool>,
+    login_blocked_reason: Option<String>,
+    status: Option<String>,
+    roles: Option<RolesBody>,
+    #[serde(rename = "data-access")]
+    data_access: Option<DataAccessBody>,
+    password: Option<String>,
+    api_access: Option<bool>,
+    #[serde(rename = "_system_properties")]
+    system_properties: Option<SystemPropertiesBody>,
+    #[serde(rename = "_links")]
+    _links: Option<IgnoredAny>,
+    #[serde(rename = "_allowed")]
+    _allowed: Option<IgnoredAny>,
+}
+
+/// The record's read-only properties, of which only these two are read back.
+#[derive(Deserialize)]
+pub struct SystemPropertiesBody {
+    status: Option<String>,
+    login_blocked_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolesBody {
+    primary_role: Option<RoleRefBody>,
+    extra_roles: Option<Vec<ExtraRoleBody>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleRefBody {
+    role: Option<String>,
+}
+
+/// An extra role: its name, or `{"role": name}` as the record shows it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum ExtraRoleBody {
+    Name(String),
+    Ref(RoleRefBody),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataAccessBody {
+    organization: Option<Vec<OrganizationBody>>,
+    segments: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationBody {
+    role: Option<String>,
+    data_view: Option<String>,
+    unit_group: Option<String>,
+    unit_group_display_name: Option<String>,
+}
+
+/// At most this many characters in each text field of a user.
+pub const USERNAME_MAX: usize = 64;
+pub const NAME_MAX: usize = 100;
+pub const SHORT_MAX: usize = 50;
+pub const EMAIL_MAX: usize = 254;
+pub const REASON_MAX: usize = 500;
+pub const STATUS_MAX: usize = 16;
+pub const ROLE_MAX: usize = 64;
+pub const ACCESS_MAX: usize = 200;
+pub const PASSWORD_MIN: usize = 8;
+pub const PASSWORD_MAX: usize = 1024;
+
+/// An optional text field within its limit.
+fn optional(field: &str, value: Option<String>, max: usize) -> Result<Option<String>, ApiError> {
+    if let Some(v) = &value {
+        text(field, v, max)?;
+    }
+    Ok(value)
+}
+
+/// A required text field within its limit.
+fn required(field: &str, value: Option<String>, max: usize) -> Result<String, ApiError> {
+    let value = value.ok_or_else(|| ApiError::field(field, format!("{field} is required")))?;
+    text(field, &value, max)?;
+    Ok(value)
+}
+
+fn parse_user(body: UserBody) -> Result<UserInput, ApiError> {
+    let username = optional("username", body.username, USERNAME_MAX)?;
     if let Some(name) = &username {
         if !valid_username(name) {
             return Err(ApiError::field(
@@ -238,7 +317,7 @@ fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
             ));
         }
     }
-    let email = body.string("email", 254)?;
+    let email = optional("email", body.email, EMAIL_MAX)?;
     if let Some(email) = &email {
         if !valid_email(email) {
             return Err(ApiError::field(
@@ -249,58 +328,51 @@ fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
     }
 
     // status and login_blocked_reason sit in _system_properties in the record; both places are read.
-    let system = body.object("_system_properties")?;
-    let (status, status_field) = match body.string("status", 16)? {
-        Some(s) => (Some(s), "status".to_string()),
-        None => match &system {
-            Some(sys) => (sys.string("status", 16)?, sys.path("status")),
-            None => (None, "status".to_string()),
-        },
+    let system = body.system_properties;
+    let (status, status_field) = match body.status {
+        Some(s) => (Some(s), "status"),
+        None => (
+            system.as_ref().and_then(|s| s.status.clone()),
+            "_system_properties.status",
+        ),
     };
-    let status = status.unwrap_or_else(|| STATUS_ACTIVE.to_string());
+    let status =
+        optional(status_field, status, STATUS_MAX)?.unwrap_or_else(|| STATUS_ACTIVE.to_string());
     if status != STATUS_ACTIVE && status != STATUS_INACTIVE {
         return Err(ApiError::field(
             status_field,
             format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}, got {status:?}"),
         ));
     }
-    let login_blocked_reason = match body.string("login_blocked_reason", 500)? {
-        Some(r) => Some(r),
-        None => match &system {
-            Some(sys) => sys.string("login_blocked_reason", 500)?,
-            None => None,
-        },
+    let login_blocked_reason = match body.login_blocked_reason {
+        Some(r) => optional("login_blocked_reason", Some(r), REASON_MAX)?,
+        None => optional(
+            "_system_properties.login_blocked_reason",
+            system.and_then(|s| s.login_blocked_reason),
+            REASON_MAX,
+        )?,
     };
 
-    let roles = body.object("roles")?.ok_or_else(|| {
-        ApiError::field(
-            "roles.primary_role.role",
-            "roles.primary_role.role is required",
-        )
-    })?;
-    roles.only(&["primary_role", "extra_roles"])?;
-    let primary = roles.object("primary_role")?.ok_or_else(|| {
-        ApiError::field(
-            "roles.primary_role.role",
-            "roles.primary_role.role is required",
-        )
-    })?;
-    primary.only(&["role"])?;
-    let primary_role = primary.required_string("role", 64)?;
+    let roles = body.roles.unwrap_or(RolesBody {
+        primary_role: None,
+        extra_roles: None,
+    });
+    let primary_role = required(
+        "roles.primary_role.role",
+        roles.primary_role.and_then(|p| p.role),
+        ROLE_MAX,
+    )?;
     let mut extra_roles: Vec<String> = Vec::new();
     for (i, item) in roles
-        .array("extra_roles")?
+        .extra_roles
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
         .enumerate()
     {
         let field = format!("roles.extra_roles[{i}]");
         let name = match item {
-            Value::String(s) => Some(s.clone()),
-            Value::Object(o) if o.len() == 1 => {
-                o.get("role").and_then(Value::as_str).map(str::to_string)
-            }
-            _ => None,
+            ExtraRoleBody::Name(name) => Some(name),
+            ExtraRoleBody::Ref(r) => r.role,
         }
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
@@ -309,6 +381,7 @@ fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
                 format!("{field} must be a role name or an object {{\"role\": name}}"),
             )
         })?;
+        text(&field, &name, ROLE_MAX)?;
         if name == primary_role || extra_roles.contains(&name) {
             return Err(ApiError::field(
                 &field,
@@ -319,60 +392,55 @@ fn parse_user(value: &Value) -> Result<UserInput, ApiError> {
     }
 
     let mut data_access = DataAccess::default();
-    if let Some(access) = body.object("data-access")? {
-        access.only(&["organization", "segments"])?;
-        for (i, item) in access
-            .array("organization")?
+    if let Some(access) = body.data_access {
+        for (i, entry) in access
+            .organization
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
             .enumerate()
         {
-            let field = format!("data-access.organization[{i}]");
-            if !item.is_object() {
-                return Err(ApiError::field(
-                    &field,
-                    format!("{field} must be an object"),
-                ));
-            }
-            let entry = Body::root(item)?.with_prefix(&format!("{field}."));
-            entry.only(&["role", "data_view", "unit_group", "unit_group_display_name"])?;
+            let field = |name: &str| format!("data-access.organization[{i}].{name}");
             data_access.organization.push(OrganizationAccess {
-                role: entry.required_string("role", 200)?,
-                data_view: entry.required_string("data_view", 200)?,
-                unit_group: entry.required_string("unit_group", 200)?,
-                unit_group_display_name: entry.required_string("unit_group_display_name", 200)?,
+                role: required(&field("role"), entry.role, ACCESS_MAX)?,
+                data_view: required(&field("data_view"), entry.data_view, ACCESS_MAX)?,
+                unit_group: required(&field("unit_group"), entry.unit_group, ACCESS_MAX)?,
+                unit_group_display_name: required(
+                    &field("unit_group_display_name"),
+                    entry.unit_group_display_name,
+                    ACCESS_MAX,
+                )?,
             });
         }
-        data_access.segments = access.array("segments")?.cloned().unwrap_or_default();
+        data_access.segments = access.segments.unwrap_or_default();
     }
 
-    let password = body.string("password", 1024)?;
+    let password = optional("password", body.password, PASSWORD_MAX)?;
     if let Some(p) = &password {
-        if p.chars().count() < 8 {
+        if p.chars().count() < PASSWORD_MIN {
             return Err(ApiError::field(
                 "password",
-                "password must be at least 8 characters",
+                format!("password must be at least {PASSWORD_MIN} characters"),
             ));
         }
     }
     Ok(UserInput {
         username,
-        first_name: body.string("first_name", 100)?.unwrap_or_default(),
-        last_name: body.string("last_name", 100)?.unwrap_or_default(),
-        salutation: body.string("salutation", 50)?,
+        first_name: optional("first_name", body.first_name, NAME_MAX)?.unwrap_or_default(),
+        last_name: optional("last_name", body.last_name, NAME_MAX)?.unwrap_or_default(),
+        salutation: optional("salutation", body.salutation, SHORT_MAX)?,
         email,
-        phone: body.string("phone", 50)?,
-        automatic_update: body.bool("automatic_update")?.unwrap_or(false),
-        excluded_from_user_activity: body.bool("excluded_from_user_activity")?.unwrap_or(false),
-        company_account_id: body.string("company_account_id", 100)?,
-        login_blocked: body.bool("login_blocked")?.unwrap_or(false),
+        phone: optional("phone", body.phone, SHORT_MAX)?,
+        automatic_update: body.automatic_update.unwrap_or(false),
+        excluded_from_user_activity: body.excluded_from_user_activity.unwrap_or(false),
+        company_account_id: optional("company_account_id", body.company_account_id, NAME_MAX)?,
+        login_blocked: body.login_blocked.unwrap_or(false),
         login_blocked_reason,
         status,
         primary_role,
         extra_roles,
         data_access,
         password,
-        api_access: body.bool("api_access")?,
+        api_access: body.api_access,
     })
 }
 
@@ -497,9 +565,9 @@ pub async fn get(
 pub async fn create(
     caller: Caller<ManageUsers>,
     state: Data<AdminState>,
-    body: StrictJson<Value>,
+    body: StrictJson<UserBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let input = parse_user(&body)?;
+    let input = parse_user(body.0)?;
     let username = input
         .username
         .clone()
@@ -550,11 +618,11 @@ pub async fn replace(
     state: Data<AdminState>,
     username: Path<String>,
     req: HttpRequest,
-    body: StrictJson<Value>,
+    body: StrictJson<UserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
     require_if_match(&req, "user", current.version)?;
-    let input = parse_user(&body)?;
+    let input = parse_user(body.0)?;
     if input
         .username
         .as_deref()
