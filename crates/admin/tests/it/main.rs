@@ -11,5 +11,6 @@ mod openapi;
 mod privileges;
 mod read_cache;
 mod roles;
+mod schemas;
 mod support;
 mod users;
