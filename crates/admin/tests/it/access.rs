@@ -239,14 +239,7 @@ async fn a_revoked_token_is_401_whatever_its_kind(backend: Backend) {
     for token in [&cc, &user] {
         let before = call(&w.admin, "GET", "/users", Some(token), None, None).await;
         assert_ne!(before.status, 401, "{:?}", before.body);
-        let revoked = reqwest::Client::new()
-            .post(format!("{}/oauth/{COMPANY}/revoke", w.auth.url))
-            .basic_auth(&w.client_id, Some(&w.secret))
-            .form(&[("token", token.as_str())])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(revoked.status(), 200);
+        w.revoke(token).await;
         let after = call(&w.admin, "GET", "/users", Some(token), None, None).await;
         assert_eq!(
             (after.status, after.code()),

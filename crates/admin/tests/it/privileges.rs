@@ -348,14 +348,7 @@ async fn a_revoked_token_does_not_use_up_the_daily_quota(backend: Backend) {
     })
     .await;
     let victim = w.token_of(ROOT, PASSWORD).await;
-    let response = reqwest::Client::new()
-        .post(format!("{}/oauth/{COMPANY}/revoke", w.auth.url))
-        .basic_auth(&w.client_id, Some(&w.secret))
-        .form(&[("token", victim.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    w.revoke(&victim).await;
     for _ in 0..10 {
         let refused = call(&w.admin, "GET", "/users", Some(&victim), None, None).await;
         assert_eq!(refused.status, 401, "{:?}", refused.body);

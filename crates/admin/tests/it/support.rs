@@ -103,6 +103,18 @@ impl World {
         .await
     }
 
+    /// Revokes `token` at the token service (RFC 7009), as its client would.
+    pub async fn revoke(&self, token: &str) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/oauth/{COMPANY}/revoke", self.auth.url))
+            .basic_auth(&self.client_id, Some(&self.secret))
+            .form(&[("token", token)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "the token service revokes it");
+    }
+
     pub async fn get(&self, path: &str) -> Answer {
         call(&self.admin, "GET", path, Some(&self.token), None, None).await
     }
