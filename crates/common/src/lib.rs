@@ -9,6 +9,7 @@ pub mod db;
 pub mod error;
 pub mod http;
 pub mod jwt;
+pub mod objects;
 pub mod secrets;
 pub mod telemetry;
 

@@ -1,0 +1,75 @@
+//! The object store port: long-term storage of transcripts and audio under keys such as
+//! `acme/support/inbox/<call-id>/transcript.json`. Adapters: a directory on local disk (the embedded
+//! default, `LocalDirectory`) and S3 (not built yet); both pass `tests/object_store_contract.rs`.
+//!
+//! Keys are checked before any adapter sees them (`check_key`): segments of letters, digits, `.`, `_`
+//! and `-` joined by `/`, none of them empty, `.` or `..`, so no key can reach outside its store. A key
+//! is never also the beginning of another key's path (`a/b` and `a/b/c`): the platform's keys are
+//! `<company>/<organization>/<folder>/<call>/<file>`, and the local directory could not hold both.
+
+mod local;
+
+use async_trait::async_trait;
+
+pub use local::LocalDirectory;
+
+/// The longest key, in bytes (S3's limit).
+pub const MAX_KEY_LEN: usize = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectError {
+    #[error("invalid object key {0:?}: segments of A-Z, a-z, 0-9, '.', '_' and '-' joined by '/'")]
+    InvalidKey(String),
+    #[error("object store: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Refuses keys that are empty, too long, or could name something outside the store.
+pub fn check_key(key: &str) -> Result<(), ObjectError> {
+    let valid = !key.is_empty()
+        && key.len() <= MAX_KEY_LEN
+        && key.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment != "."
+                && segment != ".."
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err(ObjectError::InvalidKey(key.to_string()))
+    }
+}
+
+/// A prefix is a key, or empty for everything.
+fn check_prefix(prefix: &str) -> Result<(), ObjectError> {
+    if prefix.is_empty() {
+        Ok(())
+    } else {
+        check_key(prefix.trim_end_matches('/'))
+    }
+}
+
+#[async_trait]
+pub trait ObjectStore: Send + Sync {
+    /// Stores `bytes` under `key`, replacing what was there; readers see the old object or the new one,
+    /// never a part.
+    async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError>;
+
+    /// The object under `key`, or `None`.
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError>;
+
+    /// Removes the object under `key`; removing what is not there is not an error (a deletion job that
+    /// is run again finishes).
+    async fn delete(&self, key: &str) -> Result<(), ObjectError>;
+
+    /// The keys that start with `prefix` (`""` for all), in byte order, after `after`, at most `limit`.
+    async fn list(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, ObjectError>;
+}
