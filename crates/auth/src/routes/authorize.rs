@@ -325,8 +325,24 @@ pub async fn submit(
         );
         return response;
     }
-    // Repeated fields are refused: such a form logs no one in.
-    let form = Params::parse(&body).unwrap_or_default();
+    // Repeated fields are refused: such a form logs no one in, and the page says why.
+    let form = match Params::parse(&body) {
+        Ok(form) => form,
+        Err(e) => {
+            return login_page(
+                &state,
+                &company,
+                &request,
+                &req,
+                "",
+                Some(&format!(
+                    "The form was not sent as this page made it ({}).",
+                    e.description
+                )),
+                StatusCode::BAD_REQUEST,
+            )
+        }
+    };
     let own_origin = url::Url::parse(&state.public_url)
         .map(|u| u.origin().ascii_serialization())
         .unwrap_or_default();

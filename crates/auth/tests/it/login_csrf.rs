@@ -69,4 +69,33 @@ async fn a_login_post_needs_the_token_of_its_own_form(backend: Backend) {
     assert_eq!(ok.status(), 303);
 }
 
-common::backend_tests!(a_login_post_needs_the_token_of_its_own_form);
+/// A form that names a field twice signs no one in, and the page says why (the field's name escaped).
+async fn a_form_repeating_a_field_is_refused_with_its_reason(backend: Backend) {
+    let s = setup(backend).await;
+    let url = authorize_url(&s.auth, &s.client_id, &[]);
+    let browser = browser();
+    let page = browser.get(url.clone()).send().await.unwrap();
+    let csrf = auth::testing::csrf_of(&page.text().await.unwrap());
+    let form = [
+        ("username", USERNAME),
+        ("password", "wrong password"),
+        ("password", PASSWORD),
+        ("csrf", csrf.as_str()),
+        ("<b>x</b>", "1"),
+        ("<b>x</b>", "2"),
+    ];
+    let refused = browser.post(url).form(&form).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    assert!(location(refused.headers()).is_none(), "no one is signed in");
+    let html = refused.text().await.unwrap();
+    assert!(html.contains("parameter password is repeated"), "{html}");
+    assert!(
+        !html.contains("<b>x</b>"),
+        "nothing of the form is echoed unescaped"
+    );
+}
+
+common::backend_tests!(
+    a_form_repeating_a_field_is_refused_with_its_reason,
+    a_login_post_needs_the_token_of_its_own_form
+);
