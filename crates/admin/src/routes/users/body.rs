@@ -213,7 +213,7 @@ impl PartialSchema for ExtraRoleBody {
     fn schema() -> RefOr<Schema> {
         utoipa::openapi::schema::OneOfBuilder::new()
             .item(schema::name::<ROLE_MAX>())
-            .item(RoleRefBody::schema_ref())
+            .item(utoipa::openapi::Ref::from_schema_name(RoleRefBody::name()))
             .into()
     }
 }
@@ -225,16 +225,6 @@ impl ToSchema for ExtraRoleBody {
 
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
         schemas.push((RoleRefBody::name().into(), RoleRefBody::schema()));
-    }
-}
-
-trait SchemaRef {
-    fn schema_ref() -> RefOr<Schema>;
-}
-
-impl<T: ToSchema> SchemaRef for T {
-    fn schema_ref() -> RefOr<Schema> {
-        utoipa::openapi::Ref::from_schema_name(T::name()).into()
     }
 }
 
