@@ -7,8 +7,10 @@ pub mod api;
 pub mod audit;
 pub mod caller;
 pub mod config;
+pub mod openapi;
 pub mod rate_limit;
 pub mod routes;
+pub mod schema;
 pub mod state;
 pub mod storage;
 
@@ -25,8 +27,10 @@ use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 pub use config::AdminConfig;
 pub use state::AdminState;
 
-/// The OpenAPI document of the administration service.
-pub const OPENAPI: &str = include_str!("../openapi.json");
+/// The OpenAPI document of the administration service, generated from its handlers and types.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    openapi::document()
+}
 
 /// Applies the migrations the administration service needs: the directory, the revocation list it reads
 /// and its own tables.
@@ -66,7 +70,7 @@ impl AdminService {
         let state = self.state.clone();
         let spec = ServerSpec {
             name: "admin",
-            openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
+            openapi: openapi(),
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("admin"),
             workers: state.config.common.workers,

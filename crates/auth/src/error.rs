@@ -52,8 +52,12 @@ pub struct OAuthError {
     pub realm: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+/// The RFC 6749 error body.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = OAuthError)]
+pub struct Body<'a> {
+    /// invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type,
+    /// invalid_scope, invalid_token, login_required, server_error, ...
     error: &'a str,
     error_description: &'a str,
 }

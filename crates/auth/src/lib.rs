@@ -10,6 +10,7 @@ pub mod form;
 pub mod issue;
 pub mod keys;
 pub mod login;
+pub mod openapi;
 pub mod page;
 pub mod password;
 pub mod pkce;
@@ -34,8 +35,10 @@ use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 pub use config::AuthConfig;
 pub use state::AuthState;
 
-/// The OpenAPI document of the token service.
-pub const OPENAPI: &str = include_str!("../openapi.json");
+/// The OpenAPI document of the token service, generated from its handlers and types.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    openapi::document()
+}
 
 /// Applies the migrations the token service needs: the directory, the revocation list and its own tables
 /// (in that order: its own migrations build on the other two).
@@ -75,7 +78,7 @@ impl AuthService {
         let state = self.state.clone();
         let spec = ServerSpec {
             name: "auth",
-            openapi: serde_json::from_str(OPENAPI).expect("the bundled OpenAPI document is JSON"),
+            openapi: openapi(),
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("auth"),
             workers: state.config.common.workers,

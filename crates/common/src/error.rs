@@ -8,7 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 /// Kind of an error, as reported in the `type` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
     InvalidRequest,
@@ -78,12 +78,16 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
+/// The platform's JSON error body; clients match on `code`, never on `message`.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody<'a> {
+    /// Stable error code, e.g. `invalid_field`.
     code: &'a str,
     #[serde(rename = "type")]
     kind: ErrorType,
     message: &'a str,
+    /// The request field or query parameter the error is about, e.g. `roles.extra_roles[1]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<&'a str>,
 }

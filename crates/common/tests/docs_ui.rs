@@ -10,7 +10,9 @@ async fn the_docs_ui_is_served_whole_by_the_service() {
     let (listener, url) = loopback_listener();
     let spec = ServerSpec {
         name: "docs-test",
-        openapi: serde_json::json!({"openapi": "3.1.0", "info": {"title": "docs-test", "version": "1"}}),
+        openapi: utoipa::openapi::OpenApiBuilder::new()
+            .info(utoipa::openapi::Info::new("docs-test", "1"))
+            .build(),
         readiness: Readiness::new(|| async { vec![] }),
         metrics: HttpMetrics::new("docs-test"),
         workers: 1,

@@ -46,7 +46,7 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
     let (listener, url) = loopback_listener();
     let spec = ServerSpec {
         name: "trace-test",
-        openapi: serde_json::json!({}),
+        openapi: utoipa::openapi::OpenApiBuilder::new().build(),
         readiness: Readiness::new(|| async { vec![] }),
         metrics: HttpMetrics::new("trace-test"),
         workers: 1,

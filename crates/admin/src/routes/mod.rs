@@ -1,14 +1,18 @@
 //! The endpoints under `/admin/v1`. `ROUTES` lists every method and path routed here; it is generated
-//! from the same table that registers the handlers, so the OpenAPI test can compare the two.
+//! from the same table that registers the handlers, so the OpenAPI test can compare it with the
+//! document generated from the handlers' annotations (`crate::openapi`).
 
-mod audit;
-mod clients;
-mod roles;
-mod users;
+pub(crate) mod audit;
+pub(crate) mod clients;
+pub(crate) mod roles;
+pub(crate) mod users;
 
-pub use clients::client_view;
-pub use roles::{role_view, valid_role_name};
-pub use users::{user_view, valid_username, PASSWORD_NOT_SET};
+pub use audit::{AuditPage, AuditRecord};
+pub use clients::{client_view, ClientBody, ClientPage, ClientRecord, ClientWithSecret};
+pub use roles::{role_view, valid_role_name, RoleBody, RoleCreate, RolePage, RoleRecord};
+pub use users::{
+    user_view, valid_username, UserBody, UserCreate, UserPage, UserRecord, PASSWORD_NOT_SET,
+};
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};

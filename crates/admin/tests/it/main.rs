@@ -13,4 +13,5 @@ mod read_cache;
 mod roles;
 mod schemas;
 mod support;
+mod typed_bodies;
 mod users;

@@ -1,49 +1,102 @@
-//! The request schemas of the OpenAPI document say what the API enforces, neither more nor less: an
-//! instance built from a schema alone (its required fields, or all of them) is accepted, and breaking
-//! any documented `maxLength`, `enum` or `additionalProperties: false` is refused with 400 naming the
-//! field. A client generated from the document therefore never sends a request the API refuses for
-//! reasons the document does not give.
+//! The request schemas of the generated OpenAPI document say what the API enforces, neither more nor
+//! less. An instance built from a schema alone (its required fields, or all of them; values within the
+//! documented lengths, patterns, enums and bounds) is accepted; and every documented `maxLength`,
+//! `minLength`, `pattern`, `enum`, bound, `minItems`, `uniqueItems` and `additionalProperties: false`, at
+//! any depth, is enforced: a value breaking it alone is refused with 400 naming that field's path. A client
+//! generated from the document therefore never sends a request the API refuses for reasons the document
+//! does not give, nor finds a documented rule the API does not keep.
 
+use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use crate::support::*;
 
-/// Builds instances of the document's schemas. Patterned strings, e-mail addresses and URIs take the
-/// schema's `example` (a pattern cannot be satisfied blindly); identities (`username`, `name`) get a
-/// counter appended so that every instance is new.
-struct Instances<'a> {
-    doc: &'a Value,
-    n: usize,
+/// One step of a field path: an object key or an array index.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
 }
 
-impl Instances<'_> {
-    fn resolve<'s>(&'s self, schema: &'s Value) -> &'s Value {
-        match schema["$ref"].as_str() {
-            Some(r) => {
-                let name = r.trim_start_matches("#/components/schemas/");
-                &self.doc["components"]["schemas"][name]
+/// A path as the API names it: `roles.primary_role.role`, `redirect_uris[0]`.
+fn path_text(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) if out.is_empty() => out.push_str(k),
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(k);
             }
-            None => schema,
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// Reads the document's schemas.
+struct Schemas<'a> {
+    doc: &'a Value,
+}
+
+impl<'a> Schemas<'a> {
+    /// The schema itself: references followed, and of a nullable union (`oneOf` with `null`) the
+    /// non-null branch. Other unions (`oneOf` of several shapes) are kept.
+    fn resolve(&self, schema: &'a Value) -> &'a Value {
+        if let Some(r) = schema["$ref"].as_str() {
+            let pointer = r.trim_start_matches('#');
+            return self.resolve(self.doc.pointer(pointer).unwrap_or_else(|| panic!("{r}")));
+        }
+        if let Some(choices) = schema["oneOf"].as_array() {
+            let non_null: Vec<&Value> = choices.iter().filter(|c| c["type"] != "null").collect();
+            if non_null.len() == 1 && choices.len() == 2 {
+                return self.resolve(non_null[0]);
+            }
+        }
+        schema
+    }
+
+    /// The schema's type, leaving out `null` of a nullable type.
+    fn kind(schema: &Value) -> Option<&str> {
+        match &schema["type"] {
+            Value::String(t) => Some(t),
+            Value::Array(types) => types
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|t| *t != "null"),
+            _ => None,
         }
     }
 
-    /// An instance of `schema`: with `all`, every documented property, else only the required ones.
-    fn of(&mut self, schema: &Value, all: bool) -> Value {
-        let schema = self.resolve(schema).clone();
-        if let Some(example) = schema.get("example") {
+    /// A valid instance: with `all`, every documented property, else only the required ones. Strings
+    /// with a pattern take the schema's example, which must match it.
+    fn instance(&self, schema: &'a Value, all: bool) -> Value {
+        let schema = self.resolve(schema);
+        let example = schema["examples"].get(0).or(schema.get("example"));
+        if let Some(pattern) = schema["pattern"].as_str() {
+            let example =
+                example.unwrap_or_else(|| panic!("a patterned string needs an example: {schema}"));
+            assert!(
+                Regex::new(pattern)
+                    .unwrap()
+                    .is_match(example.as_str().unwrap()),
+                "the example {example} does not match its own pattern {pattern}"
+            );
+        }
+        if let Some(example) = example {
             return example.clone();
         }
         if let Some(values) = schema["enum"].as_array() {
             return values[0].clone();
         }
         if let Some(choices) = schema["oneOf"].as_array() {
-            return self.of(&choices[0], all);
+            return self.instance(&choices[0], all);
         }
-        match schema["type"].as_str() {
+        match Self::kind(schema) {
             Some("string") => {
                 assert!(
-                    schema.get("pattern").is_none() && schema.get("format").is_none(),
-                    "a patterned or formatted string needs an example: {schema}"
+                    schema.get("format").is_none(),
+                    "a formatted string needs an example: {schema}"
                 );
                 let min = schema["minLength"].as_u64().unwrap_or(1).max(1) as usize;
                 json!("a".repeat(min))
@@ -52,19 +105,18 @@ impl Instances<'_> {
             Some("boolean") => json!(false),
             Some("array") => {
                 let count = schema["minItems"].as_u64().unwrap_or(0).max(u64::from(all)) as usize;
-                Value::Array((0..count).map(|_| self.of(&schema["items"], all)).collect())
+                Value::Array(
+                    (0..count)
+                        .map(|_| self.instance(&schema["items"], all))
+                        .collect(),
+                )
             }
             Some("object") | None => {
-                let required: Vec<&str> = schema["required"]
-                    .as_array()
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+                let required = Self::required(schema);
                 let mut out = Map::new();
-                if let Some(properties) = schema["properties"].as_object() {
-                    for (key, property) in properties {
-                        if all || required.contains(&key.as_str()) {
-                            out.insert(key.clone(), self.of(property, all));
-                        }
+                for (key, property) in schema["properties"].as_object().into_iter().flatten() {
+                    if all || required.contains(&key.as_str()) {
+                        out.insert(key.clone(), self.instance(property, all));
                     }
                 }
                 Value::Object(out)
@@ -73,72 +125,150 @@ impl Instances<'_> {
         }
     }
 
-    /// A fresh instance of the named request schema.
-    fn fresh(&mut self, name: &str, all: bool) -> Value {
-        self.n += 1;
-        let schema = self.doc["components"]["schemas"][name].clone();
-        let mut body = self.of(&schema, all);
-        let n = self.n;
-        for key in ["username", "name"] {
-            if let Some(Value::String(s)) = body.get_mut(key) {
-                s.push_str(&format!("-{n}"));
+    fn required(schema: &Value) -> Vec<&str> {
+        schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every documented constraint under `schema` at `path`, with a value breaking it (and where to put
+    /// that value). Unions of several shapes are not entered: a value failing one branch may fit another.
+    fn violations(&self, schema: &'a Value, path: Vec<Step>, out: &mut Vec<(Vec<Step>, Value)>) {
+        let schema = self.resolve(schema);
+        if let Some(max) = schema["maxLength"].as_u64() {
+            out.push((path.clone(), json!("a".repeat(max as usize + 1))));
+        }
+        if let Some(min) = schema["minLength"].as_u64().filter(|m| *m > 0) {
+            out.push((path.clone(), json!("a".repeat(min as usize - 1))));
+        }
+        if let Some(pattern) = schema["pattern"].as_str() {
+            let re = Regex::new(pattern).unwrap();
+            let breaking = [
+                " leading space",
+                "trailing space ",
+                "has space",
+                "   ",
+                "!",
+                "a%b",
+            ]
+            .into_iter()
+            .find(|candidate| !re.is_match(candidate))
+            .unwrap_or_else(|| panic!("no value breaks {pattern}"));
+            out.push((path.clone(), json!(breaking)));
+        }
+        if schema["enum"].is_array() {
+            out.push((path.clone(), json!("not one of the documented values")));
+        }
+        if let Some(max) = schema["maximum"].as_i64() {
+            out.push((path.clone(), json!(max + 1)));
+        }
+        if let Some(min) = schema["minimum"].as_i64() {
+            out.push((path.clone(), json!(min - 1)));
+        }
+        match Self::kind(schema) {
+            Some("array") => {
+                if let Some(min) = schema["minItems"].as_u64().filter(|m| *m > 0) {
+                    let items: Vec<Value> = (1..min)
+                        .map(|_| self.instance(&schema["items"], false))
+                        .collect();
+                    out.push((path.clone(), Value::Array(items)));
+                }
+                if schema["uniqueItems"] == json!(true) {
+                    let item = self.instance(&schema["items"], false);
+                    out.push((path.clone(), json!([item.clone(), item])));
+                }
+                let mut item_path = path.clone();
+                item_path.push(Step::Index(0));
+                if self.resolve(&schema["items"])["oneOf"].is_null() {
+                    self.violations(&schema["items"], item_path, out);
+                }
+            }
+            Some("object") | None if schema["properties"].is_object() => {
+                if schema["additionalProperties"] == json!(false) {
+                    let mut extra = path.clone();
+                    extra.push(Step::Key("unexpected_field".into()));
+                    out.push((extra, json!(1)));
+                }
+                for (key, property) in schema["properties"].as_object().unwrap() {
+                    let mut inner = path.clone();
+                    inner.push(Step::Key(key.clone()));
+                    self.violations(property, inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts `value` at `path` of `body` (an instance of `schema`), creating what is missing on the way
+    /// as minimal instances of the documented schemas.
+    fn set(&self, body: &mut Value, schema: &'a Value, path: &[Step], value: Value) {
+        let schema = self.resolve(schema);
+        let Some((first, rest)) = path.split_first() else {
+            *body = value;
+            return;
+        };
+        match first {
+            Step::Key(key) => {
+                let inner = &schema["properties"][key.as_str()];
+                let map = body.as_object_mut().expect("an object on the way");
+                if rest.is_empty() {
+                    map.insert(key.clone(), value);
+                    return;
+                }
+                let slot = map
+                    .entry(key.clone())
+                    .or_insert_with(|| self.instance(inner, false));
+                self.set(slot, inner, rest, value);
+            }
+            Step::Index(i) => {
+                let items = &schema["items"];
+                let list = body.as_array_mut().expect("an array on the way");
+                while list.len() <= *i {
+                    list.push(self.instance(items, false));
+                }
+                self.set(&mut list[*i], items, rest, value);
             }
         }
-        if name.starts_with("Client") {
-            // Every client is new anyway; its name has no pattern.
-            body["name"] = json!(format!("client {n}"));
-        }
-        body
     }
 }
 
-/// The properties of a schema with a documented limit, and a value breaking it.
-fn violations(doc: &Value, schema: &Value) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    if schema["additionalProperties"] == json!(false) {
-        out.push(("unexpected_field".to_string(), json!(1)));
-    }
-    for (key, property) in schema["properties"].as_object().into_iter().flatten() {
-        let property = match property["$ref"].as_str() {
-            Some(r) => &doc["components"]["schemas"][r.trim_start_matches("#/components/schemas/")],
-            None => property,
-        };
-        if let Some(max) = property["maxLength"].as_u64() {
-            out.push((key.clone(), json!("a".repeat(max as usize + 1))));
-        }
-        if property["enum"].is_array() {
-            out.push((key.clone(), json!("not one of the documented values")));
-        }
-        if let Some(max) = property["maximum"].as_i64() {
-            out.push((key.clone(), json!(max + 1)));
-        }
-        if let Some(min) = property["minimum"].as_i64() {
-            out.push((key.clone(), json!(min - 1)));
+/// Fresh identities, so that every instance creates something new.
+fn freshen(body: &mut Value, schema_name: &str, n: usize) {
+    for key in ["username", "name"] {
+        if let Some(Value::String(s)) = body.get_mut(key) {
+            s.push_str(&format!("-{n}"));
         }
     }
-    out
+    if schema_name.starts_with("Client") {
+        body["name"] = json!(format!("client {n}"));
+    }
 }
 
 async fn request_schemas_say_what_the_api_enforces(backend: Backend) {
     let w = World::new(backend).await;
-    // The document the service serves (the openapi tests check it is this one).
-    let doc: Value = serde_json::from_str(admin::OPENAPI).unwrap();
-    let mut make = Instances { doc: &doc, n: 0 };
+    // The generated document, which the openapi tests show is the one served.
+    let doc = serde_json::to_value(admin::openapi()).unwrap();
+    let schemas = Schemas { doc: &doc };
+    let mut n = 0;
     for collection in ["/users", "/roles", "/clients"] {
         // The schema the document gives for creating one.
-        let reference = doc["paths"][format!("/admin/v1{collection}")]["post"]["requestBody"]
-            ["content"]["application/json"]["schema"]["$ref"]
+        let body_schema = &doc["paths"][format!("/admin/v1{collection}")]["post"]["requestBody"]
+            ["content"]["application/json"]["schema"];
+        let name = body_schema["$ref"]
             .as_str()
             .unwrap_or_else(|| panic!("POST {collection} documents its body"))
+            .trim_start_matches("#/components/schemas/")
             .to_string();
-        let schema = reference.trim_start_matches("#/components/schemas/");
         for all in [false, true] {
-            let body = make.fresh(schema, all);
+            n += 1;
+            let mut body = schemas.instance(body_schema, all);
+            freshen(&mut body, &name, n);
             let created = w.post(collection, body.clone()).await;
             assert_eq!(
                 created.status,
                 201,
-                "{schema} instance built from the document ({}) was refused: {body} -> {:?}",
+                "{name} instance built from the document ({}) was refused: {body} -> {:?}",
                 if all {
                     "every field"
                 } else {
@@ -147,17 +277,23 @@ async fn request_schemas_say_what_the_api_enforces(backend: Backend) {
                 created.body
             );
         }
-        let definition = &doc["components"]["schemas"][schema];
-        let broken = violations(&doc, definition);
-        assert!(!broken.is_empty(), "{schema} documents limits");
-        for (field, value) in broken {
-            let mut body = make.fresh(schema, true);
-            body[field.as_str()] = value.clone();
-            let refused = w.post(collection, body).await;
-            assert_eq!(
-                (refused.status, refused.field()),
-                (400, field.as_str()),
-                "{schema}.{field} = {value} breaks the document but was not refused as such: {:?}",
+
+        let mut broken = Vec::new();
+        schemas.violations(body_schema, Vec::new(), &mut broken);
+        assert!(broken.len() >= 5, "{name} documents its limits: {broken:?}");
+        for (path, value) in broken {
+            n += 1;
+            let mut body = schemas.instance(body_schema, false);
+            freshen(&mut body, &name, n);
+            schemas.set(&mut body, body_schema, &path, value.clone());
+            let field = path_text(&path);
+            let refused = w.post(collection, body.clone()).await;
+            let named =
+                refused.field() == field || refused.field().starts_with(&format!("{field}["));
+            assert!(
+                refused.status == 400 && named,
+                "{name}.{field} = {value} breaks the document but was not refused naming it: {body} -> {} {:?}",
+                refused.status,
                 refused.body
             );
         }

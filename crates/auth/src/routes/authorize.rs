@@ -214,6 +214,16 @@ async fn current_session(
         .then_some((token, session))
 }
 
+/// Show the login page
+///
+/// The authorization-code flow: the login form, or a redirect when a live session exists.
+#[utoipa::path(get, path = "/oauth/{company}/authorize", tag = "login",
+    params(crate::openapi::CompanyPath, crate::openapi::AuthorizeQuery),
+    responses(
+        (status = 200, description = "HTML login form", content_type = "text/html", body = String),
+        (status = 302, description = "Redirect to redirect_uri with code, state and iss (or an error)"),
+        (status = 303, description = "Redirect with code, state and iss"),
+        (status = 400, description = "HTML error page: unknown client or unregistered redirect URI", content_type = "text/html", body = String)))]
 pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> HttpResponse {
     let request = match validate(&state, &company, req.query_string()).await {
         Ok(r) => r,
@@ -298,6 +308,18 @@ fn login_page(
         ))
 }
 
+/// Submit the login form
+///
+/// The query string of the GET is kept.
+#[utoipa::path(post, path = "/oauth/{company}/authorize", tag = "login",
+    params(crate::openapi::CompanyPath, crate::openapi::AuthorizeQuery),
+    request_body(content = crate::openapi::LoginForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Redirect to redirect_uri with code, state and iss"),
+        (status = 400, description = "HTML error page", content_type = "text/html", body = String),
+        (status = 401, description = "HTML login form with an error", content_type = "text/html", body = String),
+        (status = 403, description = "HTML error page: the form's CSRF token or origin is wrong", content_type = "text/html", body = String),
+        (status = 429, description = "Too many attempts from this address", content_type = "text/html", body = String)))]
 pub async fn submit(
     state: Data<AuthState>,
     company: Path<String>,

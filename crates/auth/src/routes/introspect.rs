@@ -16,6 +16,14 @@ use crate::state::AuthState;
 use crate::storage;
 use crate::verify::verify_access_token;
 
+/// Token introspection (RFC 7662)
+#[utoipa::path(post, path = "/oauth/{company}/introspect", tag = "oauth", params(crate::openapi::CompanyPath),
+    request_body(content = crate::openapi::TokenReferenceForm, content_type = "application/x-www-form-urlencoded"),
+    security(("basic" = []), ()),
+    responses(
+        (status = 200, description = "Introspection response ({\"active\": false} for unknown tokens)", body = crate::openapi::Introspection),
+        (status = 400, description = "RFC 6749 error", body = crate::error::Body),
+        (status = 401, description = "Client authentication failed (invalid_client)", body = crate::error::Body)))]
 pub async fn introspect(
     state: Data<AuthState>,
     company: Path<String>,

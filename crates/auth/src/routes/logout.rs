@@ -14,7 +14,41 @@ use crate::form::Params;
 use crate::state::AuthState;
 use crate::{page, storage};
 
-pub async fn logout(
+/// End the browser's login session (RP-Initiated Logout), parameters in the query
+#[utoipa::path(get, path = "/oauth/{company}/logout", tag = "login",
+    params(crate::openapi::CompanyPath, crate::openapi::LogoutForm),
+    responses(
+        (status = 200, description = "Signed-out page", content_type = "text/html", body = String),
+        (status = 303, description = "Redirect to post_logout_redirect_uri with state"),
+        (status = 400, description = "Malformed parameters (HTML page)", content_type = "text/html", body = String),
+        (status = 503, description = "The session could not be ended (HTML page)", content_type = "text/html", body = String)))]
+pub async fn logout_get(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
+    logout(state, company, req, body).await
+}
+
+/// End the browser's login session (RP-Initiated Logout), parameters in a form body
+#[utoipa::path(post, path = "/oauth/{company}/logout", tag = "login", params(crate::openapi::CompanyPath),
+    request_body(content = crate::openapi::LogoutForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "Signed-out page", content_type = "text/html", body = String),
+        (status = 303, description = "Redirect to post_logout_redirect_uri with state"),
+        (status = 400, description = "Malformed parameters (HTML page)", content_type = "text/html", body = String),
+        (status = 503, description = "The session could not be ended (HTML page)", content_type = "text/html", body = String)))]
+pub async fn logout_post(
+    state: Data<AuthState>,
+    company: Path<String>,
+    req: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
+    logout(state, company, req, body).await
+}
+
+async fn logout(
     state: Data<AuthState>,
     company: Path<String>,
     req: HttpRequest,

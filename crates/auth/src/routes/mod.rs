@@ -1,12 +1,12 @@
 //! The token service's endpoints, all under `/oauth/<company>`.
 
-mod authorize;
-mod discovery;
-mod introspect;
-mod logout;
-mod revoke;
-mod token;
-mod userinfo;
+pub(crate) mod authorize;
+pub(crate) mod discovery;
+pub(crate) mod introspect;
+pub(crate) mod logout;
+pub(crate) mod revoke;
+pub(crate) mod token;
+pub(crate) mod userinfo;
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
@@ -33,8 +33,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/userinfo", web::post().to(userinfo::userinfo))
             .route("/introspect", web::post().to(introspect::introspect))
             .route("/revoke", web::post().to(revoke::revoke))
-            .route("/logout", web::get().to(logout::logout))
-            .route("/logout", web::post().to(logout::logout)),
+            .route("/logout", web::get().to(logout::logout_get))
+            .route("/logout", web::post().to(logout::logout_post)),
     );
 }
 

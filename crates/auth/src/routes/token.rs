@@ -17,15 +17,20 @@ use crate::storage::{self, CodeUse, RefreshRecord};
 
 /// The token response of docs/token-service.md: `scope`, `refresh_token` and `id_token` appear only where
 /// the grant gives them.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
+    /// Always `Bearer`.
     pub token_type: &'static str,
+    /// Seconds.
     pub expires_in: i64,
+    /// Only in authorization-code and refresh responses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Only when the client issues refresh tokens and the scope asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// Only for the openid scope.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_token: Option<String>,
 }
@@ -37,6 +42,17 @@ fn respond(body: TokenResponse) -> HttpResponse {
         .json(body)
 }
 
+/// Issue tokens
+///
+/// The client_credentials, authorization_code (with PKCE) and refresh_token grants.
+#[utoipa::path(post, path = "/oauth/{company}/token", tag = "oauth", params(crate::openapi::CompanyPath),
+    request_body(content = crate::openapi::TokenForm, content_type = "application/x-www-form-urlencoded"),
+    security((), ("basic" = [])),
+    responses(
+        (status = 200, description = "Token response", body = TokenResponse,
+            headers(("Cache-Control" = String, description = "no-store"))),
+        (status = 400, description = "RFC 6749 error", body = crate::error::Body),
+        (status = 401, description = "Client authentication failed (invalid_client)", body = crate::error::Body)))]
 pub async fn token(
     state: Data<AuthState>,
     company: Path<String>,

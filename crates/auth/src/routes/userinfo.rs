@@ -12,6 +12,14 @@ use crate::scope;
 use crate::state::AuthState;
 use crate::verify::verify_access_token;
 
+/// Claims of the signed-in user
+///
+/// For an access token issued with the openid scope.
+#[utoipa::path(method(get, post), path = "/oauth/{company}/userinfo", tag = "oauth", params(crate::openapi::CompanyPath),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "User claims", body = crate::openapi::UserInfo),
+        (status = 401, description = "Missing or invalid token (invalid_token)", body = crate::error::Body)))]
 pub async fn userinfo(
     state: Data<AuthState>,
     company: Path<String>,

@@ -1,5 +1,6 @@
-//! The OpenAPI document served at /openapi.json lists what the service routes: every documented operation
-//! answers (not 404 or 405), with a status the document lists for it.
+//! The OpenAPI document served at /openapi.json is the generated one and lists what the service routes:
+//! every documented operation answers (not 404 or 405), with a status the document lists for it; the form
+//! bodies are documented as schemas; and the docs UI at /docs/ is served whole by the service.
 
 use serde_json::Value;
 
@@ -22,8 +23,8 @@ async fn every_documented_operation_is_routed(backend: Backend) {
         .unwrap();
     assert_eq!(
         doc,
-        serde_json::from_str::<Value>(auth::OPENAPI).unwrap(),
-        "the served document is the bundled one"
+        serde_json::to_value(auth::openapi()).unwrap(),
+        "the served document is the generated one"
     );
     let paths = doc["paths"].as_object().expect("paths");
     assert_eq!(paths.len(), 12);
@@ -60,4 +61,74 @@ async fn every_documented_operation_is_routed(backend: Backend) {
     assert!(matches!(undocumented.status().as_u16(), 404 | 405));
 }
 
-common::backend_tests!(every_documented_operation_is_routed);
+/// Every body is a form, documented by a schema of its fields; the token form's grants are exactly the
+/// ones the directory knows.
+async fn form_bodies_are_documented_as_schemas(_backend: Backend) {
+    let doc = serde_json::to_value(auth::openapi()).unwrap();
+    let mut forms = 0;
+    for (path, operations) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in operations.as_object().unwrap() {
+            let Some(content) = operation["requestBody"]["content"].as_object() else {
+                continue;
+            };
+            let keys: Vec<&String> = content.keys().collect();
+            assert_eq!(
+                keys,
+                ["application/x-www-form-urlencoded"],
+                "{method} {path}"
+            );
+            let reference = content["application/x-www-form-urlencoded"]["schema"]["$ref"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} names its form schema"));
+            let name = reference.trim_start_matches("#/components/schemas/");
+            assert!(
+                doc["components"]["schemas"][name]["properties"].is_object(),
+                "{name} lists its fields"
+            );
+            forms += 1;
+        }
+    }
+    assert_eq!(forms, 5, "token, login, introspect, revoke, logout");
+    let grant = &doc["components"]["schemas"]["GrantType"]["enum"];
+    assert_eq!(grant, &serde_json::json!(directory::grants::ALL));
+    let token_form = &doc["components"]["schemas"]["TokenForm"];
+    assert_eq!(token_form["required"], serde_json::json!(["grant_type"]));
+}
+
+/// The Swagger UI at /docs/ comes from the service: the page, every script and style it loads and the
+/// document it reads.
+async fn the_docs_ui_is_served_by_the_service(backend: Backend) {
+    let auth = TestAuth::start(backend).await;
+    let page = reqwest::get(format!("{}/docs/", auth.url)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(
+        page.headers().get("content-security-policy").is_none(),
+        "the login page's policy is not applied to the docs UI"
+    );
+    let html = page.text().await.unwrap();
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "{html}"
+    );
+    let assets: Vec<&str> = html
+        .split(['"', '\''])
+        .filter(|s| s.starts_with("./") && (s.ends_with(".js") || s.ends_with(".css")))
+        .collect();
+    assert!(assets.len() >= 3, "scripts and styles: {assets:?}");
+    for asset in assets.iter().chain(&["./swagger-initializer.js"]) {
+        let url = format!("{}/docs/{}", auth.url, asset.trim_start_matches("./"));
+        let answer = reqwest::get(&url).await.unwrap();
+        assert_eq!(answer.status(), 200, "{url}");
+        assert!(!answer.bytes().await.unwrap().is_empty(), "{url}");
+    }
+}
+
+common::backend_tests!(
+    every_documented_operation_is_routed,
+    form_bodies_are_documented_as_schemas,
+    the_docs_ui_is_served_by_the_service,
+);

@@ -1,9 +1,11 @@
 //! HTTP scaffolding every service shares: the server builder (`serve`), the operational endpoints
-//! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json`), request metrics, JSON extractor errors in the
+//! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json` and its docs UI at `/docs/`) and their part of the
+//! OpenAPI document, request metrics, JSON extractor errors in the
 //! platform's error format, a JSON body extractor that refuses repeated keys, and signal handling for graceful shutdown.
 
 mod extract;
 mod metrics;
+mod openapi;
 mod ops;
 mod server;
 mod shutdown;
@@ -11,6 +13,7 @@ mod strict_json;
 
 pub use extract::{form_config, json_config, path_config, query_config};
 pub use metrics::HttpMetrics;
+pub use openapi::with_operational_endpoints;
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
 pub use shutdown::{run_until_signal, wait_for_signal};

@@ -38,10 +38,14 @@ impl Readiness {
 #[derive(Clone)]
 pub struct OpenApiDocument(pub Arc<String>);
 
+#[utoipa::path(get, path = "/healthz", tag = "operations", summary = "Liveness",
+    responses((status = 200, description = "Alive")))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
+#[utoipa::path(get, path = "/readyz", tag = "operations", summary = "Readiness: every dependency answers",
+    responses((status = 200, description = "Ready"), (status = 503, description = "A dependency is failing")))]
 pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
     let checks = (readiness.0)().await;
     let ready = checks.iter().all(|(_, ok)| *ok);
@@ -57,12 +61,16 @@ pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
     }
 }
 
+#[utoipa::path(get, path = "/metrics", tag = "operations", summary = "Prometheus metrics",
+    responses((status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain")))]
 pub async fn metrics(metrics: web::Data<HttpMetrics>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(metrics.render())
 }
 
+#[utoipa::path(get, path = "/openapi.json", tag = "operations", summary = "This OpenAPI document",
+    responses((status = 200, description = "The service's OpenAPI document", content_type = "application/json")))]
 pub async fn openapi(doc: web::Data<OpenApiDocument>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")

@@ -15,7 +15,8 @@ use super::{extract, metrics, HttpMetrics, Readiness};
 /// What a service contributes to its server besides its routes.
 pub struct ServerSpec {
     pub name: &'static str,
-    pub openapi: serde_json::Value,
+    /// The service's OpenAPI document, served at `/openapi.json` and shown at `/docs/`.
+    pub openapi: utoipa::openapi::OpenApi,
     pub readiness: Readiness,
     pub metrics: HttpMetrics,
     /// Worker threads; 0 means one per core.
@@ -28,9 +29,10 @@ pub fn serve<F>(spec: ServerSpec, listener: TcpListener, configure: F) -> std::i
 where
     F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
 {
-    let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(
-        spec.openapi.to_string(),
-    )));
+    let document = spec.openapi.to_json().map_err(|e| {
+        std::io::Error::other(format!("the OpenAPI document does not serialize: {e}"))
+    })?;
+    let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(document)));
     let readiness = web::Data::new(spec.readiness);
     let metrics_data = web::Data::new(spec.metrics);
     let workers = if spec.workers == 0 {

@@ -1,39 +1,26 @@
 //! `/admin/v1/roles`: roles and the permissions they grant (permission Manage Roles). A caller may grant
 //! only permissions it holds and may not change or delete a role granting one it lacks. A change and its
-//! audit entry are one transaction.
+//! audit entry are one transaction. The body and its checks are in `body`, the record in `record`.
+
+mod body;
+mod record;
 
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
 use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
-use directory::{new_role, permissions, Role, RoleFilter, UserFilter};
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use directory::{new_role, Role, RoleFilter, UserFilter};
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, iso, page, require_if_match, text, Query};
+use crate::api::{changes, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};
 use crate::state::AdminState;
 
-const ALLOWED: &[&str] = &["GET", "PUT", "DELETE"];
-
-pub fn role_view(r: &Role) -> Value {
-    json!({
-        "name": r.name,
-        "description": r.description,
-        "permissions": r.permissions,
-        "_system_properties": {
-            "created_on": iso(r.created_on),
-            "created_by": r.created_by,
-            "modified_on": iso(r.modified_on),
-            "modified_by": r.modified_by,
-        },
-        "_allowed": ALLOWED,
-    })
-}
+pub use body::{valid_role_name, RoleBody, RoleCreate};
+pub use record::{role_view, RolePage, RoleRecord};
 
 fn audit_view(r: &Role) -> Map<String, Value> {
     let mut map = Map::new();
@@ -43,90 +30,18 @@ fn audit_view(r: &Role) -> Map<String, Value> {
     map
 }
 
-/// Role names: 1 to 64 characters of letters, digits, space, `.`, `_` and `-`, not starting or ending
-/// with a space. (No `,`, which separates role names where a user's roles are read together.)
-pub fn valid_role_name(name: &str) -> bool {
-    (1..=64).contains(&name.chars().count())
-        && !name.starts_with(' ')
-        && !name.ends_with(' ')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-'))
-}
-
-struct RoleInput {
-    name: Option<String>,
-    description: String,
-    permissions: Vec<String>,
-}
-
-/// A role as POST and PUT take it. The read-only parts of the record are accepted (and ignored), so that a
-/// GET result can be sent back as it is; anything else unknown is refused, naming the field.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoleBody {
-    name: Option<String>,
-    description: Option<String>,
-    permissions: Option<Vec<String>>,
-    #[serde(rename = "_system_properties")]
-    _system_properties: Option<IgnoredAny>,
-    #[serde(rename = "_allowed")]
-    _allowed: Option<IgnoredAny>,
-}
-
-/// At most this many characters in a role's name, description and each permission.
-pub const NAME_MAX: usize = 64;
-pub const DESCRIPTION_MAX: usize = 500;
-pub const PERMISSION_MAX: usize = 100;
-
-fn parse_role(body: RoleBody) -> Result<RoleInput, ApiError> {
-    if let Some(name) = &body.name {
-        text("name", name, NAME_MAX)?;
-        if !valid_role_name(name) {
-            return Err(ApiError::field(
-                "name",
-                "name must be 1 to 64 characters of letters, digits, space, '.', '_' and '-'",
-            ));
-        }
-    }
-    let description = body.description.unwrap_or_default();
-    text("description", &description, DESCRIPTION_MAX)?;
-    let mut granted: Vec<String> = Vec::new();
-    for (i, p) in body.permissions.unwrap_or_default().into_iter().enumerate() {
-        let field = format!("permissions[{i}]");
-        if p.is_empty() {
-            return Err(ApiError::field(
-                &field,
-                format!("{field} must not be empty"),
-            ));
-        }
-        text(&field, &p, PERMISSION_MAX)?;
-        if !permissions::ALL.contains(&p.as_str()) {
-            return Err(ApiError::field(
-                &field,
-                format!(
-                    "{field}: unknown permission {p:?}; known are {}",
-                    permissions::ALL.join(", ")
-                ),
-            ));
-        }
-        if !granted.contains(&p) {
-            granted.push(p);
-        }
-    }
-    Ok(RoleInput {
-        name: body.name,
-        description,
-        permissions: granted,
-    })
-}
-
 async fn load(state: &AdminState, company: &str, name: &str) -> Result<Role, ApiError> {
     directory::get_role(&state.db, company, name)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("role {name} not found")))
 }
 
+/// List roles
+///
+/// Keyset pages ordered by name. Requires the Manage Roles permission.
+#[utoipa::path(get, operation_id = "listRoles", path = "/admin/v1/roles", tag = "roles",
+    params(crate::openapi::PageQuery, crate::openapi::RoleFilterQuery),
+    responses((status = 200, description = "A page of roles", body = RolePage)))]
 pub async fn list(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
@@ -152,6 +67,15 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(page("roles", rows, limit, |r| r.name.clone(), role_view)))
 }
 
+/// Read a role
+///
+/// Requires the Manage Roles permission.
+#[utoipa::path(get, operation_id = "getRole", path = "/admin/v1/roles/{name}", tag = "roles",
+    params(("name" = String, Path, description = "The role's name")),
+    responses(
+        (status = 200, description = "The role", body = RoleRecord,
+            headers(("ETag" = String, description = "W/\"<version>\"; send it back in If-Match"))),
+        (status = 404, description = "No such role in the caller's company", body = common::error::ErrorBody)))]
 pub async fn get(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
@@ -161,12 +85,21 @@ pub async fn get(
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
+/// Create a role
+///
+/// Requires the Manage Roles permission and every permission granted.
+#[utoipa::path(post, operation_id = "createRole", path = "/admin/v1/roles", tag = "roles",
+    request_body = RoleCreate,
+    responses(
+        (status = 201, description = "The new role", body = RoleRecord,
+            headers(("ETag" = String, description = "W/\"<version>\""), ("Location" = String, description = "The role's path"))),
+        (status = 409, description = "A role with this name exists", body = common::error::ErrorBody)))]
 pub async fn create(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
     body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let input = parse_role(body.0)?;
+    let input = body.0.validate()?;
     let name = input
         .name
         .ok_or_else(|| ApiError::field("name", "name is required"))?;
@@ -202,6 +135,18 @@ pub async fn create(
     ))
 }
 
+/// Replace a role
+///
+/// Roles are not renamed. Requires Manage Roles and every permission the role holds and grants.
+#[utoipa::path(put, operation_id = "replaceRole", path = "/admin/v1/roles/{name}", tag = "roles",
+    params(("name" = String, Path, description = "The role's name"), crate::openapi::IfMatch),
+    request_body = RoleBody,
+    responses(
+        (status = 200, description = "The changed role", body = RoleRecord,
+            headers(("ETag" = String, description = "The new version, W/\"<version>\""))),
+        (status = 404, description = "No such role in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn replace(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
@@ -211,7 +156,7 @@ pub async fn replace(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
     require_if_match(&req, "role", current.version)?;
-    let input = parse_role(body.0)?;
+    let input = body.0.validate()?;
     if input.name.as_deref().is_some_and(|n| n != current.name) {
         return Err(ApiError::field(
             "name",
@@ -245,6 +190,17 @@ pub async fn replace(
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
+/// Delete a role
+///
+/// A role held by any user (primary or extra) cannot be deleted.
+#[utoipa::path(delete, operation_id = "deleteRole", path = "/admin/v1/roles/{name}", tag = "roles",
+    params(("name" = String, Path, description = "The role's name"), crate::openapi::IfMatch),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "No such role in the caller's company", body = common::error::ErrorBody),
+        (status = 409, description = "The role is still held by users (in_use)", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn delete(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,

@@ -2,7 +2,10 @@
 //! the Issue Refresh Token setting, token lifetimes and secret rotation. A secret is shown once, in the
 //! answer that creates or rotates it; the directory keeps only its keyed hash. `admin_access` (off unless
 //! set) decides whether user tokens issued to the client may call this API. A change and its audit entry
-//! are one transaction.
+//! are one transaction. The body and its checks are in `body`, the record in `record`.
+
+mod body;
+mod record;
 
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
@@ -10,43 +13,17 @@ use chrono::Utc;
 use common::http::StrictJson;
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
-use directory::{grants, new_client, scopes, ClientSpec, OAuthClient};
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use directory::{new_client, OAuthClient};
 use serde_json::{json, Map, Value};
 
 use super::ok_with_etag;
-use crate::api::{changes, etag, iso, iso_opt, page, require_if_match, text, texts, Query};
+use crate::api::{changes, etag, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
 use crate::state::AdminState;
 
-const ALLOWED: &[&str] = &["GET", "PUT", "DELETE"];
-pub const MIN_TTL: i64 = 60;
-pub const MAX_ACCESS_TTL: i64 = 86_400;
-
-pub fn client_view(c: &OAuthClient) -> Value {
-    json!({
-        "client_id": c.client_id,
-        "name": c.name,
-        "public": c.is_public(),
-        "grant_types": c.grant_types,
-        "redirect_uris": c.redirect_uris,
-        "scopes": c.scopes,
-        "issue_refresh_token": c.issue_refresh_token,
-        "access_token_ttl": c.access_token_ttl,
-        "refresh_token_ttl": c.refresh_token_ttl,
-        "admin_access": c.admin_access,
-        "secret_rotated_on": iso_opt(c.secret_rotated_on),
-        "_system_properties": {
-            "created_on": iso(c.created_on),
-            "created_by": c.created_by,
-            "modified_on": iso(c.modified_on),
-            "modified_by": c.modified_by,
-        },
-        "_allowed": ALLOWED,
-    })
-}
+pub use body::ClientBody;
+pub use record::{client_view, with_secret, ClientPage, ClientRecord, ClientWithSecret};
 
 fn audit_view(c: &OAuthClient) -> Map<String, Value> {
     let v = json!({
@@ -66,177 +43,18 @@ fn audit_view(c: &OAuthClient) -> Map<String, Value> {
     }
 }
 
-/// A client as POST and PUT take it. The read-only parts of the record are accepted (and ignored), so
-/// that a GET result can be sent back as it is; anything else unknown is refused, naming the field.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClientBody {
-    name: Option<String>,
-    public: Option<bool>,
-    grant_types: Option<Vec<String>>,
-    redirect_uris: Option<Vec<String>>,
-    scopes: Option<Vec<String>>,
-    issue_refresh_token: Option<bool>,
-    access_token_ttl: Option<i64>,
-    refresh_token_ttl: Option<i64>,
-    admin_access: Option<bool>,
-    /// Read-only: on PUT it must match the path when given.
-    client_id: Option<String>,
-    #[serde(rename = "secret_rotated_on")]
-    _secret_rotated_on: Option<IgnoredAny>,
-    #[serde(rename = "_system_properties")]
-    _system_properties: Option<IgnoredAny>,
-    #[serde(rename = "_allowed")]
-    _allowed: Option<IgnoredAny>,
-}
-
-/// At most this many characters in a client's name, each grant or scope, and each redirect URI.
-pub const NAME_MAX: usize = 100;
-pub const ITEM_MAX: usize = 64;
-pub const REDIRECT_URI_MAX: usize = 2000;
-
-/// Checks a client body. `public` is only read on creation (`existing` is `None`).
-fn parse_client(body: ClientBody, existing: Option<&OAuthClient>) -> Result<ClientSpec, ApiError> {
-    let name = body
-        .name
-        .ok_or_else(|| ApiError::field("name", "name is required"))?;
-    text("name", &name, NAME_MAX)?;
-    if name.trim().is_empty() {
-        return Err(ApiError::field("name", "name must not be blank"));
-    }
-    let public = match existing {
-        None => body.public.unwrap_or(false),
-        Some(c) => {
-            if body.public.is_some_and(|p| p != c.is_public()) {
-                return Err(ApiError::field(
-                    "public",
-                    "a client cannot switch between public and confidential; create a new one",
-                ));
-            }
-            c.is_public()
-        }
-    };
-    let grant_types = body.grant_types.ok_or_else(|| {
-        ApiError::field(
-            "grant_types",
-            format!(
-                "grant_types is required: a list of {}",
-                grants::ALL.join(", ")
-            ),
-        )
-    })?;
-    texts("grant_types", &grant_types, ITEM_MAX)?;
-    if grant_types.is_empty() {
-        return Err(ApiError::field(
-            "grant_types",
-            "grant_types must name at least one grant",
-        ));
-    }
-    for (i, g) in grant_types.iter().enumerate() {
-        if !grants::ALL.contains(&g.as_str()) {
-            return Err(ApiError::field(
-                format!("grant_types[{i}]"),
-                format!(
-                    "grant_types[{i}]: unknown grant {g:?}; known are {}",
-                    grants::ALL.join(", ")
-                ),
-            ));
-        }
-        if grant_types[..i].contains(g) {
-            return Err(ApiError::field(
-                format!("grant_types[{i}]"),
-                format!("grant_types[{i}]: {g} is listed twice"),
-            ));
-        }
-    }
-    let has = |g: &str| grant_types.iter().any(|x| x == g);
-    if public && has(grants::CLIENT_CREDENTIALS) {
-        return Err(ApiError::field(
-            "grant_types",
-            "a public client has no secret and cannot use client_credentials",
-        ));
-    }
-    let redirect_uris = body.redirect_uris.unwrap_or_default();
-    texts("redirect_uris", &redirect_uris, REDIRECT_URI_MAX)?;
-    for (i, uri) in redirect_uris.iter().enumerate() {
-        let ok = url::Url::parse(uri)
-            .map(|u| !u.cannot_be_a_base() && u.fragment().is_none())
-            .unwrap_or(false);
-        if !ok {
-            return Err(ApiError::field(
-                format!("redirect_uris[{i}]"),
-                format!("redirect_uris[{i}] must be an absolute URL without a fragment"),
-            ));
-        }
-    }
-    if has(grants::AUTHORIZATION_CODE) && redirect_uris.is_empty() {
-        return Err(ApiError::field(
-            "redirect_uris",
-            "the authorization_code grant needs at least one redirect URI",
-        ));
-    }
-    let client_scopes = body.scopes.unwrap_or_default();
-    texts("scopes", &client_scopes, ITEM_MAX)?;
-    for (i, s) in client_scopes.iter().enumerate() {
-        if !scopes::ALL.contains(&s.as_str()) {
-            return Err(ApiError::field(
-                format!("scopes[{i}]"),
-                format!(
-                    "scopes[{i}]: unknown scope {s:?}; known are {}",
-                    scopes::ALL.join(", ")
-                ),
-            ));
-        }
-    }
-    let issue_refresh_token = body.issue_refresh_token.unwrap_or(false);
-    if issue_refresh_token && !has(grants::REFRESH_TOKEN) {
-        return Err(ApiError::field(
-            "issue_refresh_token",
-            "issue_refresh_token needs the refresh_token grant in grant_types",
-        ));
-    }
-    let access_token_ttl = body
-        .access_token_ttl
-        .unwrap_or(directory::DEFAULT_ACCESS_TOKEN_TTL);
-    if !(MIN_TTL..=MAX_ACCESS_TTL).contains(&access_token_ttl) {
-        return Err(ApiError::field(
-            "access_token_ttl",
-            format!("access_token_ttl must be from {MIN_TTL} to {MAX_ACCESS_TTL} seconds"),
-        ));
-    }
-    let refresh_token_ttl = body.refresh_token_ttl;
-    if refresh_token_ttl.is_some_and(|t| t < MIN_TTL) {
-        return Err(ApiError::field(
-            "refresh_token_ttl",
-            format!("refresh_token_ttl must be at least {MIN_TTL} seconds, or null for unlimited"),
-        ));
-    }
-    Ok(ClientSpec {
-        name,
-        grant_types,
-        redirect_uris,
-        scopes: client_scopes,
-        issue_refresh_token,
-        access_token_ttl,
-        refresh_token_ttl,
-        public,
-        admin_access: body.admin_access.unwrap_or(false),
-    })
-}
-
 async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
     directory::get_client(&state.db, company, client_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("client {client_id} not found")))
 }
 
-/// The client record with its new secret: shown once, never stored or cached.
-fn with_secret(client: &OAuthClient, secret: Option<&str>) -> Value {
-    let mut view = client_view(client);
-    view["client_secret"] = secret.map_or(Value::Null, |s| Value::String(s.to_string()));
-    view
-}
-
+/// List OAuth clients
+///
+/// Keyset pages ordered by client_id. Requires the Manage Clients permission.
+#[utoipa::path(get, operation_id = "listClients", path = "/admin/v1/clients", tag = "clients",
+    params(crate::openapi::PageQuery),
+    responses((status = 200, description = "A page of clients (never their secrets)", body = ClientPage)))]
 pub async fn list(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
@@ -256,6 +74,15 @@ pub async fn list(
     )))
 }
 
+/// Read an OAuth client
+///
+/// Requires the Manage Clients permission.
+#[utoipa::path(get, operation_id = "getClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
+    params(("client_id" = String, Path, description = "The client's id")),
+    responses(
+        (status = 200, description = "The client", body = ClientRecord,
+            headers(("ETag" = String, description = "W/\"<version>\"; send it back in If-Match"))),
+        (status = 404, description = "No such client in the caller's company", body = common::error::ErrorBody)))]
 pub async fn get(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
@@ -265,12 +92,22 @@ pub async fn get(
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
+/// Create an OAuth client
+///
+/// The answer carries the client's secret (none for a public client), shown this once. Requires the
+/// Manage Clients permission.
+#[utoipa::path(post, operation_id = "createClient", path = "/admin/v1/clients", tag = "clients",
+    request_body = ClientBody,
+    responses(
+        (status = 201, description = "The new client with its secret", body = ClientWithSecret,
+            headers(("ETag" = String, description = "W/\"<version>\""), ("Location" = String, description = "The client's path"),
+                ("Cache-Control" = String, description = "no-store")))))]
 pub async fn create(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
     body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let spec = parse_client(body.0, None)?;
+    let spec = body.0.validate(None)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
     let mut fields = audit_view(&client);
     if client.secret_hash.is_some() {
@@ -302,6 +139,18 @@ pub async fn create(
         .json(with_secret(&client, secret.as_deref())))
 }
 
+/// Replace an OAuth client
+///
+/// A client cannot switch between public and confidential. Requires the Manage Clients permission.
+#[utoipa::path(put, operation_id = "replaceClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
+    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    request_body = ClientBody,
+    responses(
+        (status = 200, description = "The changed client", body = ClientRecord,
+            headers(("ETag" = String, description = "The new version, W/\"<version>\""))),
+        (status = 404, description = "No such client in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn replace(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
@@ -311,17 +160,13 @@ pub async fn replace(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
-    if body
-        .client_id
-        .as_deref()
-        .is_some_and(|id| id != current.client_id)
-    {
+    if body.client_id().is_some_and(|id| id != current.client_id) {
         return Err(ApiError::field(
             "client_id",
             "client_id cannot be changed (it must match the path or be left out)",
         ));
     }
-    let spec = parse_client(body.0, Some(&current))?;
+    let spec = body.0.validate(Some(&current))?;
     let mut client = current.clone();
     client.name = spec.name;
     client.grant_types = spec.grant_types;
@@ -353,6 +198,16 @@ pub async fn replace(
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
+/// Delete an OAuth client
+///
+/// Requires the Manage Clients permission.
+#[utoipa::path(delete, operation_id = "deleteClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
+    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "No such client in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn delete(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
@@ -392,7 +247,18 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// `POST /admin/v1/clients/{client_id}/secret`: a new secret replaces the old one at once.
+/// Rotate a client's secret
+///
+/// A new secret replaces the old one at once; it is shown in this answer only. Requires the Manage
+/// Clients permission.
+#[utoipa::path(post, operation_id = "rotateClientSecret", path = "/admin/v1/clients/{client_id}/secret", tag = "clients",
+    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    responses(
+        (status = 200, description = "The client with its new secret", body = ClientWithSecret,
+            headers(("ETag" = String, description = "The new version, W/\"<version>\""), ("Cache-Control" = String, description = "no-store"))),
+        (status = 404, description = "No such client in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn rotate_secret(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,

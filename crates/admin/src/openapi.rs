@@ -1,0 +1,274 @@
+//! The OpenAPI document of the administration API, generated from the handlers' annotations and the
+//! request and response types (docs/admin-api.md). What every operation under `/admin/v1` shares — the
+//! bearer token, the refusals of the guard (400, 401, 403, 429, 503) and the rate-limit headers of every
+//! answer — is added once by `Shared` rather than repeated on each handler.
+
+use common::error::ErrorBody;
+use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
+use serde::Deserialize;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::{IntoParams, Modify, OpenApi, PartialSchema};
+
+use crate::api::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::routes::{audit, clients, roles, users};
+use crate::schema;
+
+/// The document `GET /openapi.json` serves, with the operational endpoints every service has.
+pub fn document() -> utoipa::openapi::OpenApi {
+    common::http::with_operational_endpoints(AdminApi::openapi())
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Speech platform administration API",
+        version = "1.0.0",
+        description = "Users, roles, OAuth clients and the audit log of the caller's company under \
+            /admin/v1. Bearer tokens of the token service; the company is always the token's. Limits per \
+            calling account (429 with Retry-After and X-RateLimit-* headers); requests running too long are \
+            cut off (503 request_timeout). Request bodies refuse unknown fields and keys given twice; errors \
+            name the field path, e.g. roles.extra_roles[1]. See docs/admin-api.md."
+    ),
+    paths(
+        users::list, users::create, users::get, users::replace, users::delete,
+        roles::list, roles::create, roles::get, roles::replace, roles::delete,
+        clients::list, clients::create, clients::get, clients::replace, clients::delete,
+        clients::rotate_secret,
+        audit::list,
+    ),
+    components(schemas(ErrorBody)),
+    modifiers(&Shared),
+    tags(
+        (name = "users", description = "User records (Manage Users)"),
+        (name = "roles", description = "Roles and their permissions (Manage Roles)"),
+        (name = "clients", description = "OAuth clients (Manage Clients)"),
+        (name = "audit", description = "The audit log (View Audit Log)"),
+    )
+)]
+struct AdminApi;
+
+/// `limit` and `cursor` of every listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageQuery {
+    #[param(schema_with = limit_schema)]
+    limit: Option<i64>,
+    /// The next_cursor of the previous page. Pages are keyed on the sort key, so items present
+    /// throughout a walk appear exactly once even while others are inserted or deleted.
+    cursor: Option<String>,
+}
+
+fn limit_schema() -> utoipa::openapi::schema::Object {
+    let mut limit = schema::integer(Some(1), Some(MAX_LIMIT), Some(DEFAULT_LIMIT), false);
+    limit.description = Some(format!(
+        "Items per page, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}); anything else is 400 invalid_limit"
+    ));
+    limit
+}
+
+fn status_filter_schema() -> utoipa::openapi::schema::Object {
+    schema::one_of(&[STATUS_ACTIVE, STATUS_INACTIVE], false)
+}
+
+/// The filters of the user listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct UserFilterQuery {
+    /// Only users with this status (any case).
+    #[param(schema_with = status_filter_schema)]
+    status: Option<String>,
+    /// Only users holding this role (primary or extra).
+    role: Option<String>,
+}
+
+/// The filters of the role listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct RoleFilterQuery {
+    /// Only roles held by at least one user with this status (any case).
+    #[param(schema_with = status_filter_schema)]
+    status: Option<String>,
+    /// Only the role with this name.
+    role: Option<String>,
+}
+
+fn resource_type_schema() -> utoipa::openapi::schema::Object {
+    schema::one_of(&["user", "role", "client"], false)
+}
+
+/// The filters of the audit log.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct AuditQuery {
+    #[param(schema_with = resource_type_schema)]
+    resource_type: Option<String>,
+    resource_id: Option<String>,
+    /// The username of the caller who made the change.
+    actor: Option<String>,
+}
+
+/// The `If-Match` header of writes to an existing resource.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct IfMatch {
+    /// The ETag of the version read; a stale one is 412, none (or *) is 428.
+    #[serde(rename = "If-Match")]
+    if_match: String,
+}
+
+/// The rate-limit headers of every counted answer.
+const RATE_LIMIT_HEADERS: &[(&str, &str)] = &[
+    (
+        "X-RateLimit-Limit",
+        "Requests allowed per second for the calling account",
+    ),
+    (
+        "X-RateLimit-Remaining",
+        "Requests left in the current second",
+    ),
+    (
+        "X-RateLimit-Reset",
+        "Seconds until the one-second window resets",
+    ),
+    ("X-RateLimit-Limit-Day", "Requests allowed per UTC day"),
+    ("X-RateLimit-Remaining-Day", "Requests left today (UTC)"),
+    ("X-RateLimit-Reset-Day", "Seconds until 00:00 UTC"),
+];
+
+/// The refusals any operation under /admin/v1 may answer, before or besides its own.
+const SHARED_RESPONSES: &[(&str, &str, &str)] = &[
+    ("400", "BadRequest", "Invalid request; `field` names the offending field path or query parameter (invalid_field, invalid_limit, invalid_cursor, bad_request)"),
+    ("401", "Unauthorized", "Missing, invalid, expired or revoked bearer token (missing_token, invalid_token)"),
+    ("403", "Forbidden", "The caller lacks a permission, API access, or a token of a client with administration access (forbidden, api_access_disabled)"),
+    ("429", "TooManyRequests", "Over the per-second or daily limit of the calling account (rate_limited, daily_limit_reached); see Retry-After"),
+    ("503", "Timeout", "The request was cut off (request_timeout) or a dependency is unavailable"),
+];
+
+struct Shared;
+
+impl Modify for Shared {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.security_schemes.insert(
+            "bearer".into(),
+            RefOr::T(SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .build(),
+            )),
+        );
+        for (name, description) in RATE_LIMIT_HEADERS {
+            components.headers.insert(
+                name.to_string(),
+                RefOr::T(
+                    HeaderBuilder::new()
+                        .schema(Some(schema::integer(None, None, None, false)))
+                        .description(Some(*description))
+                        .build(),
+                ),
+            );
+        }
+        for (_, name, description) in SHARED_RESPONSES {
+            let mut response = ResponseBuilder::new().description(*description).content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(ErrorBody::schema()))
+                    .build(),
+            );
+            if *name == "TooManyRequests" {
+                response = response.header(
+                    "Retry-After",
+                    HeaderBuilder::new()
+                        .schema(Some(schema::integer(None, None, None, false)))
+                        .description(Some("Seconds to wait"))
+                        .build(),
+                );
+            }
+            components
+                .responses
+                .insert(name.to_string(), RefOr::T(response.build()));
+        }
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/admin/v1") {
+                continue;
+            }
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+            ];
+            for operation in operations.into_iter().flatten() {
+                shared(operation);
+            }
+        }
+    }
+}
+
+/// Adds the bearer requirement, the shared refusals and the rate-limit headers to one operation.
+fn shared(operation: &mut Operation) {
+    operation.security = Some(vec![SecurityRequirement::new(
+        "bearer",
+        Vec::<String>::new(),
+    )]);
+    let responses = &mut operation.responses.responses;
+    for (status, name, _) in SHARED_RESPONSES {
+        responses
+            .entry(status.to_string())
+            .or_insert_with(|| RefOr::Ref(Ref::from_response_name(*name)));
+    }
+    for (status, response) in responses.iter_mut() {
+        if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
+            for (name, _) in RATE_LIMIT_HEADERS {
+                response.headers.insert(
+                    name.to_string(),
+                    RefOr::Ref(Ref::new(format!("#/components/headers/{name}"))),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every `$ref` of the document names something the document defines.
+    #[test]
+    fn every_reference_resolves() {
+        let doc: Value = serde_json::to_value(super::document()).unwrap();
+        if std::env::var_os("PRINT_OPENAPI").is_some() {
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap());
+        }
+        let mut refs = Vec::new();
+        collect_refs(&doc, &mut refs);
+        assert!(!refs.is_empty());
+        for r in refs {
+            let pointer = r.trim_start_matches('#');
+            assert!(doc.pointer(pointer).is_some(), "{r} does not resolve");
+        }
+    }
+
+    fn collect_refs(value: &Value, refs: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    match (key.as_str(), v) {
+                        ("$ref", Value::String(r)) => refs.push(r.clone()),
+                        _ => collect_refs(v, refs),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect_refs(v, refs)),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! `/admin/v1/users`: the user records of docs/admin-api.md (permission Manage Users). A caller may assign
+//! only roles whose permissions it holds, may not change or delete a user holding a permission it lacks,
+//! and sets another user's password only with Set Passwords. A change and its audit entry are one
+//! transaction. The body and its checks are in `body`, the record in `record`.
+
+mod body;
+mod record;
+
+use std::sync::Arc;
+
+use actix_web::web::{Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::Utc;
+use common::http::StrictJson;
+use common::{ApiError, ErrorCode};
+use directory::{permissions, User, UserFilter};
+use serde_json::{json, Map, Value};
+
+use super::{created, ok_with_etag};
+use crate::api::{changes, hash_password, page, require_if_match, Query};
+use crate::audit::{self, Change};
+use crate::caller::{Caller, ManageUsers};
+use crate::state::AdminState;
+
+pub use body::{valid_username, UserBody, UserCreate, UserInput};
+pub use record::{user_view, UserPage, UserRecord};
+
+/// Why a user has no password when the administrator created it without one.
+pub const PASSWORD_NOT_SET: &str = "no password was set when the account was created";
+
+/// What the caller may do with the record: everything, except deleting their own account.
+fn allowed<P>(caller: &Caller<P>, u: &User) -> &'static [&'static str] {
+    if caller.user().id == u.id {
+        &["GET", "PUT"]
+    } else {
+        &["GET", "PUT", "DELETE"]
+    }
+}
+
+/// The fields an audit entry compares.
+fn audit_view(u: &User) -> Map<String, Value> {
+    let v = json!({
+        "username": u.username,
+        "first_name": u.first_name,
+        "last_name": u.last_name,
+        "salutation": u.salutation,
+        "email": u.email,
+        "phone": u.phone,
+        "automatic_update": u.automatic_update,
+        "excluded_from_user_activity": u.excluded_from_user_activity,
+        "company_account_id": u.company_account_id,
+        "login_blocked": u.login_blocked,
+        "login_blocked_reason": u.login_blocked_reason,
+        "status": u.status,
+        "api_access": u.api_access,
+        "primary_role": u.primary_role,
+        "extra_roles": u.extra_roles,
+        "data-access": u.data_access,
+    });
+    match v {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Every role the input names must exist in the company, and the caller must hold every permission they
+/// grant.
+async fn check_roles<P>(
+    state: &AdminState,
+    caller: &Caller<P>,
+    input: &UserInput,
+) -> Result<(), ApiError> {
+    let named = std::iter::once(("roles.primary_role.role".to_string(), &input.primary_role))
+        .chain(
+            input
+                .extra_roles
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (format!("roles.extra_roles[{i}]"), r)),
+        );
+    for (field, role) in named {
+        if directory::get_role(&state.db, &caller.company, role)
+            .await?
+            .is_none()
+        {
+            return Err(ApiError::field(
+                field,
+                format!("role {role} does not exist in this company"),
+            ));
+        }
+    }
+    let roles: Vec<&str> = std::iter::once(input.primary_role.as_str())
+        .chain(input.extra_roles.iter().map(String::as_str))
+        .collect();
+    let granted = directory::permissions_of_roles(&state.db, &caller.company, &roles).await?;
+    caller.require_all(&granted, "the roles you assign")
+}
+
+/// The caller may change or delete `user` only when it holds every permission `user` holds.
+async fn check_target<P>(
+    state: &AdminState,
+    caller: &Caller<P>,
+    user: &User,
+) -> Result<(), ApiError> {
+    let roles: Vec<&str> = user.roles().collect();
+    let held = directory::permissions_of_roles(&state.db, &caller.company, &roles).await?;
+    caller.require_all(&held, &format!("user {}", user.username))
+}
+
+fn apply(user: &mut User, input: UserInput) {
+    user.first_name = input.first_name;
+    user.last_name = input.last_name;
+    user.salutation = input.salutation;
+    user.email = input.email;
+    user.phone = input.phone;
+    user.automatic_update = input.automatic_update;
+    user.excluded_from_user_activity = input.excluded_from_user_activity;
+    user.company_account_id = input.company_account_id;
+    user.login_blocked = input.login_blocked;
+    user.login_blocked_reason = input.login_blocked_reason;
+    user.status = input.status;
+    user.primary_role = input.primary_role;
+    user.extra_roles = input.extra_roles;
+    user.data_access = input.data_access;
+    if let Some(api_access) = input.api_access {
+        user.api_access = api_access;
+    }
+}
+
+async fn load(state: &AdminState, company: &str, username: &str) -> Result<User, ApiError> {
+    directory::get_user(&state.db, company, username)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("user {username} not found")))
+}
+
+/// List users
+///
+/// Keyset pages ordered by username. Requires the Manage Users permission.
+#[utoipa::path(get, operation_id = "listUsers", path = "/admin/v1/users", tag = "users",
+    params(crate::openapi::PageQuery, crate::openapi::UserFilterQuery),
+    responses((status = 200, description = "A page of user records", body = UserPage)))]
+pub async fn list(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
+    let limit = q.limit()?;
+    let after = q.cursor("users")?;
+    let status = q.status_filter()?;
+    let role = q.role_filter()?;
+    let filter = UserFilter { status, role };
+    let rows = directory::list_users(
+        &state.db,
+        &caller.company,
+        &filter,
+        after.as_deref(),
+        limit + 1,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(page(
+        "users",
+        rows,
+        limit,
+        |u| u.username.clone(),
+        |u| user_view(u, allowed(&caller, u)),
+    )))
+}
+
+/// Read a user
+///
+/// Requires the Manage Users permission.
+#[utoipa::path(get, operation_id = "getUser", path = "/admin/v1/users/{username}", tag = "users",
+    params(("username" = String, Path, description = "The user's username")),
+    responses(
+        (status = 200, description = "The user record", body = UserRecord,
+            headers(("ETag" = String, description = "W/\"<version>\"; send it back in If-Match"))),
+        (status = 404, description = "No such user in the caller's company", body = common::error::ErrorBody)))]
+pub async fn get(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    // Reads go through the replica's short-lived cache; writes below always read the stored record.
+    let key = (caller.company.clone(), username.into_inner());
+    let user = match state.users.get(&key) {
+        Some(user) => user,
+        None => {
+            let user = Arc::new(load(&state, &caller.company, &key.1).await?);
+            state.users.insert(key, user.clone());
+            user
+        }
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header(("ETag", crate::api::etag(user.version)))
+        .json(UserRecord::of(&user, allowed(&caller, &user))))
+}
+
+/// Create a user
+///
+/// With a password the user can log in at /oauth/<company>/authorize at once. Requires the Manage Users
+/// permission, and every permission of the roles assigned.
+#[utoipa::path(post, operation_id = "createUser", path = "/admin/v1/users", tag = "users",
+    request_body = UserCreate,
+    responses(
+        (status = 201, description = "The new user record", body = UserRecord,
+            headers(("ETag" = String, description = "W/\"<version>\""), ("Location" = String, description = "The record's path"))),
+        (status = 409, description = "A user with this username exists", body = common::error::ErrorBody)))]
+pub async fn create(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    body: StrictJson<UserBody>,
+) -> Result<HttpResponse, ApiError> {
+    let input = body.0.validate()?;
+    let username = input
+        .username
+        .clone()
+        .ok_or_else(|| ApiError::field("username", "username is required"))?;
+    check_roles(&state, &caller, &input).await?;
+    let mut user = User::new(
+        &caller.company,
+        &username,
+        &input.primary_role,
+        caller.username(),
+    );
+    let password = input.password.clone();
+    apply(&mut user, input);
+    let mut audit_fields = audit_view(&user);
+    match password {
+        Some(p) => {
+            user.password_hash = Some(hash_password(p).await?);
+            user.password_last_set = Some(Utc::now());
+            audit_fields.insert("password".into(), audit::CHANGED.into());
+        }
+        None => user.password_not_set_reason = Some(PASSWORD_NOT_SET.into()),
+    }
+    let mut tx = state.db.begin().await?;
+    directory::insert_user(&mut tx, &user).await?;
+    audit::commit(
+        &state,
+        tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::CREATE,
+            resource_type: audit::USER,
+            resource_id: &user.username,
+            version: Some(user.version),
+            changes: changes(None, Some(&audit_fields)),
+        },
+    )
+    .await?;
+    Ok(created(
+        &format!("/admin/v1/users/{}", user.username),
+        user.version,
+        user_view(&user, allowed(&caller, &user)),
+    ))
+}
+
+/// Replace a user
+///
+/// Writable fields left out take their defaults, except `password` and `api_access`, which stay. Setting
+/// another user's password needs Set Passwords besides Manage Users.
+#[utoipa::path(put, operation_id = "replaceUser", path = "/admin/v1/users/{username}", tag = "users",
+    params(("username" = String, Path, description = "The user's username"), crate::openapi::IfMatch),
+    request_body = UserBody,
+    responses(
+        (status = 200, description = "The changed user record", body = UserRecord,
+            headers(("ETag" = String, description = "The new version, W/\"<version>\""))),
+        (status = 404, description = "No such user in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
+pub async fn replace(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+    req: HttpRequest,
+    body: StrictJson<UserBody>,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &username).await?;
+    require_if_match(&req, "user", current.version)?;
+    let input = body.0.validate()?;
+    if input
+        .username
+        .as_deref()
+        .is_some_and(|u| u != current.username)
+    {
+        return Err(ApiError::field(
+            "username",
+            "username cannot be changed (it must match the path or be left out)",
+        ));
+    }
+    check_target(&state, &caller, &current).await?;
+    check_roles(&state, &caller, &input).await?;
+    let is_self = current.id == caller.user().id;
+    if input.password.is_some() && !is_self && !caller.has(permissions::SET_PASSWORDS) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "setting the password of another user needs the {} permission",
+                permissions::SET_PASSWORDS
+            ),
+        ));
+    }
+    let password = input.password.clone();
+    let mut user = current.clone();
+    apply(&mut user, input);
+    let now = Utc::now();
+    user.modified_on = now;
+    user.modified_by = caller.username().to_string();
+    user.version = current.version + 1;
+    // Blocking, deactivating or re-activating ends every session, code and refresh token of the user.
+    if current.can_log_in() != user.can_log_in() {
+        user.sessions_valid_after_ms = Some(now.timestamp_millis());
+    }
+    let mut after = audit_view(&user);
+    let password_hash = match password {
+        Some(p) => {
+            after.insert("password".into(), audit::CHANGED.into());
+            Some(hash_password(p).await?)
+        }
+        None => None,
+    };
+    let mut tx = state.db.begin().await?;
+    directory::update_user(&mut tx, &user).await?;
+    if let Some(hash) = &password_hash {
+        directory::set_password(&mut tx, &caller.company, &user.id, hash, now).await?;
+        user.password_last_set = Some(now);
+        user.password_not_set_reason = None;
+        user.failed_login_count = 0;
+        user.locked_until_ms = None;
+        user.sessions_valid_after_ms = Some(now.timestamp_millis());
+    }
+    audit::commit(
+        &state,
+        tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::REPLACE,
+            resource_type: audit::USER,
+            resource_id: &user.username,
+            version: Some(user.version),
+            changes: changes(Some(&audit_view(&current)), Some(&after)),
+        },
+    )
+    .await?;
+    Ok(ok_with_etag(
+        user.version,
+        user_view(&user, allowed(&caller, &user)),
+    ))
+}
+
+/// Delete a user
+///
+/// Not the caller's own account. Requires the Manage Users permission and every permission the user holds.
+#[utoipa::path(delete, operation_id = "deleteUser", path = "/admin/v1/users/{username}", tag = "users",
+    params(("username" = String, Path, description = "The user's username"), crate::openapi::IfMatch),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "No such user in the caller's company", body = common::error::ErrorBody),
+        (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
+        (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
+pub async fn delete(
+    caller: Caller<ManageUsers>,
+    state: Data<AdminState>,
+    username: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let current = load(&state, &caller.company, &username).await?;
+    if current.id == caller.user().id {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "you cannot delete your own account",
+        ));
+    }
+    require_if_match(&req, "user", current.version)?;
+    check_target(&state, &caller, &current).await?;
+    let mut tx = state.db.begin().await?;
+    if !directory::delete_user_if_version(
+        &mut tx,
+        &caller.company,
+        &current.username,
+        current.version,
+    )
+    .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::PreconditionFailed,
+            "the user was changed or deleted since you read it; read it again",
+        ));
+    }
+    audit::commit(
+        &state,
+        tx,
+        &caller.company,
+        caller.user(),
+        Change {
+            action: audit::DELETE,
+            resource_type: audit::USER,
+            resource_id: &current.username,
+            version: None,
+            changes: changes(Some(&audit_view(&current)), None),
+        },
+    )
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
