@@ -16,7 +16,7 @@ pub(super) fn get_user(
 ) -> rusqlite::Result<Option<User>> {
     let params: &[(&str, &dyn ToSql)] = &[("$1", &company), ("$2", &username)];
     let row = c
-        .prepare_cached(&get_user_sql())?
+        .prepare_cached(get_user_sql())?
         .query_row(params, UserRow::from_sqlite)
         .optional()?;
     Ok(row.map(User::from))

@@ -178,8 +178,10 @@ pub(crate) async fn permissions_of_roles(
 }
 
 /// The statement of `get_user`.
-pub(crate) fn get_user_sql() -> String {
-    format!("{} WHERE company = $1 AND username = $2", *USER_SELECT)
+pub(crate) fn get_user_sql() -> &'static str {
+    static SQL: LazyLock<String> =
+        LazyLock::new(|| format!("{} WHERE company = $1 AND username = $2", *USER_SELECT));
+    &SQL
 }
 
 pub(crate) async fn get_user(
@@ -187,7 +189,7 @@ pub(crate) async fn get_user(
     company: &str,
     username: &str,
 ) -> Result<Option<User>, StoreError> {
-    let row = sqlx::query_as::<Db, UserRow>(&get_user_sql())
+    let row = sqlx::query_as::<Db, UserRow>(get_user_sql())
         .bind(company)
         .bind(username)
         .fetch_optional(&mut *c)
