@@ -56,7 +56,39 @@ async fn a_blocked_caller_is_refused_once_the_cache_time_has_passed(backend: Bac
     assert_eq!(refused.status, 403, "{:?}", refused.body);
 }
 
+/// The caller's own record is served from the account the guard read for the request: it must be as
+/// fresh as any read and equal, field by field, to the record as the list reads it from storage.
+async fn the_callers_own_record_is_as_fresh_as_any_read(backend: Backend) {
+    let world = World::with(backend, |c| c.read_cache_ms = 0).await;
+    let path = format!("/users/{ROOT}");
+    let before = world.get(&path).await;
+    assert_eq!(before.status, 200, "{:?}", before.body);
+
+    let db = &world.auth.service.state.db;
+    let mut root = directory::get_user(db, COMPANY, ROOT)
+        .await
+        .unwrap()
+        .unwrap();
+    root.first_name = "Changed elsewhere".into();
+    root.version += 1;
+    update_user(db, &root).await;
+
+    let after = world.get(&path).await;
+    assert_eq!(after.body["first_name"], "Changed elsewhere");
+    assert_eq!(after.etag(), format!("W/\"{}\"", root.version));
+    let list = world.get("/users?limit=100").await;
+    let listed = list.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["username"] == ROOT)
+        .cloned()
+        .unwrap();
+    assert_eq!(after.body, listed);
+}
+
 common::backend_tests!(
+    the_callers_own_record_is_as_fresh_as_any_read,
     own_writes_show_at_once_and_others_within_the_cache_time,
     a_blocked_caller_is_refused_once_the_cache_time_has_passed,
 );

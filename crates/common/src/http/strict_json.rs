@@ -82,8 +82,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             format!("the body is larger than {MAX_JSON_BODY} bytes"),
         ));
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    if let Err(e) = NoDuplicates::deserialize(&mut de).and_then(|_| de.end()) {
+    if let Err(e) = check_json(bytes) {
         return Err(ApiError::new(
             ErrorCode::BadRequest,
             format!("invalid JSON body: {e}"),
@@ -101,6 +100,14 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::field(path, message)
         }
     })
+}
+
+/// Whether `bytes` are one JSON value in which no object names a key twice (services whose errors are
+/// not the platform's JSON format check bodies with this before parsing them).
+pub fn check_json(bytes: &[u8]) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    NoDuplicates::deserialize(&mut de)?;
+    de.end()
 }
 
 /// Walks any JSON value and fails on the first object with a repeated key.

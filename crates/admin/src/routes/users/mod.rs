@@ -181,6 +181,14 @@ pub async fn get(
     state: Data<AdminState>,
     username: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    // The caller's own record is the one the guard read for this request (or took from the same
+    // short-lived cache), so reading it again would be a second round trip for the same row.
+    if username.as_str() == caller.username() {
+        let user = caller.user();
+        return Ok(HttpResponse::Ok()
+            .insert_header(("ETag", crate::api::etag(user.version)))
+            .json(UserRecord::of(user, allowed(&caller, user))));
+    }
     // Reads go through the replica's short-lived cache; writes below always read the stored record.
     let key = (caller.company.clone(), username.into_inner());
     let user = match state.users.get(&key) {
