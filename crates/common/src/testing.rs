@@ -1,7 +1,9 @@
 //! Test harness shared by every service's integration tests: a fresh database per test on PostgreSQL
 //! (`TEST_DATABASE_URL`, default the local server) or SQLite (a temporary file), `backend_tests!`, which
-//! runs each listed test once on each backend, and `with_config_env` for tests of configuration loading.
+//! runs each listed test once on each backend, a namespace of its own per test on the RabbitMQ broker
+//! (`TestBroker`), and `with_config_env` for tests of configuration loading.
 
+use crate::bus::{RabbitBus, RabbitOptions, RetryPolicy, Topology};
 use crate::db::Database;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +104,88 @@ impl Drop for TestDb {
             }
             None => {}
         }
+    }
+}
+
+/// The RabbitMQ broker of the tests: `TEST_AMQP_URL`, default the local server's guest account.
+pub fn amqp_url() -> String {
+    std::env::var("TEST_AMQP_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into())
+}
+
+/// One test's exchange and queues on the test broker: their names start with a prefix of their own, so
+/// tests run in parallel on one broker, and they are deleted (with any message left in them) when this is
+/// dropped, also when the test failed.
+pub struct TestBroker {
+    pub url: String,
+    pub topology: Topology,
+    topics: Vec<String>,
+    /// The policies of the adapters started here: each names wait queues of its own.
+    policies: parking_lot::Mutex<Vec<RetryPolicy>>,
+}
+
+impl TestBroker {
+    /// A namespace whose queues of `topics` are deleted at the end.
+    pub fn new(topics: &[&str]) -> TestBroker {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        TestBroker {
+            url: amqp_url(),
+            topology: Topology::new(format!("test-{}.", &id[..12])),
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            policies: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adapter options for this namespace, polling often so tests wait little.
+    pub fn options(&self) -> RabbitOptions {
+        RabbitOptions {
+            prefix: self.topology.prefix().to_string(),
+            poll: std::time::Duration::from_millis(20),
+            ..RabbitOptions::default()
+        }
+    }
+
+    /// Notes that an adapter with `policy` runs here, so its wait queues are deleted too.
+    pub fn uses(&self, policy: RetryPolicy) {
+        self.policies.lock().push(policy);
+    }
+
+    /// An adapter on this namespace and `db`, connected to the broker.
+    pub async fn connect(&self, db: &Database, policy: RetryPolicy) -> RabbitBus {
+        self.uses(policy);
+        RabbitBus::connect(&self.url, db.clone(), policy, self.options())
+            .await
+            .expect("RabbitMQ for tests (TEST_AMQP_URL)")
+    }
+}
+
+impl Drop for TestBroker {
+    fn drop(&mut self) {
+        let mut policies = std::mem::take(&mut *self.policies.lock());
+        if policies.is_empty() {
+            policies.push(RetryPolicy::default());
+        }
+        let (url, topology) = (self.url.clone(), self.topology.clone());
+        let topics = std::mem::take(&mut self.topics);
+        // As for `TestDb`: Drop is not async, so a runtime on a thread of its own does the work.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+                for policy in &policies {
+                    if let Err(e) = topology.delete(&url, &topics, policy).await {
+                        eprintln!(
+                            "could not delete the test queues {}*: {e}",
+                            topology.prefix()
+                        );
+                    }
+                }
+            });
+        })
+        .join();
     }
 }
 

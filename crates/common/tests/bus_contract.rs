@@ -1,17 +1,82 @@
 //! The bus contract, which every adapter passes: messages exist once their transaction commits, are
 //! delivered at least once, in order per topic, to one consumer at a time, come back when a consumer dies
 //! holding them, are retried with growing waits, and end as dead letters instead of being lost or retried
-//! forever. Run here against the embedded adapter on both databases.
+//! forever. Every behaviour runs against each adapter — the embedded queue and RabbitMQ — on both
+//! databases (`embedded::on_postgres::…`, `rabbit::on_sqlite::…` and so on).
+//!
+//! Delivery may lag the commit (the RabbitMQ adapter relays the outbox to the broker), so a consumer
+//! that expects a message waits `SOON` for it; `NOW` only asks whether anything is there.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::bus::{Bus, BusError, DatabaseQueue, Message, Retried, RetryPolicy};
-use common::testing::{Backend, TestDb};
+use common::bus::{Bus, BusError, DatabaseQueue, Message, RabbitBus, Retried, RetryPolicy};
+use common::testing::{Backend, TestBroker, TestDb};
 
 const NOW: Duration = Duration::ZERO;
-const SOON: Duration = Duration::from_secs(2);
+const SOON: Duration = Duration::from_secs(5);
+/// How long the embedded queue leases a message where the test does not let a consumer die.
+const LONG_LEASE: Duration = Duration::from_secs(60);
+/// Every topic the suite uses, so the RabbitMQ adapter's queues are all deleted after each test.
+const TOPICS: &[&str] = &["jobs", "a", "b", "other"];
+
+/// What the contract needs of an adapter beyond the `Bus` trait: starting one on a test's database, and
+/// the death of a consumer, which each adapter notices its own way.
+trait Adapter: Sized {
+    type Bus: Bus + 'static;
+
+    /// The adapter's resources for one test.
+    fn new() -> Self;
+
+    /// An adapter on `t`'s database. `lease` is how long the embedded queue lets a consumer hold a
+    /// message; the broker's lease lasts as long as the consumer's channel instead.
+    async fn start(&self, t: &TestDb, policy: RetryPolicy, lease: Duration) -> Self::Bus;
+
+    /// The process that holds `bus`'s deliveries dies; returns once the broker or the database can tell,
+    /// so the messages it held are up for delivery again.
+    async fn consumer_dies(&self, bus: &Self::Bus, lease: Duration);
+}
+
+/// The embedded queue: a consumer's death shows as its lease running out.
+struct Embedded;
+
+impl Adapter for Embedded {
+    type Bus = DatabaseQueue;
+
+    fn new() -> Self {
+        Embedded
+    }
+
+    async fn start(&self, t: &TestDb, policy: RetryPolicy, lease: Duration) -> DatabaseQueue {
+        DatabaseQueue::new(t.db.clone(), policy, lease)
+            .with_poll_interval(Duration::from_millis(20))
+    }
+
+    async fn consumer_dies(&self, _bus: &DatabaseQueue, lease: Duration) {
+        // Past the lease, with a margin for the clocks of the test and the database.
+        tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    }
+}
+
+/// RabbitMQ, in a namespace of the test's own: a consumer's death is its connection closing.
+struct Rabbit(TestBroker);
+
+impl Adapter for Rabbit {
+    type Bus = RabbitBus;
+
+    fn new() -> Self {
+        Rabbit(TestBroker::new(TOPICS))
+    }
+
+    async fn start(&self, t: &TestDb, policy: RetryPolicy, _lease: Duration) -> RabbitBus {
+        self.0.connect(&t.db, policy).await
+    }
+
+    async fn consumer_dies(&self, bus: &RabbitBus, _lease: Duration) {
+        bus.close().await;
+    }
+}
 
 async fn bus_db(backend: Backend) -> TestDb {
     let t = TestDb::new(backend).await;
@@ -24,28 +89,23 @@ async fn bus_db(backend: Backend) -> TestDb {
     t
 }
 
-fn queue(t: &TestDb, policy: RetryPolicy, lease: Duration) -> DatabaseQueue {
-    DatabaseQueue::new(t.db.clone(), policy, lease).with_poll_interval(Duration::from_millis(20))
-}
-
 fn patient() -> RetryPolicy {
     RetryPolicy::default()
 }
 
-async fn publish(bus: &DatabaseQueue, t: &TestDb, message: &Message) {
+async fn publish(bus: &impl Bus, t: &TestDb, message: &Message) {
     let mut tx = t.db.begin().await.unwrap();
     bus.publish(&mut tx, message).await.unwrap();
     tx.commit().await.unwrap();
 }
 
-async fn a_message_exists_once_its_transaction_commits(backend: Backend) {
-    let t = bus_db(backend).await;
-    let bus = queue(&t, patient(), Duration::from_secs(30));
+async fn a_message_exists_once_its_transaction_commits<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = Arc::new(adapter.start(&t, patient(), LONG_LEASE).await);
     let message = Message::new("jobs", b"first".to_vec()).with_traceparent(Some(
         "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
     ));
 
-    let bus = Arc::new(bus);
     let mut tx = t.db.begin().await.unwrap();
     bus.publish(&mut tx, &message).await.unwrap();
     // A consumer asking meanwhile gets nothing before the commit (on SQLite it waits for the writer).
@@ -70,7 +130,7 @@ async fn a_message_exists_once_its_transaction_commits(backend: Backend) {
     bus.publish(&mut tx, &dropped).await.unwrap();
     tx.rollback().await.unwrap();
     assert!(
-        bus.receive("jobs", Duration::from_millis(100))
+        bus.receive("jobs", Duration::from_millis(300))
             .await
             .unwrap()
             .is_none(),
@@ -78,30 +138,30 @@ async fn a_message_exists_once_its_transaction_commits(backend: Backend) {
     );
 }
 
-async fn a_waiting_consumer_gets_a_message_published_meanwhile(backend: Backend) {
-    let t = bus_db(backend).await;
-    let bus = Arc::new(queue(&t, patient(), Duration::from_secs(30)));
+async fn a_waiting_consumer_gets_a_message_published_meanwhile<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = Arc::new(adapter.start(&t, patient(), LONG_LEASE).await);
     let waiting = {
         let bus = bus.clone();
-        tokio::spawn(async move { bus.receive("jobs", Duration::from_secs(5)).await })
+        tokio::spawn(async move { bus.receive("jobs", SOON).await })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     let message = Message::new("jobs", b"late".to_vec());
-    publish(&bus, &t, &message).await;
+    publish(&*bus, &t, &message).await;
     let delivery = waiting.await.unwrap().unwrap().expect("the waiter gets it");
     assert_eq!(delivery.message, message);
 }
 
-async fn topics_are_separate_and_each_is_first_in_first_out(backend: Backend) {
-    let t = bus_db(backend).await;
-    let bus = queue(&t, patient(), Duration::from_secs(30));
+async fn topics_are_separate_and_each_is_first_in_first_out<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start(&t, patient(), LONG_LEASE).await;
     for i in 0..5 {
         publish(&bus, &t, &Message::new("a", vec![i])).await;
         publish(&bus, &t, &Message::new("b", vec![100 + i])).await;
     }
     for (topic, first) in [("a", 0u8), ("b", 100u8)] {
         for i in 0..5 {
-            let d = bus.receive(topic, NOW).await.unwrap().expect("queued");
+            let d = bus.receive(topic, SOON).await.unwrap().expect("queued");
             assert_eq!(d.message.topic, topic);
             assert_eq!(d.message.body, vec![first + i]);
             bus.ack(d).await.unwrap();
@@ -110,22 +170,22 @@ async fn topics_are_separate_and_each_is_first_in_first_out(backend: Backend) {
     }
 }
 
-async fn a_message_held_past_its_lease_is_delivered_again(backend: Backend) {
-    let t = bus_db(backend).await;
+async fn a_message_whose_consumer_dies_is_delivered_again<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
     let lease = Duration::from_millis(300);
-    let bus = queue(&t, patient(), lease);
+    let bus = adapter.start(&t, patient(), lease).await;
     let message = Message::new("jobs", b"work".to_vec());
     publish(&bus, &t, &message).await;
 
-    let first = bus.receive("jobs", NOW).await.unwrap().expect("delivered");
+    let first = bus.receive("jobs", SOON).await.unwrap().expect("delivered");
     assert!(
         bus.receive("jobs", NOW).await.unwrap().is_none(),
-        "leased: no one else gets it"
+        "held: no one else gets it"
     );
-    // The consumer dies holding it; after a restart (a new adapter on the same database) the message
-    // comes back once the lease has run out.
-    let restarted = queue(&t, patient(), lease);
-    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    // The consumer dies holding it; after a restart (a new adapter on the same database and broker) the
+    // message comes back.
+    adapter.consumer_dies(&bus, lease).await;
+    let restarted = adapter.start(&t, patient(), lease).await;
     let second = restarted
         .receive("jobs", SOON)
         .await
@@ -141,20 +201,25 @@ async fn a_message_held_past_its_lease_is_delivered_again(backend: Backend) {
     assert!(restarted.receive("jobs", NOW).await.unwrap().is_none());
 }
 
-async fn failures_wait_longer_each_time_then_the_message_is_a_dead_letter(backend: Backend) {
-    let t = bus_db(backend).await;
+async fn failures_wait_longer_each_time_then_the_message_is_a_dead_letter<A: Adapter>(
+    backend: Backend,
+) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
     let policy = RetryPolicy {
         max_attempts: 3,
         first_wait: Duration::from_millis(150),
         max_wait: Duration::from_secs(10),
     };
-    let bus = queue(&t, policy, Duration::from_secs(30));
-    let message = Message::new("jobs", b"flaky".to_vec());
+    let bus = adapter.start(&t, policy, LONG_LEASE).await;
+    let message = Message::new("jobs", b"flaky".to_vec()).with_traceparent(Some(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+    ));
     publish(&bus, &t, &message).await;
 
     for (attempt, wait) in [(1, 150), (2, 300)] {
         let d = bus.receive("jobs", SOON).await.unwrap().expect("delivered");
         assert_eq!(d.attempt, attempt);
+        assert_eq!(d.message, message, "a retried message comes back whole");
         let retried = bus.retry(d, "the callback answered 503").await.unwrap();
         assert_eq!(retried, Retried::After(Duration::from_millis(wait)));
         assert!(
@@ -180,18 +245,18 @@ async fn failures_wait_longer_each_time_then_the_message_is_a_dead_letter(backen
     assert!(dead[0].reason.contains("503"), "{}", dead[0].reason);
 }
 
-async fn a_poison_message_is_a_dead_letter_at_once(backend: Backend) {
-    let t = bus_db(backend).await;
-    let bus = queue(&t, patient(), Duration::from_secs(30));
+async fn a_poison_message_is_a_dead_letter_at_once<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start(&t, patient(), LONG_LEASE).await;
     let poison = Message::new("jobs", b"\xff not a protobuf".to_vec());
     let fine = Message::new("jobs", b"fine".to_vec());
     publish(&bus, &t, &poison).await;
     publish(&bus, &t, &fine).await;
-    let d = bus.receive("jobs", NOW).await.unwrap().unwrap();
+    let d = bus.receive("jobs", SOON).await.unwrap().unwrap();
     bus.dead_letter(d, "the body does not decode")
         .await
         .unwrap();
-    let next = bus.receive("jobs", NOW).await.unwrap().unwrap();
+    let next = bus.receive("jobs", SOON).await.unwrap().unwrap();
     assert_eq!(next.message, fine, "the queue goes on behind it");
     bus.ack(next).await.unwrap();
     let dead = bus.dead_letters("jobs", 10).await.unwrap();
@@ -201,12 +266,18 @@ async fn a_poison_message_is_a_dead_letter_at_once(backend: Backend) {
         (&poison, 1),
         "kept whole"
     );
+    assert_eq!(dead[0].reason, "the body does not decode");
+    assert_eq!(
+        bus.dead_letters("jobs", 10).await.unwrap(),
+        dead,
+        "reading dead letters leaves them in place"
+    );
     assert!(bus.dead_letters("other", 10).await.unwrap().is_empty());
 }
 
-async fn concurrent_consumers_never_share_a_message(backend: Backend) {
-    let t = bus_db(backend).await;
-    let bus = Arc::new(queue(&t, patient(), Duration::from_secs(60)));
+async fn concurrent_consumers_never_share_a_message<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = Arc::new(adapter.start(&t, patient(), LONG_LEASE).await);
     let mut sent = BTreeSet::new();
     let mut tx = t.db.begin().await.unwrap();
     for i in 0..60u32 {
@@ -221,7 +292,8 @@ async fn concurrent_consumers_never_share_a_message(backend: Backend) {
             let bus = bus.clone();
             tokio::spawn(async move {
                 let mut got = Vec::new();
-                while let Some(d) = bus.receive("jobs", NOW).await.unwrap() {
+                // Until the queue stays empty for a while: the messages may still be on their way.
+                while let Some(d) = bus.receive("jobs", Duration::from_secs(1)).await.unwrap() {
                     got.push(d.message.id.clone());
                     bus.ack(d).await.unwrap();
                 }
@@ -242,11 +314,33 @@ async fn concurrent_consumers_never_share_a_message(backend: Backend) {
     assert_eq!(unique, sent, "every message was delivered");
 }
 
-common::backend_tests!(
+/// Runs each listed test against each adapter, on both databases.
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(
+                async fn $name(backend: common::testing::Backend) {
+                    super::$name::<super::Embedded>(backend).await
+                }
+            )*
+            common::backend_tests!($($name),*);
+        }
+        mod rabbit {
+            $(
+                async fn $name(backend: common::testing::Backend) {
+                    super::$name::<super::Rabbit>(backend).await
+                }
+            )*
+            common::backend_tests!($($name),*);
+        }
+    };
+}
+
+contract!(
     a_message_exists_once_its_transaction_commits,
     a_waiting_consumer_gets_a_message_published_meanwhile,
     topics_are_separate_and_each_is_first_in_first_out,
-    a_message_held_past_its_lease_is_delivered_again,
+    a_message_whose_consumer_dies_is_delivered_again,
     failures_wait_longer_each_time_then_the_message_is_a_dead_letter,
     a_poison_message_is_a_dead_letter_at_once,
     concurrent_consumers_never_share_a_message,

@@ -5,12 +5,22 @@
 //! before acknowledging loses its lease and the message is delivered again. A message that keeps failing
 //! is retried with growing waits, then set aside as a dead letter, never lost and never retried forever.
 //!
-//! Adapters: `DatabaseQueue` (the embedded default: consumers lease the outbox rows themselves, in the
-//! service's own database, so nothing is lost across restarts either) and, for production, RabbitMQ
-//! (not built yet). Both pass the contract suite in `tests/bus_contract.rs`.
+//! Adapters, both passing the contract suite in `tests/bus_contract.rs`:
+//! - `DatabaseQueue`, the embedded default: consumers lease the outbox rows themselves, in the service's
+//!   own database, so nothing is lost across restarts either.
+//! - `RabbitBus`, for production: a relay task moves committed outbox rows to RabbitMQ (a durable topic
+//!   exchange, one quorum queue per topic), deleting each row only after the broker confirmed it, so a
+//!   crash or an outage in between publishes a message again rather than losing it. Consumers fetch with
+//!   manual acknowledgement: the lease is the consumer's channel, and a message held by a consumer that
+//!   dies goes back to its queue. Retries wait in per-wait queues that expire them back into the topic's
+//!   queue; dead letters go to a dead-letter queue per topic. Every copy is confirmed before the original
+//!   is acknowledged. Details in `rabbit`.
+//!
+//! A `Delivery` carries a private receipt of the adapter that made it, so only that adapter can settle it.
 
 mod postgres;
 mod queue;
+mod rabbit;
 mod sqlite;
 
 use std::time::Duration;
@@ -20,6 +30,7 @@ use async_trait::async_trait;
 use crate::db::{Migrations, StoreError, Tx};
 
 pub use queue::DatabaseQueue;
+pub use rabbit::{RabbitBus, RabbitOptions, Topology};
 
 /// The bus's table (versions 4001 to 4999).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -61,8 +72,18 @@ pub struct Delivery {
     pub message: Message,
     /// 1 on the first delivery.
     pub attempt: u32,
-    seq: i64,
-    lease: i64,
+    /// What the adapter that delivered it needs to settle it.
+    receipt: Receipt,
+}
+
+/// The adapter-specific half of a delivery, private so that only the adapter that handed a message out
+/// can settle it.
+#[derive(Debug)]
+enum Receipt {
+    /// A row of the outbox leased by `DatabaseQueue`: its sequence number and the lease's random token.
+    Database { seq: i64, lease: i64 },
+    /// A message fetched from RabbitMQ, unacknowledged on the channel it came from.
+    Rabbit(rabbit::Receipt),
 }
 
 /// A message set aside after its attempts ran out or a consumer found it unprocessable.
@@ -120,6 +141,21 @@ pub enum BusError {
     /// acknowledgement or retry is void (the message is delivered again, at least once).
     #[error("the lease on message {0} ran out before it was settled")]
     LeaseLost(String),
+    /// The message broker failed or could not be reached.
+    #[error("message broker: {0}")]
+    Broker(#[from] lapin::Error),
+    /// The broker did not answer in time (a connection, or the confirm of a publish).
+    #[error("the message broker did not answer in time: {0}")]
+    Timeout(String),
+    /// The broker refused a message: a negative confirm, or no queue to route it to.
+    #[error("the message broker refused message {0}: {1}")]
+    Refused(String, String),
+    /// A delivery was given to an adapter other than the one that delivered it.
+    #[error("message {0} was not delivered by this bus")]
+    ForeignDelivery(String),
+    /// A topic name the broker's routing cannot carry as is.
+    #[error("topic {0:?} is not a valid name (1 to 200 letters, digits, '.', '_' or '-')")]
+    InvalidTopic(String),
 }
 
 /// The bus port: every adapter behaves as the contract suite describes.

@@ -7,7 +7,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
-use super::{postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Retried, RetryPolicy};
+use super::{
+    postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Receipt, Retried, RetryPolicy,
+};
 use crate::db::{now_millis, Database, Tx};
 use crate::dispatch;
 
@@ -49,6 +51,14 @@ impl DatabaseQueue {
     fn lost(delivery: &Delivery) -> BusError {
         BusError::LeaseLost(delivery.message.id.clone())
     }
+
+    /// The outbox row and lease token of a delivery this adapter handed out.
+    fn leased(delivery: &Delivery) -> Result<(i64, i64), BusError> {
+        match delivery.receipt {
+            Receipt::Database { seq, lease } => Ok((seq, lease)),
+            Receipt::Rabbit(_) => Err(BusError::ForeignDelivery(delivery.message.id.clone())),
+        }
+    }
 }
 
 #[async_trait]
@@ -77,7 +87,8 @@ impl Bus for DatabaseQueue {
     }
 
     async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
-        if dispatch!(&self.db, remove(delivery.seq, delivery.lease))? {
+        let (seq, lease) = Self::leased(&delivery)?;
+        if dispatch!(&self.db, remove(seq, lease))? {
             Ok(())
         } else {
             Err(Self::lost(&delivery))
@@ -85,9 +96,10 @@ impl Bus for DatabaseQueue {
     }
 
     async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError> {
+        let (seq, lease) = Self::leased(&delivery)?;
         if delivery.attempt >= self.policy.max_attempts {
             let reason = format!("{reason} (after {} attempts)", delivery.attempt);
-            return if dispatch!(&self.db, bury(delivery.seq, delivery.lease, &reason))? {
+            return if dispatch!(&self.db, bury(seq, lease, &reason))? {
                 Ok(Retried::DeadLettered)
             } else {
                 Err(Self::lost(&delivery))
@@ -95,7 +107,7 @@ impl Bus for DatabaseQueue {
         }
         let wait = self.policy.wait_after(delivery.attempt);
         let at = now_millis() + wait.as_millis() as i64;
-        if dispatch!(&self.db, release(delivery.seq, delivery.lease, at))? {
+        if dispatch!(&self.db, release(seq, lease, at))? {
             Ok(Retried::After(wait))
         } else {
             Err(Self::lost(&delivery))
@@ -103,7 +115,8 @@ impl Bus for DatabaseQueue {
     }
 
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
-        if dispatch!(&self.db, bury(delivery.seq, delivery.lease, reason))? {
+        let (seq, lease) = Self::leased(&delivery)?;
+        if dispatch!(&self.db, bury(seq, lease, reason))? {
             Ok(())
         } else {
             Err(Self::lost(&delivery))

@@ -1,8 +1,9 @@
-//! The bus queue's statements, written once and compiled for each database (`Db` and `LOCK_READY` come
-//! from `postgres.rs` or `sqlite.rs`).
+//! The statements on the outbox table, written once and compiled for each database (`Db` and `LOCK_READY`
+//! come from `postgres.rs` or `sqlite.rs`): those of the embedded queue, and the relay's of the RabbitMQ
+//! adapter (`pending`, `relayed`).
 
 use super::{Db, LOCK_READY};
-use crate::bus::{DeadLetter, Delivery, Message};
+use crate::bus::{DeadLetter, Delivery, Message, Receipt};
 use crate::db::StoreError;
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -62,8 +63,7 @@ pub(crate) async fn lease(
             traceparent: r.traceparent,
         },
         attempt: r.attempt as u32,
-        seq: r.seq,
-        lease,
+        receipt: Receipt::Database { seq: r.seq, lease },
     }))
 }
 
@@ -149,4 +149,56 @@ pub(crate) async fn dead_letters(
             reason: r.dead_reason,
         })
         .collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct PendingRow {
+    seq: i64,
+    id: String,
+    topic: String,
+    body: Vec<u8>,
+    traceparent: Option<String>,
+}
+
+/// The oldest committed messages not relayed yet, with their sequence numbers, in commit order as far as
+/// the sequence tells it. Dead letters of the embedded queue (from before a switch of adapter) stay put.
+pub(crate) async fn pending(c: &mut Conn, limit: i64) -> Result<Vec<(i64, Message)>, StoreError> {
+    let rows = sqlx::query_as::<Db, PendingRow>(
+        "SELECT seq, id, topic, body, traceparent FROM bus_messages \
+         WHERE dead_reason IS NULL ORDER BY seq LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let message = Message {
+                id: r.id,
+                topic: r.topic,
+                body: r.body,
+                traceparent: r.traceparent,
+            };
+            (r.seq, message)
+        })
+        .collect())
+}
+
+/// Removes messages the broker has confirmed. Exactly these rows: a row with a smaller sequence number
+/// may have committed after them and still be waiting for its turn.
+pub(crate) async fn relayed(c: &mut Conn, seqs: &[i64]) -> Result<(), StoreError> {
+    if seqs.is_empty() {
+        return Ok(());
+    }
+    let placeholders: Vec<String> = (1..=seqs.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "DELETE FROM bus_messages WHERE seq IN ({})",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query::<Db>(&sql);
+    for seq in seqs {
+        query = query.bind(*seq);
+    }
+    query.execute(&mut *c).await?;
+    Ok(())
 }

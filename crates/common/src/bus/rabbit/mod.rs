@@ -1,0 +1,397 @@
+//! The RabbitMQ adapter of the bus.
+//!
+//! Publishing is the same as on the embedded bus: `publish` writes the message into the caller's
+//! transaction (the outbox table), so it exists only if that transaction commits. A relay task started
+//! with the adapter moves committed rows to the broker — persistent messages on a durable topic
+//! exchange, each confirmed by the broker before its row is deleted — so the broker has every committed
+//! message at least once, also across crashes and broker outages (`relay`). On PostgreSQL one relay per
+//! database leads (an advisory lock); the others stand by.
+//!
+//! Consuming: `receive` fetches one message from the topic's queue with `basic.get` and manual
+//! acknowledgement. The delivery stays unacknowledged on this process's consume channel until `ack`,
+//! `retry` or `dead_letter` settles it; if the process dies (the channel closes) the broker puts it back
+//! in the queue and delivers it again, which is the lease. Polling with `basic.get`, not a subscription
+//! with `basic.consume`, because `receive` is a pull with a deadline: a subscription pushes messages to
+//! the process whether or not anyone is asking, so a message arriving just after a `receive` gave up
+//! would sit in this process's buffer, held away from other consumers (and from this one's next
+//! `receive` on another channel), and giving it back would reorder the queue and count as a failed
+//! attempt. `basic.get` takes a message only when a caller wants one. The cost is a round trip per look
+//! at an empty queue, every poll interval while waiting; the relay wakes this process's waiting
+//! consumers as soon as it has confirmed a batch, so a message published in the same process arrives
+//! without waiting for the next poll. While the broker cannot be reached, `receive` fails (it does not
+//! answer "nothing"), and the next call connects again.
+//!
+//! Retries and dead letters are copies: `retry` publishes the message to the topic's wait queue for
+//! `policy.wait_after(attempt)`, whose expiry sends it back to the topic's queue, with the attempts so far
+//! in a header; `dead_letter` (and a retry past `max_attempts`) publishes it to the topic's dead-letter
+//! queue with the reason. Either copy is confirmed before the original is acknowledged, so a crash in
+//! between leaves the original to be delivered again rather than losing it. See `topology` for the
+//! exchange and queues.
+//!
+//! `dead_letters` reads the dead-letter queue without consuming it: it fetches up to `limit` messages on
+//! a channel of its own and then gives them all back (a negative acknowledgement with requeue), which
+//! puts them back in their order. The broker stays the only place dead letters are kept; while one
+//! reader holds them, a concurrent reader sees fewer.
+
+mod codec;
+mod link;
+mod outbox;
+mod relay;
+mod topology;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lapin::options::{BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions};
+use parking_lot::Mutex as SyncMutex;
+use tokio::sync::{watch, Mutex, Notify};
+use tokio::task::JoinHandle;
+
+use super::{
+    postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Receipt as AnyReceipt, Retried,
+    RetryPolicy,
+};
+use crate::db::{now_millis, Database, Tx};
+use crate::dispatch;
+use link::Link;
+pub(crate) use link::Receipt;
+pub use topology::Topology;
+
+/// Settings of the RabbitMQ adapter beyond the broker's URL.
+#[derive(Debug, Clone)]
+pub struct RabbitOptions {
+    /// Starts the name of the exchange and of every queue (see `Topology`).
+    pub prefix: String,
+    /// Topics whose queues `connect` declares at once, so messages published before any consumer of
+    /// theirs asked are kept. (The relay also declares a topic's queue before relaying its first
+    /// message, so none is dropped either way.)
+    pub topics: Vec<String>,
+    /// How often a waiting consumer and an idle relay look again.
+    pub poll: Duration,
+    /// Messages the relay publishes before it waits for their confirms (at most 1000).
+    pub batch: u32,
+    /// How long to wait for a connection to the broker, or for the confirm of a publish.
+    pub timeout: Duration,
+}
+
+impl Default for RabbitOptions {
+    fn default() -> Self {
+        RabbitOptions {
+            prefix: "speech.".into(),
+            topics: Vec::new(),
+            poll: Duration::from_millis(100),
+            batch: 100,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The bus on RabbitMQ, with the outbox in the service's database.
+pub struct RabbitBus {
+    inner: Arc<Inner>,
+    stop: watch::Sender<bool>,
+    relay: SyncMutex<Option<JoinHandle<()>>>,
+}
+
+/// What the adapter and its relay task share.
+struct Inner {
+    url: String,
+    db: Database,
+    policy: RetryPolicy,
+    topology: Topology,
+    options: RabbitOptions,
+    /// The consumers' connection, opened on first use and again after it fails.
+    link: Mutex<Option<Arc<Link>>>,
+    /// A message was written into a transaction here: the relay looks for its commit.
+    published: Notify,
+    /// The relay has put messages on the broker: waiting consumers look at once.
+    relayed: Notify,
+}
+
+impl RabbitBus {
+    /// Starts the adapter and its relay without waiting for the broker: messages published meanwhile
+    /// wait in the outbox until the relay reaches it. Must be called within a Tokio runtime.
+    pub fn start(
+        amqp_url: &str,
+        db: Database,
+        policy: RetryPolicy,
+        options: RabbitOptions,
+    ) -> RabbitBus {
+        let inner = Arc::new(Inner {
+            url: amqp_url.to_string(),
+            db,
+            policy,
+            topology: Topology::new(options.prefix.clone()),
+            options,
+            link: Mutex::new(None),
+            published: Notify::new(),
+            relayed: Notify::new(),
+        });
+        let (stop, stopped) = watch::channel(false);
+        let relay = tokio::spawn(relay::run(inner.clone(), stopped));
+        RabbitBus {
+            inner,
+            stop,
+            relay: SyncMutex::new(Some(relay)),
+        }
+    }
+
+    /// Starts the adapter, connects to the broker and declares the exchange and the queues of
+    /// `options.topics`; fails when the broker cannot be reached, so a misconfigured service stops at
+    /// startup.
+    pub async fn connect(
+        amqp_url: &str,
+        db: Database,
+        policy: RetryPolicy,
+        options: RabbitOptions,
+    ) -> Result<RabbitBus, BusError> {
+        for topic in &options.topics {
+            codec::check_topic(topic)?;
+        }
+        let bus = RabbitBus::start(amqp_url, db, policy, options);
+        let link = bus.inner.link().await?;
+        for topic in &bus.inner.options.topics {
+            link.ensure_topic(&bus.inner.topology, topic).await?;
+        }
+        Ok(bus)
+    }
+
+    /// The names of this adapter's exchange and queues.
+    pub fn topology(&self) -> &Topology {
+        &self.inner.topology
+    }
+
+    /// Stops the relay and closes the connection to the broker. Deliveries not settled yet go back to
+    /// their queues, and settling them afterwards fails with `LeaseLost`.
+    pub async fn close(&self) {
+        let _ = self.stop.send(true);
+        let relay = self.relay.lock().take();
+        if let Some(relay) = relay {
+            let _ = relay.await;
+        }
+        if let Some(link) = self.inner.link.lock().await.take() {
+            link.close().await;
+        }
+    }
+
+    fn receipt(delivery: &Delivery) -> Result<&Receipt, BusError> {
+        match &delivery.receipt {
+            AnyReceipt::Rabbit(receipt) => Ok(receipt),
+            AnyReceipt::Database { .. } => {
+                Err(BusError::ForeignDelivery(delivery.message.id.clone()))
+            }
+        }
+    }
+
+    /// Acknowledges the original of a delivery; failing, the broker will deliver it again.
+    async fn settle(delivery: &Delivery, receipt: &Receipt) -> Result<(), BusError> {
+        match receipt.acker.ack(BasicAckOptions::default()).await {
+            Ok(true) => Ok(()),
+            // The channel closed (the lease is gone) or the delivery was settled already.
+            Ok(false) | Err(_) => Err(BusError::LeaseLost(delivery.message.id.clone())),
+        }
+    }
+
+    /// Publishes a confirmed copy of the delivered message to `queue` (through the default exchange),
+    /// then acknowledges the original.
+    async fn move_to(
+        &self,
+        delivery: &Delivery,
+        receipt: &Receipt,
+        queue: String,
+        properties: lapin::BasicProperties,
+    ) -> Result<(), BusError> {
+        if !receipt.acker.usable() {
+            // Its channel is gone: the message is back in its queue and must not be copied as well.
+            return Err(BusError::LeaseLost(delivery.message.id.clone()));
+        }
+        let confirm = receipt
+            .link
+            .publish
+            .basic_publish(
+                "".into(),
+                queue.into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                &delivery.message.body,
+                properties,
+            )
+            .await?;
+        link::confirmed(confirm, &delivery.message.id, self.inner.options.timeout).await?;
+        Self::settle(delivery, receipt).await
+    }
+
+    async fn bury(&self, delivery: &Delivery, reason: &str) -> Result<(), BusError> {
+        let receipt = Self::receipt(delivery)?;
+        let topic = &delivery.message.topic;
+        receipt
+            .link
+            .ensure_dead(&self.inner.topology, topic)
+            .await?;
+        let headers = codec::copy_headers(delivery.attempt, Some(reason));
+        let properties = codec::properties(&delivery.message, headers);
+        let queue = self.inner.topology.dead_queue(topic);
+        self.move_to(delivery, receipt, queue, properties).await
+    }
+}
+
+impl Drop for RabbitBus {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(relay) = self.relay.lock().take() {
+            relay.abort();
+        }
+    }
+}
+
+impl Inner {
+    /// The consumers' link, connecting (again) when there is none or it failed.
+    async fn link(&self) -> Result<Arc<Link>, BusError> {
+        let mut current = self.link.lock().await;
+        if let Some(link) = current.as_ref() {
+            if link.healthy() {
+                return Ok(link.clone());
+            }
+            // Deliveries still held on it keep it alive; settling them reports the lease lost.
+            link.close().await;
+        }
+        let link = Arc::new(
+            Link::connect(
+                &self.url,
+                "bus-consumer",
+                &self.topology,
+                self.options.timeout,
+            )
+            .await?,
+        );
+        *current = Some(link.clone());
+        Ok(link)
+    }
+
+    /// One message of `topic` if its queue has one now.
+    async fn fetch(&self, topic: &str) -> Result<Option<Delivery>, BusError> {
+        let link = self.link().await?;
+        link.ensure_topic(&self.topology, topic).await?;
+        let got = link
+            .consume
+            .basic_get(
+                self.topology.queue(topic).into(),
+                BasicGetOptions { no_ack: false },
+            )
+            .await?;
+        Ok(got.map(|got| {
+            let (message, attempt) = codec::decode(topic, &got.delivery);
+            Delivery {
+                message,
+                attempt,
+                receipt: AnyReceipt::Rabbit(Receipt {
+                    acker: got.delivery.acker.clone(),
+                    link,
+                }),
+            }
+        }))
+    }
+}
+
+#[async_trait]
+impl Bus for RabbitBus {
+    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
+        codec::check_topic(&message.topic)?;
+        dispatch!(&mut *tx, insert(message, now_millis()))?;
+        // The relay looks for the row soon; it is there to see once the transaction commits.
+        self.inner.published.notify_waiters();
+        Ok(())
+    }
+
+    async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
+        codec::check_topic(topic)?;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let relayed = self.inner.relayed.notified();
+            if let Some(delivery) = self.inner.fetch(topic).await? {
+                return Ok(Some(delivery));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let nap = self.inner.options.poll.min(deadline - now);
+            let _ = tokio::time::timeout(nap, relayed).await;
+        }
+    }
+
+    async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
+        let receipt = Self::receipt(&delivery)?;
+        Self::settle(&delivery, receipt).await
+    }
+
+    async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError> {
+        let receipt = Self::receipt(&delivery)?;
+        if delivery.attempt >= self.inner.policy.max_attempts {
+            let reason = format!("{reason} (after {} attempts)", delivery.attempt);
+            self.bury(&delivery, &reason).await?;
+            return Ok(Retried::DeadLettered);
+        }
+        let wait = self.inner.policy.wait_after(delivery.attempt);
+        let topic = &delivery.message.topic;
+        receipt
+            .link
+            .ensure_wait(&self.inner.topology, topic, wait)
+            .await?;
+        let properties = codec::properties(
+            &delivery.message,
+            codec::copy_headers(delivery.attempt, None),
+        )
+        // The wait queue expires its messages after `wait` anyway; the message's own expiration says
+        // the same, should it ever sit in a queue with another wait.
+        .with_expiration(wait.as_millis().to_string().into());
+        let queue = self.inner.topology.wait_queue(topic, wait);
+        self.move_to(&delivery, receipt, queue, properties).await?;
+        Ok(Retried::After(wait))
+    }
+
+    async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
+        self.bury(&delivery, reason).await
+    }
+
+    async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError> {
+        codec::check_topic(topic)?;
+        let link = self.inner.link().await?;
+        link.ensure_dead(&self.inner.topology, topic).await?;
+        // A channel of its own: giving the messages back with `multiple` must not touch deliveries
+        // that consumers hold on the consume channel.
+        let channel = link.channel().await?;
+        let queue = self.inner.topology.dead_queue(topic);
+        let mut dead = Vec::new();
+        let mut last_tag = None;
+        while (dead.len() as i64) < limit {
+            match channel
+                .basic_get(queue.as_str().into(), BasicGetOptions { no_ack: false })
+                .await?
+            {
+                Some(got) => {
+                    dead.push(codec::dead_letter(topic, &got.delivery));
+                    last_tag = Some(got.delivery.delivery_tag);
+                }
+                None => break,
+            }
+        }
+        if let Some(tag) = last_tag {
+            channel
+                .basic_nack(
+                    tag,
+                    BasicNackOptions {
+                        multiple: true,
+                        requeue: true,
+                    },
+                )
+                .await?;
+        }
+        // Closing gives back anything still held, should the nack not have gone out.
+        channel.close(200, "OK".into()).await?;
+        Ok(dead)
+    }
+}
