@@ -10,6 +10,7 @@ pub mod error;
 pub mod http;
 pub mod jwt;
 pub mod objects;
+pub mod search;
 pub mod secrets;
 pub mod telemetry;
 
