@@ -1,6 +1,6 @@
 //! The search index port: full-text search over the calls of a folder (transcript text and the folder's
 //! configured metadata fields), scoped to a company, organization and folder. Adapters: Meilisearch (the
-//! production adapter, not built yet) and an embedded index on local disk (`EmbeddedIndex`); both pass
+//! production adapter, `MeiliIndex`) and an embedded index on local disk (`EmbeddedIndex`); both pass
 //! `tests/search_contract.rs`.
 //!
 //! Writes are visible to searches once they return, so a worker can acknowledge its bus message right
@@ -26,6 +26,7 @@
 
 mod check;
 mod embedded;
+mod meili;
 mod snippet;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ use async_trait::async_trait;
 
 pub use check::{check_document, check_query, check_scope, is_indexable_id, MAX_FIELD_NAME_LEN};
 pub use embedded::EmbeddedIndex;
+pub use meili::MeiliIndex;
 
 /// The most hits one search returns.
 pub const MAX_LIMIT: usize = 100;
