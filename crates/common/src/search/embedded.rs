@@ -1,0 +1,462 @@
+//! The embedded search adapter: a tantivy index in a directory on local disk, for `speechd` and every
+//! deployment that runs without a Meilisearch server. It keeps the port's semantics (`common::search`):
+//! plain words, all of which must match (AND) — each word of `q`, lowercased and accent-folded by
+//! the same analyzer that indexed the text, must be found whole in the text or in a metadata value.
+//!
+//! Words are runs of letters and digits, so scripts written without spaces (Chinese, Japanese) are words
+//! only between punctuation, and a run over 40 bytes is not indexed: the embedded index finds such text
+//! poorly, where Meilisearch segments it.
+//!
+//! One `IndexWriter` behind a mutex takes every write; each call commits and reloads the reader before it
+//! returns, so the write is visible to the next search. Tantivy blocks (disk, merges, scoring), so all of
+//! its work runs in `spawn_blocking`, never on the async workers.
+//!
+//! Fields: `id`, `company`, `organization`, `folder` (raw strings, indexed and stored), `datetime` (stored,
+//! and a raw fast field to sort by: the fixed layout sorts as text in time order), `text` (words,
+//! stored for snippets), `fields` (the metadata as a stored JSON object), `fields_exact` (the metadata
+//! as a JSON object of normalized whole values, indexed raw, for filters) and `fields_text` (every
+//! metadata value as words, for `q`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, JsonObjectOptions, OwnedValue, Schema, TextFieldIndexing,
+    TextOptions, Value,
+};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, Order, ReloadPolicy, Searcher, TantivyDocument,
+    Term,
+};
+
+use super::snippet::mark;
+use super::{
+    check_document, check_query, check_scope, has_words, is_indexable_id, normalize_filter_value,
+    reachable, Scope, SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage, SearchQuery,
+    MAX_QUERY_WORDS,
+};
+
+/// The analyzer of the text, the metadata words and `q`.
+const WORDS: &str = "speech_words";
+/// Words longer than this are not indexed (nor searched): they are noise, not speech.
+const LONGEST_WORD: usize = 40;
+/// The writer's indexing buffer; one thread, as a write is one call's documents.
+const WRITER_MEMORY: usize = 32 * 1024 * 1024;
+/// The longest snippet, in characters.
+const SNIPPET_CHARS: usize = 200;
+
+/// The embedded search index. Cheap to clone; clones share the index.
+#[derive(Clone)]
+pub struct EmbeddedIndex {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter<TantivyDocument>>,
+    fields: Fields,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    company: Field,
+    organization: Field,
+    folder: Field,
+    datetime: Field,
+    text: Field,
+    fields: Field,
+    fields_exact: Field,
+    fields_text: Field,
+}
+
+impl EmbeddedIndex {
+    /// Opens the index in `dir`, creating the directory and an empty index when missing. Blocks (disk):
+    /// call it at startup or from `spawn_blocking`. Only one `EmbeddedIndex` may hold a directory at a
+    /// time (tantivy's writer lock); a second open of the same directory fails.
+    pub fn open(dir: &Path) -> Result<Self, SearchError> {
+        std::fs::create_dir_all(dir).map_err(|e| backend(format!("{}: {e}", dir.display())))?;
+        let (schema, fields) = schema();
+        let directory = MmapDirectory::open(dir).map_err(|e| backend(e.to_string()))?;
+        let index = Index::open_or_create(directory, schema).map_err(tantivy_error)?;
+        index.tokenizers().register(WORDS, words());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy_error)?;
+        let writer = index
+            .writer_with_num_threads(1, WRITER_MEMORY)
+            .map_err(tantivy_error)?;
+        Ok(EmbeddedIndex {
+            inner: Arc::new(Inner {
+                index,
+                reader,
+                writer: Mutex::new(writer),
+                fields,
+            }),
+        })
+    }
+
+    /// Runs tantivy's blocking work on the blocking pool.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Inner) -> Result<T, SearchError> + Send + 'static,
+    ) -> Result<T, SearchError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|e| backend(format!("search task: {e}")))?
+    }
+}
+
+#[async_trait]
+impl SearchIndex for EmbeddedIndex {
+    async fn upsert(&self, documents: &[SearchDocument]) -> Result<(), SearchError> {
+        documents.iter().try_for_each(check_document)?;
+        if documents.is_empty() {
+            return Ok(());
+        }
+        let documents = documents.to_vec();
+        self.blocking(move |inner| {
+            let f = inner.fields;
+            inner.write(|writer| {
+                // In call order, so a later copy of an id in the same call wins.
+                for document in &documents {
+                    writer.delete_term(Term::from_field_text(f.id, &document.id));
+                    writer.add_document(to_tantivy(f, document))?;
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn delete(&self, ids: &[String]) -> Result<(), SearchError> {
+        let ids: Vec<String> = ids
+            .iter()
+            .filter(|id| is_indexable_id(id))
+            .cloned()
+            .collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.blocking(move |inner| {
+            let f = inner.fields;
+            inner.write(|writer| {
+                for id in &ids {
+                    writer.delete_term(Term::from_field_text(f.id, id));
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn delete_scope(&self, scope: &Scope) -> Result<(), SearchError> {
+        check_scope(scope)?;
+        let scope = scope.clone();
+        self.blocking(move |inner| {
+            let query = BooleanQuery::new(scope_clauses(inner.fields, &scope));
+            inner.write(|writer| writer.delete_query(Box::new(query)).map(drop))
+        })
+        .await
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
+        check_query(query)?;
+        let query = query.clone();
+        self.blocking(move |inner| inner.search(&query)).await
+    }
+
+    async fn ready(&self) -> Result<(), SearchError> {
+        // Reading the index's metadata fails when its directory is gone or unreadable.
+        self.blocking(|inner| inner.index.load_metas().map(drop).map_err(tantivy_error))
+            .await
+    }
+}
+
+impl Inner {
+    /// Applies `changes`, commits and reloads the reader, under the writer's lock so that writes
+    /// become visible in the order they were made. A failed write is rolled back whole.
+    fn write(
+        &self,
+        changes: impl FnOnce(&IndexWriter<TantivyDocument>) -> tantivy::Result<()>,
+    ) -> Result<(), SearchError> {
+        let mut writer = self.writer.lock();
+        let committed = changes(&writer).and_then(|()| writer.commit().map(drop));
+        if let Err(e) = committed {
+            // The rollback's own failure says less than the write's.
+            let _ = writer.rollback();
+            return Err(tantivy_error(e));
+        }
+        self.reader.reload().map_err(tantivy_error)
+    }
+
+    fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
+        let f = self.fields;
+        let words = if has_words(&query.q) {
+            let words = words_of(&query.q);
+            if words.is_empty() {
+                // Only words too long to be indexed: nothing can have them.
+                return Ok(SearchPage {
+                    total: 0,
+                    hits: Vec::new(),
+                });
+            }
+            words
+        } else {
+            Vec::new()
+        };
+
+        let mut clauses = scope_clauses(f, &query.scope);
+        for (name, value) in &query.filter {
+            clauses.push((Occur::Must, exact_value(f, name, value)));
+        }
+        for word in &words {
+            let in_text_or_fields: Vec<(Occur, Box<dyn Query>)> = [f.text, f.fields_text]
+                .into_iter()
+                .map(|field| {
+                    let term = Term::from_field_text(field, word);
+                    let query: Box<dyn Query> =
+                        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                    (Occur::Should, query)
+                })
+                .collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(in_text_or_fields))));
+        }
+        let tantivy_query = BooleanQuery::new(clauses);
+
+        let searcher = self.reader.searcher();
+        let (offset, limit) = reachable(query.offset, query.limit);
+        let (total, addresses) = if limit == 0 {
+            // TopDocs refuses a limit of 0.
+            (
+                searcher
+                    .search(&tantivy_query, &Count)
+                    .map_err(tantivy_error)?,
+                Vec::new(),
+            )
+        } else if words.is_empty() {
+            let newest = TopDocs::with_limit(limit)
+                .and_offset(offset)
+                .order_by_string_fast_field("datetime", Order::Desc);
+            let (total, top) = searcher
+                .search(&tantivy_query, &(Count, newest))
+                .map_err(tantivy_error)?;
+            (total, top.into_iter().map(|(_, a)| a).collect())
+        } else {
+            let best = TopDocs::with_limit(limit)
+                .and_offset(offset)
+                .order_by_score();
+            let (total, top) = searcher
+                .search(&tantivy_query, &(Count, best))
+                .map_err(tantivy_error)?;
+            (total, top.into_iter().map(|(_, a)| a).collect())
+        };
+
+        let snippets = if words.is_empty() || addresses.is_empty() {
+            None
+        } else {
+            let mut generator = SnippetGenerator::create(&searcher, &tantivy_query, f.text)
+                .map_err(tantivy_error)?;
+            generator.set_max_num_chars(SNIPPET_CHARS);
+            Some(generator)
+        };
+        let hits = addresses
+            .into_iter()
+            .map(|address| hit(f, &searcher, address, snippets.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchPage {
+            total: total as u64,
+            hits,
+        })
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let raw = || {
+        TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_fieldnorms(false)
+                    .set_index_option(IndexRecordOption::Basic),
+            )
+            .set_stored()
+    };
+    let words_indexing = TextFieldIndexing::default()
+        .set_tokenizer(WORDS)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let fields = Fields {
+        id: builder.add_text_field("id", raw()),
+        company: builder.add_text_field("company", raw()),
+        organization: builder.add_text_field("organization", raw()),
+        folder: builder.add_text_field("folder", raw()),
+        datetime: builder.add_text_field(
+            "datetime",
+            TextOptions::default().set_stored().set_fast("raw"),
+        ),
+        text: builder.add_text_field(
+            "text",
+            TextOptions::default()
+                .set_indexing_options(words_indexing.clone())
+                .set_stored(),
+        ),
+        fields: builder.add_json_field("fields", JsonObjectOptions::default().set_stored()),
+        fields_exact: builder.add_json_field(
+            "fields_exact",
+            JsonObjectOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_fieldnorms(false)
+                    .set_index_option(IndexRecordOption::Basic),
+            ),
+        ),
+        fields_text: builder.add_text_field(
+            "fields_text",
+            TextOptions::default().set_indexing_options(words_indexing),
+        ),
+    };
+    (builder.build(), fields)
+}
+
+/// Words as the index holds them: split on anything but letters and digits, lowercased, accents folded.
+fn words() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(LONGEST_WORD))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// The distinct words of `q` that count, in order.
+fn words_of(q: &str) -> Vec<String> {
+    let mut analyzer = words();
+    let mut stream = analyzer.token_stream(q);
+    let mut found: Vec<String> = Vec::new();
+    while found.len() < MAX_QUERY_WORDS && stream.advance() {
+        let word = &stream.token().text;
+        if !found.contains(word) {
+            found.push(word.clone());
+        }
+    }
+    found
+}
+
+fn to_tantivy(f: Fields, document: &SearchDocument) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.id, &document.id);
+    doc.add_text(f.company, &document.company);
+    doc.add_text(f.organization, &document.organization);
+    doc.add_text(f.folder, &document.folder);
+    doc.add_text(f.datetime, &document.datetime);
+    doc.add_text(f.text, &document.text);
+    let object = |value: fn(&str) -> String| -> BTreeMap<String, OwnedValue> {
+        document
+            .fields
+            .iter()
+            .map(|(name, v)| (name.clone(), OwnedValue::Str(value(v))))
+            .collect()
+    };
+    doc.add_object(f.fields, object(str::to_string));
+    doc.add_object(f.fields_exact, object(normalize_filter_value));
+    for value in document.fields.values() {
+        doc.add_text(f.fields_text, value);
+    }
+    doc
+}
+
+/// Every document of the scope; the clauses score nothing, so relevance is the words' alone.
+fn scope_clauses(f: Fields, scope: &Scope) -> Vec<(Occur, Box<dyn Query>)> {
+    let mut clauses = vec![(Occur::Must, exact(f.company, &scope.company))];
+    if let Some(organization) = &scope.organization {
+        clauses.push((Occur::Must, exact(f.organization, organization)));
+    }
+    if let Some(folder) = &scope.folder {
+        clauses.push((Occur::Must, exact(f.folder, folder)));
+    }
+    clauses
+}
+
+fn exact(field: Field, value: &str) -> Box<dyn Query> {
+    unscored(Term::from_field_text(field, value))
+}
+
+/// The documents whose metadata field `name` holds `value`, compared as both were normalized.
+fn exact_value(f: Fields, name: &str, value: &str) -> Box<dyn Query> {
+    // The path is read with `\` escapes and `.` as nesting; the name is one key, taken literally.
+    let path = name.replace('\\', "\\\\").replace('.', "\\.");
+    let mut term = Term::from_field_json_path(f.fields_exact, &path, false);
+    term.append_type_and_str(&normalize_filter_value(value));
+    unscored(term)
+}
+
+fn unscored(term: Term) -> Box<dyn Query> {
+    Box::new(ConstScoreQuery::new(
+        Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+        0.0,
+    ))
+}
+
+fn hit(
+    f: Fields,
+    searcher: &Searcher,
+    address: DocAddress,
+    snippets: Option<&SnippetGenerator>,
+) -> Result<SearchHit, SearchError> {
+    let doc: TantivyDocument = searcher.doc(address).map_err(tantivy_error)?;
+    let text = |field: Field| {
+        doc.get_first(field)
+            .and_then(|value| value.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let fields = doc
+        .get_first(f.fields)
+        .and_then(|value| value.as_object())
+        .map(|object| {
+            object
+                .filter_map(|(name, value)| Some((name.to_string(), value.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let snippet = match snippets {
+        Some(generator) => {
+            let snippet = generator.snippet_from_doc(&doc);
+            if snippet.is_empty() {
+                String::new()
+            } else {
+                mark(snippet.fragment(), snippet.highlighted())
+            }
+        }
+        None => String::new(),
+    };
+    Ok(SearchHit {
+        id: text(f.id),
+        folder: text(f.folder),
+        datetime: text(f.datetime),
+        snippet,
+        fields,
+    })
+}
+
+fn backend(message: String) -> SearchError {
+    SearchError::Backend(message)
+}
+
+fn tantivy_error(e: tantivy::TantivyError) -> SearchError {
+    backend(e.to_string())
+}
