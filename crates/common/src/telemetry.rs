@@ -111,3 +111,31 @@ fn exporter(service: &str, endpoint: &str) -> Result<SdkTracerProvider, String> 
         .with_resource(resource)
         .build())
 }
+
+/// The W3C `traceparent` of the current span, for a bus message to carry (`None` when traces are not
+/// exported or no span is open).
+pub fn current_traceparent() -> Option<String> {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    if !traces_exported() {
+        return None;
+    }
+    let context = tracing::Span::current().context();
+    let mut carrier = std::collections::HashMap::new();
+    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&context, &mut carrier));
+    carrier.remove("traceparent")
+}
+
+/// A span for a worker's job that continues the trace of the message's `traceparent`, so one trace runs
+/// from the HTTP request through the bus into the worker.
+pub fn job_span(topic: &str, traceparent: Option<&str>) -> tracing::Span {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let span =
+        tracing::info_span!("bus job", otel.kind = "consumer", messaging.destination = %topic);
+    if let Some(traceparent) = traceparent {
+        let carrier: std::collections::HashMap<String, String> =
+            [("traceparent".to_string(), traceparent.to_string())].into();
+        let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
+        let _ = span.set_parent(parent);
+    }
+    span
+}

@@ -5,10 +5,7 @@
 //! deletions remove exactly what they name, and no query text makes a search fail.
 //!
 //! Each behaviour is one test per adapter (`contract!`): the embedded index always, Meilisearch when a
-//! server binary is found (see `support/meili_server.rs`; without one those tests say so and pass).
-
-#[path = "support/meili_server.rs"]
-mod meili_server;
+//! server binary is found (see `common::testing::meili`; without one those tests say so and pass).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,7 +14,7 @@ use common::search::{
     EmbeddedIndex, MeiliIndex, Scope, SearchDocument, SearchError, SearchIndex, SearchPage,
     SearchQuery, MAX_LIMIT,
 };
-use meili_server::{MeiliServer, MASTER_KEY};
+use common::testing::meili::{MeiliServer, MASTER_KEY};
 
 /// Generates, for each behaviour, one test on the embedded index and one on Meilisearch.
 macro_rules! contract {

@@ -1,6 +1,6 @@
 //! Trace export: a request served by `common::http::serve` becomes a server span exported over OTLP/HTTP
 //! to a collector (here a loopback HTTP server standing in for the OpenTelemetry collector), continuing
-//! the trace named by the caller's `traceparent`.
+//! the trace named by the caller's `traceparent`, which a bus message then carries into a worker's span.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,10 +51,20 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
         metrics: HttpMetrics::new("trace-test"),
         workers: 1,
     };
-    let server = serve(spec, listener, |cfg| {
+    // What a handler would put on a bus message it publishes.
+    let published: Arc<Mutex<Option<String>>> = Arc::default();
+    let outbox = published.clone();
+    let server = serve(spec, listener, move |cfg| {
+        let outbox = outbox.clone();
         cfg.route(
             "/hello/{name}",
-            web::get().to(|| async { HttpResponse::Ok().body("hi") }),
+            web::get().to(move || {
+                let outbox = outbox.clone();
+                async move {
+                    *outbox.lock().unwrap() = common::telemetry::current_traceparent();
+                    HttpResponse::Ok().body("hi")
+                }
+            }),
         );
     })
     .unwrap();
@@ -68,6 +78,14 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
+    let traceparent = published
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a traceparent for the bus");
+    assert!(traceparent.contains(trace_id), "{traceparent}");
+    // A worker's job continues the same trace.
+    drop(common::telemetry::job_span("jobs", Some(&traceparent)).entered());
 
     let guard = tokio::task::spawn_blocking(move || {
         guard.flush();
@@ -92,6 +110,7 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
     assert!(!exported.is_empty(), "the collector received no spans");
     let contains = |needle: &[u8]| exported.windows(needle.len()).any(|w| w == needle);
     assert!(contains(b"HTTP request"), "a server span per request");
+    assert!(contains(b"bus job"), "the job's span is exported too");
     assert!(
         contains(b"/hello/{name}"),
         "the span carries the route pattern"

@@ -1,5 +1,5 @@
-//! `speechd bootstrap`: a company with everything needed to try the platform, created idempotently in one
-//! transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
+//! `speechd bootstrap`: a company with everything needed to try the platform (its administrator, an OAuth
+//! client, and an organization with a folder in analytics), created idempotently in one transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
 //! the admin password and the client secret are replaced. Nothing secret is written to disk.
 
 use anyhow::Context;
@@ -40,6 +40,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     ensure_admin_role(&mut tx, company).await?;
     ensure_admin(&mut tx, company, &password_hash).await?;
     let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
+    let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
     tx.commit().await?;
     // Earlier versions kept the credentials in this file, in plain text.
     let _ = std::fs::remove_file(
@@ -56,15 +57,15 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "token_url": format!("{auth_url}/oauth/{company}/token"),
         "authorize_url": format!("{auth_url}/oauth/{company}/authorize"),
         "api_url": platform.api_url(),
-        "base_url": null,
+        "base_url": platform.base_url(),
         "track_url": null,
         "client_id": client_id,
         "client_secret": client_secret,
         "redirect_uri": redirect_uri,
         "admin_username": ADMIN_USERNAME,
         "admin_password": admin_password,
-        "organization": null,
-        "folder": null,
+        "organization": organization,
+        "folder": folder,
         "app_key": null,
     }))
 }

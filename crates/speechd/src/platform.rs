@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use admin::{AdminConfig, AdminService};
+use analytics::{AnalyticsConfig, AnalyticsService};
 use anyhow::Context;
 use auth::{AuthConfig, AuthService};
 use common::db::Database;
@@ -14,6 +15,7 @@ pub struct Platform {
     pub data_dir: PathBuf,
     pub auth: AuthConfig,
     pub admin: AdminConfig,
+    pub analytics: AnalyticsConfig,
 }
 
 impl Platform {
@@ -50,10 +52,20 @@ impl Platform {
             .common
             .public_auth_url
             .get_or_insert_with(|| auth.public_url());
+        let mut analytics: AnalyticsConfig = common::config::load()?;
+        analytics
+            .common
+            .public_auth_url
+            .get_or_insert_with(|| auth.public_url());
+        // The embedded object store and search index live under the data directory unless set apart.
+        if std::env::var("SPEECH_ANALYTICS_DATA_DIR").is_err() {
+            analytics.data_dir = data_dir.join("analytics");
+        }
         Ok(Platform {
             data_dir,
             auth,
             admin,
+            analytics,
         })
     }
 
@@ -63,7 +75,8 @@ impl Platform {
             .auth
             .common
             .db_max_connections
-            .max(self.admin.common.db_max_connections);
+            .max(self.admin.common.db_max_connections)
+            .max(self.analytics.common.db_max_connections);
         let db = Database::connect(&self.auth.common.database_url, connections).await?;
         // SQLite creates its files with the process umask; they hold password and secret hashes.
         #[cfg(unix)]
@@ -83,6 +96,7 @@ impl Platform {
     pub async fn migrate(&self, db: &Database) -> anyhow::Result<()> {
         auth::migrate(db).await?;
         admin::migrate(db).await?;
+        analytics::migrate(db).await?;
         Ok(())
     }
 
@@ -94,25 +108,35 @@ impl Platform {
         format!("http://{}", self.admin.common.addr)
     }
 
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.analytics.common.addr)
+    }
+
     pub async fn serve(&self) -> anyhow::Result<()> {
         let db = self.database().await?;
         self.migrate(&db).await?;
         let auth = AuthService::with_database(self.auth.clone(), db.clone()).await?;
-        let admin = AdminService::with_database(self.admin.clone(), db).await?;
+        let admin = AdminService::with_database(self.admin.clone(), db.clone()).await?;
+        let analytics = AnalyticsService::with_database(self.analytics.clone(), db).await?;
         let bind = |addr: &str| common::http::bind(addr).with_context(|| format!("binding {addr}"));
         let servers = vec![
             auth.serve(bind(&self.auth.common.addr)?)?,
             admin.serve(bind(&self.admin.common.addr)?)?,
+            analytics.serve(bind(&self.analytics.common.addr)?)?,
         ];
-        tracing::info!(auth = %self.auth.common.addr, admin = %self.admin.common.addr, "speechd listening");
+        let workers = analytics.spawn_workers();
+        tracing::info!(auth = %self.auth.common.addr, admin = %self.admin.common.addr,
+            analytics = %self.analytics.common.addr, "speechd listening");
         eprintln!(
-            "speechd is running: auth {auth}, admin {admin}\nCreate a company and its credentials with:\n  \
-             {exe} bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
+            "speechd is running: auth {auth}, admin {admin}, analytics {analytics}\nCreate a company and its \
+             credentials with:\n  {exe} bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
             auth = self.auth_url(),
             admin = self.api_url(),
+            analytics = self.base_url(),
             exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "speechd".into()),
         );
         common::http::run_until_signal(servers).await?;
+        workers.stop().await;
         Ok(())
     }
 }

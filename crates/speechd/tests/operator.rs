@@ -34,6 +34,17 @@ fn free_port() -> u16 {
 struct Ports {
     auth: u16,
     admin: u16,
+    analytics: u16,
+}
+
+impl Ports {
+    fn free() -> Ports {
+        Ports {
+            auth: free_port(),
+            admin: free_port(),
+            analytics: free_port(),
+        }
+    }
 }
 
 fn speechd(data: &Path, ports: &Ports) -> Command {
@@ -42,6 +53,10 @@ fn speechd(data: &Path, ports: &Ports) -> Command {
         .env("SPEECH_DATA_DIR", data)
         .env("SPEECH_AUTH_ADDR", format!("127.0.0.1:{}", ports.auth))
         .env("SPEECH_ADMIN_ADDR", format!("127.0.0.1:{}", ports.admin))
+        .env(
+            "SPEECH_ANALYTICS_ADDR",
+            format!("127.0.0.1:{}", ports.analytics),
+        )
         .env("SPEECH_LOG_FORMAT", "text")
         .env_remove("DATABASE_URL")
         .env_remove("SPEECH_SECRET_KEY")
@@ -135,10 +150,7 @@ fn uuid_like() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
     let data = temp_dir();
-    let ports = Ports {
-        auth: free_port(),
-        admin: free_port(),
-    };
+    let ports = Ports::free();
     let first = bootstrap(&data, &ports);
     for field in CONTRACT_FIELDS {
         assert!(
@@ -147,6 +159,14 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
         );
     }
     assert_eq!(first["company"], "acme");
+    assert_eq!(
+        first["base_url"],
+        format!("http://127.0.0.1:{}", ports.analytics)
+    );
+    assert_eq!(
+        (first["organization"].as_str(), first["folder"].as_str()),
+        (Some("main"), Some("calls"))
+    );
     assert_eq!(
         first["auth_url"],
         format!("http://127.0.0.1:{}", ports.auth)
@@ -203,10 +223,7 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_platform_accepts_the_bootstrap_credentials() {
     let data = temp_dir();
-    let ports = Ports {
-        auth: free_port(),
-        admin: free_port(),
-    };
+    let ports = Ports::free();
     let creds = bootstrap(&data, &ports);
     let server = serve(&data, &ports).await;
     let auth_url = creds["auth_url"].as_str().unwrap();
@@ -230,6 +247,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         .await
         .unwrap();
     assert_eq!(token["token_type"], "Bearer", "{token}");
+    quick_start(&creds, token["access_token"].as_str().unwrap()).await;
 
     // The admin user signs in through the login page.
     let browser = reqwest::Client::builder()
@@ -353,4 +371,66 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     }
     assert!(status.expect("speechd exits after SIGTERM").success());
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// The README's quick start on the served platform: a call is added to the bootstrap folder with the
+/// client-credentials token, found by search, and its metadata changed.
+async fn quick_start(creds: &Value, token: &str) {
+    let base = creds["base_url"].as_str().unwrap();
+    let (org, folder) = (
+        creds["organization"].as_str().unwrap(),
+        creds["folder"].as_str().unwrap(),
+    );
+    for path in ["/healthz", "/readyz", "/openapi.json"] {
+        let response = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(response.status(), 200, "analytics {path}");
+    }
+    let call = serde_json::json!({
+        "filename": "call-0001.wav", "datetime": "2026-11-20T10:15:00", "agent_id": "agent-7",
+        "metadata": {"queue": "billing"},
+        "utterances": [{"speaker": "client", "start": 0.5, "end": 3.2, "text": "my invoice is wrong"}]
+    });
+    let form = reqwest::multipart::Form::new()
+        .text("token", token.to_string())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(call.to_string().into_bytes()).file_name("call.json"),
+        );
+    let added: Value = reqwest::Client::new()
+        .post(format!("{base}/transcribe/acme/{org}/{folder}"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = added["tId"].as_str().expect("a call id").to_string();
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        found = reqwest::get(format!("{base}/search/acme/{org}?token={token}&q=invoice"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if found["total"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(found["hits"][0]["tId"], id.as_str(), "{found}");
+    let changed: Value = reqwest::Client::new()
+        .patch(format!("{base}/metadata/acme/{org}/{id}?token={token}"))
+        .body(r#"{"priority": "high"}"#)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed["priority"].as_str(), changed["queue"].as_str()),
+        (Some("high"), Some("billing"))
+    );
 }

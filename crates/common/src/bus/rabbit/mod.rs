@@ -309,10 +309,24 @@ impl Bus for RabbitBus {
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
         codec::check_topic(topic)?;
         let deadline = tokio::time::Instant::now() + wait;
+        let mut failed = false;
         loop {
             let relayed = self.inner.relayed.notified();
-            if let Some(delivery) = self.inner.fetch(topic).await? {
-                return Ok(Some(delivery));
+            match self.inner.fetch(topic).await {
+                Ok(Some(delivery)) => return Ok(Some(delivery)),
+                Ok(None) => {}
+                // The broker can refuse a get for a moment (a queue whose process is (re)starting
+                // answers INTERNAL_ERROR `noproc` and closes the connection): the next look reconnects.
+                // One failure is tried again at once whatever the wait; later ones until the deadline.
+                Err(BusError::Broker(e)) if !failed || tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(error = %e, topic, "the broker refused a get; looking again");
+                    if failed {
+                        tokio::time::sleep(self.inner.options.poll).await;
+                    }
+                    failed = true;
+                    continue;
+                }
+                Err(e) => return Err(e),
             }
             let now = tokio::time::Instant::now();
             if now >= deadline {

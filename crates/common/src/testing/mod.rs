@@ -3,6 +3,8 @@
 //! runs each listed test once on each backend, a namespace of its own per test on the RabbitMQ broker
 //! (`TestBroker`), and `with_config_env` for tests of configuration loading.
 
+pub mod meili;
+
 use crate::bus::{RabbitBus, RabbitOptions, RetryPolicy, Topology};
 use crate::db::Database;
 

@@ -1,0 +1,97 @@
+//! Configuration of the analytics service. Every key can be set in the file named by `SPEECH_CONFIG` or as
+//! `SPEECH_ANALYTICS_<KEY>`; the shared names (`DATABASE_URL`, `AMQP_URL`, `S3_ENDPOINT`, `S3_BUCKET`,
+//! `MEILI_URL`, `MEILI_KEY`, `SPEECH_AUTH_URL`, ...) apply too. The adapters are chosen by these URLs
+//! alone: without them the service keeps its objects and its search index under `data_dir` and its bus in
+//! its database. docs/configuration.md lists every key.
+
+use std::path::PathBuf;
+
+use common::config::{require_http_url, CommonSettings, ConfigError, ServiceConfig};
+use common::jwt::VerifierConfig;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnalyticsConfig {
+    #[serde(flatten)]
+    pub common: CommonSettings,
+    /// Where this service reaches the token service (its JWKS), e.g. `http://auth:8081`.
+    pub auth_url: String,
+    /// Where the embedded adapters keep their files: `objects/` (transcripts and audio) and `search/`.
+    pub data_dir: PathBuf,
+    /// The largest upload accepted by `POST /transcribe/...`, in bytes.
+    pub max_upload_bytes: usize,
+    /// Whether this process runs the bus workers (reindexing, deletions) beside the API.
+    pub run_workers: bool,
+    /// How long a worker may hold a message before another worker gets it again.
+    pub job_lease_ms: u64,
+    /// How long a replica reuses a token's revocation answer.
+    pub revocation_cache_ms: u64,
+    /// RabbitMQ (`AMQP_URL`); without it the bus is a queue in the service's database.
+    pub amqp_url: Option<String>,
+    /// S3 (`S3_ENDPOINT`, `S3_BUCKET`); without them objects are files under `data_dir`.
+    pub s3_endpoint: Option<String>,
+    pub s3_bucket: Option<String>,
+    /// Meilisearch (`MEILI_URL`, `MEILI_KEY`); without it the index is embedded under `data_dir`.
+    pub meili_url: Option<String>,
+    pub meili_key: Option<String>,
+    /// The Meilisearch index that holds the calls.
+    pub meili_index: String,
+}
+
+impl Default for AnalyticsConfig {
+    fn default() -> Self {
+        AnalyticsConfig {
+            common: CommonSettings::with_addr("127.0.0.1:8083"),
+            auth_url: "http://127.0.0.1:8081".into(),
+            data_dir: PathBuf::from("./data/analytics"),
+            max_upload_bytes: 64 * 1024 * 1024,
+            run_workers: true,
+            job_lease_ms: 300_000,
+            revocation_cache_ms: 1000,
+            amqp_url: None,
+            s3_endpoint: None,
+            s3_bucket: None,
+            meili_url: None,
+            meili_key: None,
+            meili_index: "speech-calls".into(),
+        }
+    }
+}
+
+impl ServiceConfig for AnalyticsConfig {
+    const ENV_PREFIX: &'static str = "SPEECH_ANALYTICS_";
+
+    fn common(&self) -> &CommonSettings {
+        &self.common
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        require_http_url("auth_url", &self.auth_url)?;
+        if self.max_upload_bytes < 1024 {
+            return Err(ConfigError(format!(
+                "max_upload_bytes must be at least 1024, got {}",
+                self.max_upload_bytes
+            )));
+        }
+        if self.job_lease_ms < 1000 {
+            return Err(ConfigError(format!(
+                "job_lease_ms must be at least 1000, got {}",
+                self.job_lease_ms
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl AnalyticsConfig {
+    /// How access tokens are verified: keys from `auth_url`, issuers from `public_auth_url`.
+    pub fn verifier_config(&self) -> VerifierConfig {
+        let public = self
+            .common
+            .public_auth_url
+            .as_deref()
+            .unwrap_or(&self.auth_url);
+        VerifierConfig::new(&self.auth_url, public)
+    }
+}

@@ -1,0 +1,85 @@
+//! Topic `analytics.delete`: removes a company, an organization or a folder with everything in it. The
+//! job works in batches of calls: their stored objects, their search documents, then their rows in one
+//! transaction; then the search documents and rows of the scope itself. Each step can run again, so a
+//! worker killed midway leaves the message unacknowledged, and the next delivery resumes with the calls
+//! that are left; nothing is reported gone while anything of it remains. `GET /config` reports
+//! `deleting (NN%)` from the calls left.
+
+use std::sync::Arc;
+
+use common::search::Scope;
+use messages::v1::DeleteScope;
+
+use super::JobError;
+use crate::state::AnalyticsState;
+use crate::store;
+
+/// Calls removed per batch (and per transaction).
+pub const BATCH: i64 = 100;
+
+pub async fn handle(state: Arc<AnalyticsState>, body: Vec<u8>) -> Result<(), JobError> {
+    let job = <DeleteScope as messages::Message>::decode(body.as_slice())
+        .map_err(|e| JobError::Poison(e.to_string()))?;
+    if job.company.is_empty() || (job.organization.is_empty() && !job.folder.is_empty()) {
+        return Err(JobError::Poison(format!("not a scope: {job:?}")));
+    }
+    let scope = Scope {
+        company: job.company,
+        organization: Some(job.organization).filter(|o| !o.is_empty()),
+        folder: Some(job.folder).filter(|f| !f.is_empty()),
+    };
+    delete_scope(&state, &scope).await
+}
+
+pub async fn delete_scope(state: &AnalyticsState, scope: &Scope) -> Result<(), JobError> {
+    while delete_batch(state, scope).await? > 0 {}
+    // Documents a late reindex may have written, then the scope's own rows.
+    state
+        .search
+        .delete_scope(scope)
+        .await
+        .map_err(JobError::retry)?;
+    let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+    store::delete_scope_rows(&mut tx, scope)
+        .await
+        .map_err(JobError::retry)?;
+    tx.commit().await.map_err(JobError::retry)?;
+    Ok(())
+}
+
+/// Removes up to `BATCH` calls of the scope: objects, search documents, then rows. Answers how many.
+pub async fn delete_batch(state: &AnalyticsState, scope: &Scope) -> Result<usize, JobError> {
+    let calls = store::calls_in(&state.db, scope, BATCH)
+        .await
+        .map_err(JobError::retry)?;
+    if calls.is_empty() {
+        return Ok(0);
+    }
+    for call in &calls {
+        delete_objects(state, &call.object_prefix()).await?;
+    }
+    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+    state.search.delete(&ids).await.map_err(JobError::retry)?;
+    let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+    store::delete_calls(&mut tx, &ids)
+        .await
+        .map_err(JobError::retry)?;
+    tx.commit().await.map_err(JobError::retry)?;
+    Ok(ids.len())
+}
+
+async fn delete_objects(state: &AnalyticsState, prefix: &str) -> Result<(), JobError> {
+    loop {
+        let keys = state
+            .objects
+            .list(prefix, None, 1000)
+            .await
+            .map_err(JobError::retry)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        for key in keys {
+            state.objects.delete(&key).await.map_err(JobError::retry)?;
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Topic `analytics.reindex`: brings calls' search documents up to date with what is stored. The worker
+//! reads each call as it is now (row, configured metadata, transcript text), so messages may arrive late,
+//! twice or out of order: the last one processed always writes the current state. A call that is gone,
+//! or whose folder is being deleted, has its document removed. Messages are taken in batches of up to
+//! `BATCH`, whose documents are written to the index in one write (an index commit is the costly part),
+//! and acknowledged after it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::bus::Delivery;
+use common::search::SearchDocument;
+use messages::v1::ReindexCall;
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use super::{settle, JobError, POLL};
+use crate::model::text_of;
+use crate::state::AnalyticsState;
+use crate::store::{self, STATUS_OK};
+
+/// Messages handled per index write.
+pub const BATCH: usize = 100;
+
+/// What a call's document needs.
+pub enum Action {
+    Upsert(Box<SearchDocument>),
+    Remove(String),
+}
+
+/// One worker loop: waits for a message, takes what else is ready up to `BATCH`, writes the index once.
+pub async fn run(state: Arc<AnalyticsState>, mut stopped: tokio::sync::watch::Receiver<bool>) {
+    let topic = messages::topics::REINDEX;
+    loop {
+        if *stopped.borrow() {
+            break;
+        }
+        let first = tokio::select! {
+            _ = stopped.changed() => break,
+            d = state.bus.receive(topic, POLL) => d,
+        };
+        let mut batch = match first {
+            Ok(Some(delivery)) => vec![delivery],
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+        };
+        while batch.len() < BATCH {
+            match state.bus.receive(topic, Duration::ZERO).await {
+                Ok(Some(delivery)) => batch.push(delivery),
+                _ => break,
+            }
+        }
+        process(&state, batch).await;
+    }
+}
+
+async fn process(state: &Arc<AnalyticsState>, batch: Vec<Delivery>) {
+    let mut ready = Vec::new();
+    let mut upserts = Vec::new();
+    let mut removals = Vec::new();
+    for delivery in batch {
+        let span = common::telemetry::job_span(
+            messages::topics::REINDEX,
+            delivery.message.traceparent.as_deref(),
+        );
+        match action(state, &delivery.message.body).instrument(span).await {
+            Ok(Action::Upsert(document)) => {
+                upserts.push(*document);
+                ready.push(delivery);
+            }
+            Ok(Action::Remove(id)) => {
+                removals.push(id);
+                ready.push(delivery);
+            }
+            Err(e) => settle(state, messages::topics::REINDEX, delivery, Err(e)).await,
+        }
+    }
+    let written = async {
+        if !upserts.is_empty() {
+            state.search.upsert(&upserts).await?;
+        }
+        if !removals.is_empty() {
+            state.search.delete(&removals).await?;
+        }
+        Ok::<(), common::search::SearchError>(())
+    }
+    .await
+    .map_err(JobError::retry);
+    for delivery in ready {
+        let outcome = written
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| JobError::Retry(e.to_string()));
+        settle(state, messages::topics::REINDEX, delivery, outcome).await;
+    }
+}
+
+/// What the message's call needs, read from the stores.
+pub async fn action(state: &AnalyticsState, body: &[u8]) -> Result<Action, JobError> {
+    let message = <ReindexCall as messages::Message>::decode(body)
+        .map_err(|e| JobError::Poison(e.to_string()))?;
+    let call_id = message.call_id;
+    let row = store::get_call(&state.db, &call_id)
+        .await
+        .map_err(JobError::retry)?;
+    let Some(row) = row else {
+        return Ok(Action::Remove(call_id));
+    };
+    let folder = store::get_folder(&state.db, &row.company, &row.organization, &row.folder)
+        .await
+        .map_err(JobError::retry)?;
+    if folder.is_none_or(|f| f.status != STATUS_OK) {
+        return Ok(Action::Remove(call_id));
+    }
+    let transcript = state
+        .objects
+        .get(&row.transcript_key())
+        .await
+        .map_err(JobError::retry)?
+        .ok_or_else(|| JobError::Retry(format!("the transcript of call {call_id} is missing")))?;
+    let json: Map<String, Value> =
+        serde_json::from_slice(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
+    let fields: BTreeMap<String, String> = store::metadata(&state.db, &call_id)
+        .await
+        .map_err(JobError::retry)?
+        .into_iter()
+        .collect();
+    Ok(Action::Upsert(Box::new(SearchDocument {
+        id: row.id,
+        company: row.company,
+        organization: row.organization,
+        folder: row.folder,
+        datetime: row.datetime,
+        text: text_of(&json),
+        fields,
+    })))
+}

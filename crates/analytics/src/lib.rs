@@ -1,0 +1,126 @@
+//! The transcript analytics service: configuration of companies, organizations and folders, calls added
+//! to folders, their metadata and search, with the bus workers that keep the search index up to date and
+//! carry out deletions (docs/analytics-api.md). It owns its tables (`store`) and reaches the object
+//! store, the search index and the bus through the ports of `common`, whose adapters `ports` picks from
+//! the configuration.
+
+pub mod access;
+pub mod config;
+pub mod error;
+pub mod jobs;
+pub mod model;
+pub mod names;
+pub mod openapi;
+pub mod ports;
+pub mod provision;
+pub mod routes;
+pub mod state;
+pub mod store;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use common::db::Database;
+use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+
+pub use config::AnalyticsConfig;
+pub use state::{AnalyticsState, Ports};
+
+/// The OpenAPI document of the analytics service, generated from its handlers and types.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    openapi::document()
+}
+
+/// Applies the migrations the analytics service needs: its own tables, the bus's outbox and the
+/// revocation list it reads.
+pub async fn migrate(db: &Database) -> anyhow::Result<()> {
+    db.migrate(&store::MIGRATIONS).await?;
+    db.migrate(&common::bus::MIGRATIONS).await?;
+    db.migrate(&revocation::MIGRATIONS).await?;
+    Ok(())
+}
+
+/// A ready-to-serve analytics service: migrated database, chosen adapters, shared state.
+#[derive(Clone)]
+pub struct AnalyticsService {
+    pub state: web::Data<AnalyticsState>,
+}
+
+impl AnalyticsService {
+    /// Connects to `config.common.database_url`, migrates it and opens the configured adapters.
+    pub async fn connect(config: AnalyticsConfig) -> anyhow::Result<AnalyticsService> {
+        let db = Database::connect(
+            &config.common.database_url,
+            config.common.db_max_connections,
+        )
+        .await?;
+        AnalyticsService::with_database(config, db).await
+    }
+
+    pub async fn with_database(
+        config: AnalyticsConfig,
+        db: Database,
+    ) -> anyhow::Result<AnalyticsService> {
+        migrate(&db).await?;
+        let ports = ports::from_config(&config, &db).await?;
+        Ok(AnalyticsService::with_ports(config, db, ports))
+    }
+
+    /// A service on adapters the caller chose (tests pair adapters this way).
+    pub fn with_ports(config: AnalyticsConfig, db: Database, ports: Ports) -> AnalyticsService {
+        AnalyticsService {
+            state: web::Data::new(AnalyticsState::new(config, db, ports)),
+        }
+    }
+
+    /// Starts the bus workers (reindexing, deletions) on this process.
+    pub fn spawn_workers(&self) -> jobs::Workers {
+        jobs::spawn(self.state.clone().into_inner())
+    }
+
+    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+        self.serve_with(listener, true)
+    }
+
+    /// Serves only the operational endpoints (`/healthz`, `/readyz`, `/metrics`), for a process that runs
+    /// the workers alone and must still answer its orchestrator's probes.
+    pub fn serve_operations(&self, listener: TcpListener) -> std::io::Result<Server> {
+        self.serve_with(listener, false)
+    }
+
+    fn serve_with(&self, listener: TcpListener, api: bool) -> std::io::Result<Server> {
+        let state = self.state.clone();
+        let probe = state.clone();
+        let spec = ServerSpec {
+            name: "analytics",
+            openapi: openapi(),
+            readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
+            metrics: HttpMetrics::new("analytics"),
+            workers: state.config.common.workers,
+        };
+        serve(spec, listener, move |cfg| {
+            cfg.app_data(state.clone());
+            if api {
+                cfg.configure(routes::configure);
+            }
+        })
+    }
+}
+
+/// Every dependency by name: the database (which also holds the embedded bus), the object store and the
+/// search index.
+async fn readiness(state: Arc<AnalyticsState>) -> Vec<(&'static str, bool)> {
+    let database = state.db.ping().await;
+    let objects = state.objects.list("", None, 1).await.is_ok();
+    let search = state.search.ready().await.is_ok();
+    vec![
+        ("database", database),
+        ("object_store", objects),
+        ("search_index", search),
+    ]
+}

@@ -1,0 +1,36 @@
+//! `analytics-service`: the analytics API with its bus workers, configured from the environment (see
+//! `AnalyticsConfig`). `analytics-service worker` runs the workers alone, to scale them apart from the API;
+//! it then answers only `/healthz`, `/readyz` and `/metrics` on its address.
+
+use analytics::{AnalyticsConfig, AnalyticsService};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config: AnalyticsConfig = common::config::load()?;
+    let _telemetry = common::telemetry::init("analytics", &config.common.log_format);
+    let worker_only = match std::env::args().nth(1).as_deref() {
+        None => false,
+        Some("worker") => true,
+        Some(other) => {
+            anyhow::bail!("unknown command {other:?}: run with no argument, or `worker`")
+        }
+    };
+    let addr = config.common.addr.clone();
+    let run_workers = config.run_workers || worker_only;
+    let service = AnalyticsService::connect(config).await?;
+    let workers = run_workers.then(|| service.spawn_workers());
+    if worker_only {
+        // The workers' process answers the operational endpoints only, for its probes.
+        let server = service.serve_operations(common::http::bind(&addr)?)?;
+        tracing::info!(%addr, "analytics workers running");
+        common::http::run_until_signal(vec![server]).await?;
+    } else {
+        let server = service.serve(common::http::bind(&addr)?)?;
+        tracing::info!(%addr, "analytics-service listening");
+        common::http::run_until_signal(vec![server]).await?;
+    }
+    if let Some(workers) = workers {
+        workers.stop().await;
+    }
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! The `/config` records. A folder record has exactly the fields of docs/analytics-api.md (Folder record);
+//! a body may omit any setting, which then takes its default, and may carry the read-only fields of a
+//! record (`created`, `status`, ...), which are ignored, so a record read with GET can be sent back with PUT.
+//! Any other field is refused.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use crate::error::AnalyticsError;
+use crate::names;
+
+/// The most metadata fields a folder configures.
+pub const MAX_CUSTOM_META: usize = 100;
+/// The most applications a folder uses.
+pub const MAX_APPS: usize = 100;
+/// The longest text setting.
+pub const MAX_SETTING_LEN: usize = 256;
+
+/// Where a folder's transcription results go by default, and how often delivery is tried.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FolderCallback {
+    /// An `http` or `https` address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Delivery attempts at most (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000)]
+    pub attempts: Option<u32>,
+}
+
+/// The settings of a folder: everything in its record but `created` and `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FolderSettings {
+    /// Transcription servers (pools) the folder's audio goes to.
+    pub servers: Vec<String>,
+    /// Speakers per call.
+    #[schema(minimum = 1, maximum = 10)]
+    pub nspeakers: i64,
+    pub audiotype: String,
+    pub purifyaudio: bool,
+    pub purifytext: bool,
+    /// The recognition model of channel 0 and of channel 1.
+    pub modelchan0: String,
+    pub modelchan1: String,
+    /// The channel of the agent in stereo audio (0 or 1).
+    #[schema(minimum = 0, maximum = 1)]
+    pub agentchan: i64,
+    pub mode: String,
+    pub callback: FolderCallback,
+    /// The applications that score the folder's calls.
+    pub apps: Vec<String>,
+    /// Options passed to the speech recognizer.
+    #[schema(value_type = Object)]
+    pub asroptions: Map<String, Value>,
+    /// The metadata fields kept in the database and the search index (others only in the transcript).
+    pub custom_meta: Vec<String>,
+    /// Read-only: accepted so that a record read with GET can be sent back, and ignored.
+    #[serde(skip_serializing)]
+    #[schema(read_only, value_type = Option<String>)]
+    pub created: Option<Value>,
+    /// Read-only, like `created`.
+    #[serde(skip_serializing)]
+    #[schema(read_only, value_type = Option<String>)]
+    pub status: Option<Value>,
+}
+
+impl Default for FolderSettings {
+    fn default() -> Self {
+        FolderSettings {
+            servers: Vec::new(),
+            nspeakers: 2,
+            audiotype: "call".into(),
+            purifyaudio: false,
+            purifytext: false,
+            modelchan0: "en-us".into(),
+            modelchan1: "en-us".into(),
+            agentchan: 0,
+            mode: "normal".into(),
+            callback: FolderCallback::default(),
+            apps: Vec::new(),
+            asroptions: Map::new(),
+            custom_meta: Vec::new(),
+            created: None,
+            status: None,
+        }
+    }
+}
+
+impl FolderSettings {
+    /// Checks every setting; the message names the field.
+    pub fn check(&self) -> Result<(), AnalyticsError> {
+        let bad =
+            |field: &str, why: String| Err(AnalyticsError::BadRequest(format!("{field}: {why}")));
+        if !(1..=10).contains(&self.nspeakers) {
+            return bad(
+                "nspeakers",
+                format!("must be 1 to 10, got {}", self.nspeakers),
+            );
+        }
+        if !(0..=1).contains(&self.agentchan) {
+            return bad(
+                "agentchan",
+                format!("must be 0 or 1, got {}", self.agentchan),
+            );
+        }
+        for (field, value) in [
+            ("audiotype", &self.audiotype),
+            ("modelchan0", &self.modelchan0),
+            ("modelchan1", &self.modelchan1),
+            ("mode", &self.mode),
+        ] {
+            check_text(field, value)?;
+        }
+        for (i, server) in self.servers.iter().enumerate() {
+            check_text(&format!("servers[{i}]"), server)?;
+        }
+        if self.apps.len() > MAX_APPS {
+            return bad("apps", format!("at most {MAX_APPS} applications"));
+        }
+        for (i, app) in self.apps.iter().enumerate() {
+            check_text(&format!("apps[{i}]"), app)?;
+        }
+        if self.custom_meta.len() > MAX_CUSTOM_META {
+            return bad("custom_meta", format!("at most {MAX_CUSTOM_META} fields"));
+        }
+        for (i, field) in self.custom_meta.iter().enumerate() {
+            names::check_field(field)
+                .map_err(|e| AnalyticsError::BadRequest(format!("custom_meta[{i}]: {e}")))?;
+            if self.custom_meta[..i].contains(field) {
+                return bad(
+                    &format!("custom_meta[{i}]"),
+                    format!("{field} is listed twice"),
+                );
+            }
+        }
+        if let Some(url) = &self.callback.url {
+            let parsed = url::Url::parse(url).ok();
+            if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            {
+                return bad(
+                    "callback.url",
+                    format!("{url:?} is not an http or https address"),
+                );
+            }
+        }
+        if let Some(attempts) = self.callback.attempts {
+            if !(1..=1000).contains(&attempts) {
+                return bad(
+                    "callback.attempts",
+                    format!("must be 1 to 1000, got {attempts}"),
+                );
+            }
+        }
+        if serde_json::to_string(&self.asroptions).map_or(0, |s| s.len()) > 16 * 1024 {
+            return bad("asroptions", "is larger than 16 KiB".into());
+        }
+        Ok(())
+    }
+
+    pub fn configures(&self, field: &str) -> bool {
+        self.custom_meta.iter().any(|f| f == field)
+    }
+}
+
+fn check_text(field: &str, value: &str) -> Result<(), AnalyticsError> {
+    if value.chars().count() > MAX_SETTING_LEN || value.chars().any(char::is_control) {
+        return Err(AnalyticsError::BadRequest(format!(
+            "{field}: at most {MAX_SETTING_LEN} characters, no control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// A folder record, its fields in the documented order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FolderRecord {
+    pub servers: Vec<String>,
+    pub nspeakers: i64,
+    pub audiotype: String,
+    /// The day the folder was created, YYYY-MM-DD.
+    pub created: String,
+    pub purifyaudio: bool,
+    pub purifytext: bool,
+    pub modelchan0: String,
+    pub modelchan1: String,
+    pub agentchan: i64,
+    pub mode: String,
+    /// `OK`, or `deleting` while the folder is being deleted.
+    pub status: String,
+    pub callback: FolderCallback,
+    pub apps: Vec<String>,
+    #[schema(value_type = Object)]
+    pub asroptions: Map<String, Value>,
+    pub custom_meta: Vec<String>,
+}
+
+impl FolderRecord {
+    pub fn new(settings: FolderSettings, created: String, status: String) -> FolderRecord {
+        FolderRecord {
+            servers: settings.servers,
+            nspeakers: settings.nspeakers,
+            audiotype: settings.audiotype,
+            created,
+            purifyaudio: settings.purifyaudio,
+            purifytext: settings.purifytext,
+            modelchan0: settings.modelchan0,
+            modelchan1: settings.modelchan1,
+            agentchan: settings.agentchan,
+            mode: settings.mode,
+            status,
+            callback: settings.callback,
+            apps: settings.apps,
+            asroptions: settings.asroptions,
+            custom_meta: settings.custom_meta,
+        }
+    }
+}
+
+/// A company body (`POST`/`PUT /config/<company>`). The read-only fields of a record read back are
+/// accepted and ignored.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompanyBody {
+    /// A display name; defaults to the short name.
+    pub name: Option<String>,
+    #[schema(read_only, value_type = Option<String>)]
+    pub company: Option<Value>,
+    #[schema(read_only, value_type = Option<String>)]
+    pub created: Option<Value>,
+    #[schema(read_only, value_type = Option<String>)]
+    pub status: Option<Value>,
+    #[schema(read_only, value_type = Option<Vec<String>>)]
+    pub organizations: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CompanyRecord {
+    pub company: String,
+    pub name: String,
+    pub created: String,
+    /// `OK`, or `deleting (NN%)` while the company is being deleted.
+    pub status: String,
+    pub organizations: Vec<String>,
+}
+
+/// An organization body (`POST`/`PUT /config/<company>/<organization>`). The read-only fields of a
+/// record read back are accepted and ignored.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationBody {
+    /// An IANA time zone, e.g. `Europe/Berlin`: the zone of its calls' `datetime`.
+    pub timezone: String,
+    #[serde(default)]
+    #[schema(read_only, value_type = Option<String>)]
+    pub organization: Option<Value>,
+    #[serde(default)]
+    #[schema(read_only, value_type = Option<String>)]
+    pub created: Option<Value>,
+    #[serde(default)]
+    #[schema(read_only, value_type = Option<String>)]
+    pub status: Option<Value>,
+    #[serde(default)]
+    #[schema(read_only, value_type = Option<Vec<String>>)]
+    pub folders: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationRecord {
+    pub organization: String,
+    pub timezone: String,
+    pub created: String,
+    /// `OK`, or `deleting (NN%)` while the organization is being deleted.
+    pub status: String,
+    pub folders: Vec<String>,
+}
+
+/// The time zone named `name`, or a message saying it is not one.
+pub fn parse_timezone(name: &str) -> Result<chrono_tz::Tz, AnalyticsError> {
+    name.parse::<chrono_tz::Tz>().map_err(|_| {
+        AnalyticsError::BadRequest(format!(
+            "timezone: {name:?} is not an IANA time zone name such as Europe/Berlin"
+        ))
+    })
+}

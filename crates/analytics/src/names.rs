@@ -1,0 +1,127 @@
+//! What names the analytics API accepts: organization and folder names (path segments and parts of
+//! object keys), metadata field names, and the reserved field names a metadata request may not set.
+//! Company names follow the token service's rule (`common::jwt::valid_company`).
+
+use crate::error::AnalyticsError;
+
+/// The longest organization or folder name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The longest metadata field name and value.
+pub const MAX_FIELD_LEN: usize = 64;
+pub const MAX_VALUE_LEN: usize = 4096;
+
+/// Field names a metadata request may not set or remove: the transcript's own fields, which the service
+/// maintains (docs/analytics-api.md, Reserved metadata names).
+pub const RESERVED_FIELDS: &[&str] = &[
+    "tId",
+    "datetime",
+    "last_modified",
+    "filename",
+    "agent_id",
+    "audio_seconds",
+    "requestid",
+    "utterances",
+    "metadata",
+    "company",
+    "organization",
+    "folder",
+];
+
+/// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
+pub fn valid_name(name: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&name.len())
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+pub fn check_company(name: &str) -> Result<(), AnalyticsError> {
+    if common::jwt::valid_company(name) {
+        Ok(())
+    } else {
+        Err(AnalyticsError::BadRequest(format!(
+            "invalid company name {name:?}: 1 to 64 characters of a-z, 0-9, '-' and '_'"
+        )))
+    }
+}
+
+/// `what` is "organization" or "folder".
+pub fn check_name(what: &str, name: &str) -> Result<(), AnalyticsError> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(AnalyticsError::BadRequest(format!(
+            "invalid {what} name {name:?}: 1 to {MAX_NAME_LEN} characters of letters, digits, '.', '_' \
+             and '-', starting with a letter or digit"
+        )))
+    }
+}
+
+/// A metadata field name: not reserved, 1 to 64 characters, no control characters; letters, digits,
+/// `_`, `-`, `.` and spaces.
+pub fn check_field(name: &str) -> Result<(), AnalyticsError> {
+    if RESERVED_FIELDS.contains(&name) {
+        return Err(AnalyticsError::BadRequest(format!(
+            "{name} is a reserved field name and cannot be set or removed through metadata"
+        )));
+    }
+    let valid = (1..=MAX_FIELD_LEN).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '))
+        && !name.starts_with(' ')
+        && !name.ends_with(' ');
+    if valid {
+        Ok(())
+    } else {
+        Err(AnalyticsError::BadRequest(format!(
+            "invalid metadata field name {name:?}: 1 to {MAX_FIELD_LEN} letters, digits, '_', '-', '.' \
+             or inner spaces"
+        )))
+    }
+}
+
+/// A metadata value: at most 4096 characters, no control characters other than tab.
+pub fn check_value(field: &str, value: &str) -> Result<(), AnalyticsError> {
+    if value.chars().count() > MAX_VALUE_LEN {
+        return Err(AnalyticsError::BadRequest(format!(
+            "the value of {field} is longer than {MAX_VALUE_LEN} characters"
+        )));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(AnalyticsError::BadRequest(format!(
+            "the value of {field} contains control characters"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_could_leave_their_key_or_path_are_refused() {
+        for good in ["support", "inbox-2", "a.b_c", "X"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", ".hidden", "a/b", "a b", "ü", &"x".repeat(65)] {
+            assert!(!valid_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reserved_and_malformed_fields_are_refused() {
+        for reserved in ["tId", "datetime", "last_modified", "filename", "agent_id"] {
+            assert!(check_field(reserved).is_err(), "{reserved}");
+        }
+        assert!(check_field("queue").is_ok());
+        assert!(check_field("customer id").is_ok());
+        assert!(check_field(" queue").is_err());
+        assert!(check_field("a\u{202e}b").is_err(), "bidi override");
+        assert!(check_value("queue", "line\nbreak").is_err());
+        assert!(check_value("queue", "tab\tok").is_ok());
+    }
+}

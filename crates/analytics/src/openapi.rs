@@ -1,0 +1,40 @@
+//! The OpenAPI document of the analytics API, generated from the handlers' annotations and the request and
+//! response types (docs/analytics-api.md).
+
+use utoipa::OpenApi;
+
+use crate::routes::{config, metadata, search, transcribe};
+
+/// The document `GET /openapi.json` serves, with the operational endpoints every service has.
+pub fn document() -> utoipa::openapi::OpenApi {
+    common::http::with_operational_endpoints(AnalyticsApi::openapi())
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Speech platform analytics API",
+        version = "1.0.0",
+        description = "Configuration of companies, organizations and folders, calls added to folders, \
+            their metadata, and search. Every request carries an access token of the token service as the \
+            `token` query parameter (or an Authorization: Bearer header): analytics:read for reads, \
+            analytics:write for changes, and only for the token's own company. Errors are text/html. \
+            See docs/analytics-api.md."
+    ),
+    paths(
+        config::get_company, config::create_company, config::replace_company, config::delete_company,
+        config::get_organization, config::create_organization, config::replace_organization,
+        config::delete_organization,
+        config::get_folder, config::create_folder, config::replace_folder, config::delete_folder,
+        transcribe::add_call,
+        metadata::patch, metadata::delete,
+        search::search, search::search_folder,
+    ),
+    tags(
+        (name = "config", description = "Companies, organizations and folders"),
+        (name = "calls", description = "Adding calls to folders"),
+        (name = "metadata", description = "A call's metadata"),
+        (name = "search", description = "Full-text search over calls"),
+    )
+)]
+struct AnalyticsApi;

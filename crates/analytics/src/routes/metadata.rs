@@ -1,0 +1,230 @@
+//! `PATCH` and `DELETE /metadata/<company>/<organization>/<tId>`: a call's metadata (docs/analytics-api.md,
+//! Metadata). Every field goes to the transcript JSON in the object store; the fields the folder
+//! configures (`custom_meta`) also go to the database and, through a reindex message, to the search index.
+//! Every request moves `last_modified` forward; reserved names are refused; the folder's configuration is
+//! never changed and no application rescoring is started.
+//!
+//! Concurrent requests on one call never lose an update: each runs in one transaction that first locks the
+//! call's row (SQLite's write lock, PostgreSQL's row lock), so requests on the same call take turns, each
+//! reading the transcript as the previous one left it. The object is written before the transaction
+//! commits; if the commit then fails the caller gets an error, and the object may already hold the
+//! change, which a retry writes again.
+
+use std::collections::BTreeMap;
+
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use common::bus::Message;
+use messages::v1::ReindexCall;
+use serde_json::{Map, Value};
+
+use super::json_body;
+use crate::access::{authorize_request, Need};
+use crate::error::AnalyticsError;
+use crate::model::{metadata_json, metadata_value, FolderSettings};
+use crate::names::check_field;
+use crate::state::AnalyticsState;
+use crate::store::{self, CallRow, STATUS_OK};
+
+type Answer = Result<HttpResponse, AnalyticsError>;
+
+/// What a request does to the metadata.
+enum Change {
+    Set(BTreeMap<String, String>),
+    Remove(Vec<String>),
+}
+
+/// Set or replace metadata fields
+///
+/// The body is a JSON object of field names and values (strings, numbers or booleans, kept as text).
+/// The answer is the call's whole metadata after the change.
+#[utoipa::path(patch, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
+        ("token" = String, Query, description = "Access token (analytics:write)")),
+    request_body(content = Object, description = "Field names and values"),
+    responses((status = 200, description = "The call's metadata", body = Object),
+        (status = 400, description = "A reserved or invalid field (text/html)")))]
+pub async fn patch(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String, String)>,
+    body: Bytes,
+) -> Answer {
+    let (company, organization, call) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Write).await?;
+    let fields: Map<String, Value> = json_body(&body, None)?;
+    let mut set = BTreeMap::new();
+    for (field, value) in &fields {
+        check_field(field)?;
+        set.insert(field.clone(), metadata_value(field, value)?);
+    }
+    change(&state, &company, &organization, &call, Change::Set(set)).await
+}
+
+/// Remove metadata fields
+///
+/// The body is a JSON array of field names; names the call does not have are ignored. The answer is the
+/// call's whole metadata after the change.
+#[utoipa::path(delete, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
+        ("token" = String, Query, description = "Access token (analytics:write)")),
+    request_body(content = Vec<String>, description = "Field names"),
+    responses((status = 200, description = "The call's metadata", body = Object),
+        (status = 400, description = "A reserved or invalid field (text/html)")))]
+pub async fn delete(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String, String)>,
+    body: Bytes,
+) -> Answer {
+    let (company, organization, call) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Write).await?;
+    let names: Vec<String> = json_body(&body, None)?;
+    for field in &names {
+        check_field(field)?;
+    }
+    change(
+        &state,
+        &company,
+        &organization,
+        &call,
+        Change::Remove(names),
+    )
+    .await
+}
+
+fn call_not_found(call: &str) -> AnalyticsError {
+    AnalyticsError::NotFound(format!("Transcript not found: {call}"))
+}
+
+/// The next `last_modified`: now, or a millisecond after the previous one if the clock has not moved on.
+pub fn next_last_modified(previous: &str) -> String {
+    let now = Utc::now();
+    let next = match DateTime::parse_from_rfc3339(previous) {
+        Ok(prev) if prev.with_timezone(&Utc) >= now => {
+            prev.with_timezone(&Utc) + Duration::milliseconds(1)
+        }
+        _ => now,
+    };
+    next.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+async fn change(
+    state: &AnalyticsState,
+    company: &str,
+    organization: &str,
+    call: &str,
+    change: Change,
+) -> Answer {
+    let mut tx = state.db.begin().await?;
+    let row = store::get_call(&mut tx, call)
+        .await?
+        .filter(|r| r.company == company && r.organization == organization)
+        .ok_or_else(|| call_not_found(call))?;
+    let folder = store::get_folder(&mut tx, company, organization, &row.folder)
+        .await?
+        .ok_or_else(|| call_not_found(call))?;
+    if folder.status != STATUS_OK {
+        return Err(AnalyticsError::Conflict(format!(
+            "folder {} is being deleted",
+            row.folder
+        )));
+    }
+    let settings: FolderSettings =
+        serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
+
+    let key = row.transcript_key();
+    let bytes = state.objects.get(&key).await?.ok_or_else(|| {
+        AnalyticsError::internal(format!("the transcript of call {call} is missing"))
+    })?;
+    let mut json: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(AnalyticsError::internal)?;
+    let mut metadata: BTreeMap<String, String> = json
+        .get("metadata")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+
+    match &change {
+        Change::Set(fields) => {
+            for (field, value) in fields {
+                metadata.insert(field.clone(), value.clone());
+                if settings.configures(field) {
+                    store::set_metadata(&mut tx, call, field, value).await?;
+                }
+            }
+        }
+        Change::Remove(names) => {
+            for field in names {
+                metadata.remove(field);
+                store::remove_metadata(&mut tx, call, field).await?;
+            }
+        }
+    }
+    let last_modified = next_last_modified(&row.last_modified);
+    store::set_last_modified(&mut tx, call, &last_modified).await?;
+    json.insert("metadata".into(), metadata_json(&metadata));
+    json.insert("last_modified".into(), Value::String(last_modified.clone()));
+    let stored = serde_json::to_vec(&json).map_err(AnalyticsError::internal)?;
+    state.objects.put(&key, stored).await?;
+    announce_reindex(state, &mut tx, &row).await?;
+    tx.commit().await?;
+
+    let row = CallRow {
+        last_modified,
+        ..row
+    };
+    Ok(HttpResponse::Ok().json(metadata_answer(&row, &metadata)))
+}
+
+/// Publishes, inside `tx`, that the call's search document must be brought up to date.
+pub async fn announce_reindex(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    row: &CallRow,
+) -> Result<(), AnalyticsError> {
+    let message = ReindexCall {
+        company: row.company.clone(),
+        organization: row.organization.clone(),
+        folder: row.folder.clone(),
+        call_id: row.id.clone(),
+        changed_at_ms: common::db::now_millis(),
+    };
+    let message = Message::new(
+        messages::topics::REINDEX,
+        messages::Message::encode_to_vec(&message),
+    )
+    .with_traceparent(common::telemetry::current_traceparent());
+    state
+        .bus
+        .publish(tx, &message)
+        .await
+        .map_err(AnalyticsError::internal)
+}
+
+/// The call's metadata as the API answers it: the transcript's own fields, then every metadata field.
+pub fn metadata_answer(row: &CallRow, metadata: &BTreeMap<String, String>) -> Map<String, Value> {
+    let mut answer = Map::new();
+    answer.insert("tId".into(), Value::String(row.id.clone()));
+    answer.insert("datetime".into(), Value::String(row.datetime.clone()));
+    answer.insert(
+        "last_modified".into(),
+        Value::String(row.last_modified.clone()),
+    );
+    answer.insert("filename".into(), Value::String(row.filename.clone()));
+    answer.insert("agent_id".into(), Value::String(row.agent_id.clone()));
+    for (field, value) in metadata {
+        answer.insert(field.clone(), Value::String(value.clone()));
+    }
+    answer
+}

@@ -1,0 +1,79 @@
+//! The analytics API's routes: one module per resource (docs/analytics-api.md). Each handler checks the
+//! token against the path's company first (`access`), then reads its body.
+
+pub mod config;
+pub mod metadata;
+pub mod search;
+pub mod transcribe;
+
+use actix_web::web;
+use serde::de::DeserializeOwned;
+
+use crate::error::AnalyticsError;
+
+/// The largest JSON body of `/config` and `/metadata`.
+pub const MAX_JSON_BYTES: usize = 1024 * 1024;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(web::PayloadConfig::new(MAX_JSON_BYTES))
+        .service(
+            web::resource("/config/{company}")
+                .route(web::get().to(config::get_company))
+                .route(web::post().to(config::create_company))
+                .route(web::put().to(config::replace_company))
+                .route(web::delete().to(config::delete_company)),
+        )
+        .service(
+            web::resource("/config/{company}/{organization}")
+                .route(web::get().to(config::get_organization))
+                .route(web::post().to(config::create_organization))
+                .route(web::put().to(config::replace_organization))
+                .route(web::delete().to(config::delete_organization)),
+        )
+        .service(
+            web::resource("/config/{company}/{organization}/{folder}")
+                .route(web::get().to(config::get_folder))
+                .route(web::post().to(config::create_folder))
+                .route(web::put().to(config::replace_folder))
+                .route(web::delete().to(config::delete_folder)),
+        )
+        .service(
+            web::resource("/transcribe/{company}/{organization}/{folder}")
+                .route(web::post().to(transcribe::add_call)),
+        )
+        .service(
+            web::resource("/metadata/{company}/{organization}/{call}")
+                .route(web::patch().to(metadata::patch))
+                .route(web::delete().to(metadata::delete)),
+        )
+        .service(
+            web::resource("/search/{company}/{organization}").route(web::get().to(search::search)),
+        )
+        .service(
+            web::resource("/search/{company}/{organization}/{folder}")
+                .route(web::get().to(search::search_folder)),
+        );
+}
+
+/// A JSON body, whatever its declared content type (`curl -d @file.json` sends a form type); a key given
+/// twice is refused, and errors name the path of the offending value. An empty body is `empty`'s value when it has one.
+pub fn json_body<T: DeserializeOwned>(bytes: &[u8], empty: Option<T>) -> Result<T, AnalyticsError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return empty
+            .ok_or_else(|| AnalyticsError::BadRequest("the body is empty: send JSON".into()));
+    }
+    common::http::check_json(bytes)
+        .map_err(|e| AnalyticsError::BadRequest(format!("invalid JSON body: {e}")))?;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            AnalyticsError::BadRequest(format!("invalid JSON body: {}", e.inner()))
+        } else {
+            AnalyticsError::BadRequest(format!("invalid JSON body at {path}: {}", e.inner()))
+        }
+    })?;
+    de.end()
+        .map_err(|e| AnalyticsError::BadRequest(format!("invalid JSON body: {e}")))?;
+    Ok(value)
+}

@@ -1,0 +1,182 @@
+//! `GET /search/<company>/<organization>[/<folder>]`: full-text search over the calls' transcript text and
+//! their folders' configured metadata fields (docs/analytics-api.md, Search). `q` holds the words (all
+//! must match), each `filter=<field>:<value>` requires a configured field to equal a value, `limit` (at
+//! most 100, default 20) and `offset` page through the hits.
+
+use std::collections::BTreeMap;
+
+use actix_web::web::{Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use common::search::{Scope, SearchQuery, MAX_LIMIT};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::access::{authorize_request, Need};
+use crate::error::AnalyticsError;
+use crate::names::check_field;
+use crate::state::AnalyticsState;
+use crate::store;
+
+pub const DEFAULT_LIMIT: usize = 20;
+/// The longest `q`.
+pub const MAX_QUERY_LEN: usize = 1000;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Hit {
+    #[serde(rename = "tId")]
+    pub t_id: String,
+    pub folder: String,
+    pub datetime: String,
+    /// A passage of the text around the match, the matched words in `<em>`…`</em>`.
+    pub snippet: String,
+    pub metadata: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Hits {
+    pub total: u64,
+    pub offset: usize,
+    pub limit: usize,
+    pub hits: Vec<Hit>,
+}
+
+/// The query parameters, each at most once except `filter`.
+fn parse_query(req: &HttpRequest, scope: Scope) -> Result<SearchQuery, AnalyticsError> {
+    let mut query = SearchQuery {
+        scope,
+        q: String::new(),
+        filter: Vec::new(),
+        offset: 0,
+        limit: DEFAULT_LIMIT,
+    };
+    let mut seen = Vec::new();
+    for (name, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+        if name != "filter" {
+            if seen.contains(&name) {
+                return Err(AnalyticsError::BadRequest(format!("{name} is given twice")));
+            }
+            seen.push(name.clone());
+        }
+        let number = |what: &str| {
+            value.parse::<usize>().map_err(|_| {
+                AnalyticsError::BadRequest(format!("{what} must be a whole number, got {value:?}"))
+            })
+        };
+        match name.as_ref() {
+            "token" => {}
+            "q" => {
+                if value.chars().count() > MAX_QUERY_LEN {
+                    return Err(AnalyticsError::BadRequest(format!(
+                        "q is longer than {MAX_QUERY_LEN} characters"
+                    )));
+                }
+                query.q = value.into_owned();
+            }
+            "filter" => {
+                let (field, wanted) = value.split_once(':').ok_or_else(|| {
+                    AnalyticsError::BadRequest(format!(
+                        "filter must be <field>:<value>, got {value:?}"
+                    ))
+                })?;
+                check_field(field)?;
+                query.filter.push((field.to_string(), wanted.to_string()));
+            }
+            "limit" => {
+                query.limit = number("limit")?;
+                if !(1..=MAX_LIMIT).contains(&query.limit) {
+                    return Err(AnalyticsError::BadRequest(format!(
+                        "limit must be 1 to {MAX_LIMIT}"
+                    )));
+                }
+            }
+            "offset" => query.offset = number("offset")?,
+            other => {
+                return Err(AnalyticsError::BadRequest(format!(
+                    "unknown query parameter {other}: expected token, q, filter, limit, offset"
+                )))
+            }
+        }
+    }
+    Ok(query)
+}
+
+async fn run(
+    state: &AnalyticsState,
+    req: &HttpRequest,
+    company: String,
+    organization: String,
+    folder: Option<String>,
+) -> Result<HttpResponse, AnalyticsError> {
+    authorize_request(state, req, &company, Need::Read).await?;
+    match &folder {
+        Some(folder) => {
+            store::get_folder(&state.db, &company, &organization, folder)
+                .await?
+                .ok_or_else(|| AnalyticsError::scope_not_found(folder))?;
+        }
+        None => {
+            store::get_organization(&state.db, &company, &organization)
+                .await?
+                .ok_or_else(|| AnalyticsError::scope_not_found(&organization))?;
+        }
+    }
+    let query = parse_query(
+        req,
+        Scope {
+            company,
+            organization: Some(organization),
+            folder,
+        },
+    )?;
+    let page = state.search.search(&query).await?;
+    Ok(HttpResponse::Ok().json(Hits {
+        total: page.total,
+        offset: query.offset,
+        limit: query.limit,
+        hits: page
+            .hits
+            .into_iter()
+            .map(|h| Hit {
+                t_id: h.id,
+                folder: h.folder,
+                datetime: h.datetime,
+                snippet: h.snippet,
+                metadata: h.fields,
+            })
+            .collect(),
+    }))
+}
+
+/// Search an organization's calls
+#[utoipa::path(get, path = "/search/{company}/{organization}", tag = "search",
+    params(("company" = String, Path), ("organization" = String, Path),
+        ("token" = String, Query, description = "Access token (analytics:read)"),
+        ("q" = Option<String>, Query, description = "Words to find (all of them)"),
+        ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
+        ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),
+    responses((status = 200, body = Hits)))]
+pub async fn search(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, AnalyticsError> {
+    let (company, organization) = path.into_inner();
+    run(&state, &req, company, organization, None).await
+}
+
+/// Search a folder's calls
+#[utoipa::path(get, path = "/search/{company}/{organization}/{folder}", tag = "search",
+    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
+        ("token" = String, Query, description = "Access token (analytics:read)"),
+        ("q" = Option<String>, Query, description = "Words to find (all of them)"),
+        ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
+        ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),
+    responses((status = 200, body = Hits)))]
+pub async fn search_folder(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String, String)>,
+) -> Result<HttpResponse, AnalyticsError> {
+    let (company, organization, folder) = path.into_inner();
+    run(&state, &req, company, organization, Some(folder)).await
+}

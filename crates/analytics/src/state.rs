@@ -1,0 +1,46 @@
+//! The state every handler and worker of the analytics service shares: the database, the three ports
+//! (bus, object store, search index) with the adapters chosen at start-up, and the token verifier.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::bus::Bus;
+use common::cache::TtlCache;
+use common::db::Database;
+use common::jwt::JwtVerifier;
+use common::objects::ObjectStore;
+use common::search::SearchIndex;
+
+use crate::config::AnalyticsConfig;
+
+pub struct AnalyticsState {
+    pub config: AnalyticsConfig,
+    pub db: Database,
+    pub bus: Arc<dyn Bus>,
+    pub objects: Arc<dyn ObjectStore>,
+    pub search: Arc<dyn SearchIndex>,
+    pub verifier: JwtVerifier,
+    /// Revocation answers per token id (`revocation_cache_ms`).
+    pub revocations: TtlCache<String, bool>,
+}
+
+/// The adapters of the three ports, as chosen from the configuration.
+pub struct Ports {
+    pub bus: Arc<dyn Bus>,
+    pub objects: Arc<dyn ObjectStore>,
+    pub search: Arc<dyn SearchIndex>,
+}
+
+impl AnalyticsState {
+    pub fn new(config: AnalyticsConfig, db: Database, ports: Ports) -> AnalyticsState {
+        AnalyticsState {
+            verifier: JwtVerifier::new(config.verifier_config()),
+            revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
+            bus: ports.bus,
+            objects: ports.objects,
+            search: ports.search,
+            db,
+            config,
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The analytics service's tables (companies as analytics knows them, organizations, folders, calls and
+//! their configured metadata). This module alone reads and writes them; every function runs on the pool
+//! (`&db`) or inside the caller's transaction (`&mut tx`), so a change, its related rows and the bus
+//! message announcing it commit together.
+
+mod postgres;
+mod rows;
+mod sqlite;
+
+use common::db::{Handle, Migrations, StoreError};
+use common::dispatch;
+use common::search::Scope;
+
+pub use rows::*;
+
+/// The analytics tables (versions 5001 to 5999).
+pub const MIGRATIONS: Migrations = Migrations {
+    postgres: || sqlx::migrate!("./migrations/postgres"),
+    sqlite: || sqlx::migrate!("./migrations/sqlite"),
+};
+
+/// A scope as the statements bind it: three strings, empty for "all".
+fn parts(scope: &Scope) -> (&str, &str, &str) {
+    (
+        scope.company.as_str(),
+        scope.organization.as_deref().unwrap_or(""),
+        scope.folder.as_deref().unwrap_or(""),
+    )
+}
+
+pub async fn insert_company<'a>(
+    h: impl Into<Handle<'a>>,
+    row: &CompanyRow,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_company(row))
+}
+
+pub async fn rename_company<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, rename_company(company, name))
+}
+
+/// The company; inside a transaction, locked until it ends.
+pub async fn get_company<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Option<CompanyRow>, StoreError> {
+    dispatch!(h, get_company(company))
+}
+
+pub async fn organizations<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Vec<String>, StoreError> {
+    dispatch!(h, organizations(company))
+}
+
+pub async fn insert_organization<'a>(
+    h: impl Into<Handle<'a>>,
+    row: &OrganizationRow,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_organization(row))
+}
+
+pub async fn set_timezone<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    timezone: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_timezone(company, organization, timezone))
+}
+
+/// The organization; inside a transaction, locked until it ends.
+pub async fn get_organization<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+) -> Result<Option<OrganizationRow>, StoreError> {
+    dispatch!(h, get_organization(company, organization))
+}
+
+pub async fn folders<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+) -> Result<Vec<String>, StoreError> {
+    dispatch!(h, folders(company, organization))
+}
+
+pub async fn insert_folder<'a>(
+    h: impl Into<Handle<'a>>,
+    row: &FolderRow,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_folder(row))
+}
+
+pub async fn set_folder_settings<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    settings: &str,
+) -> Result<(), StoreError> {
+    dispatch!(
+        h,
+        set_folder_settings(company, organization, folder, settings)
+    )
+}
+
+/// The folder; inside a transaction, locked until it ends.
+pub async fn get_folder<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<Option<FolderRow>, StoreError> {
+    dispatch!(h, get_folder(company, organization, folder))
+}
+
+/// Marks the scope and everything below it as being deleted; `total` is how many calls it holds.
+pub async fn mark_deleting<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: &Scope,
+    total: i64,
+) -> Result<(), StoreError> {
+    let (company, organization, folder) = parts(scope);
+    dispatch!(h, mark_deleting(company, organization, folder, total))
+}
+
+pub async fn count_calls<'a>(h: impl Into<Handle<'a>>, scope: &Scope) -> Result<i64, StoreError> {
+    let (company, organization, folder) = parts(scope);
+    dispatch!(h, count_calls(company, organization, folder))
+}
+
+/// Up to `limit` calls of the scope, in id order.
+pub async fn calls_in<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: &Scope,
+    limit: i64,
+) -> Result<Vec<CallRow>, StoreError> {
+    let (company, organization, folder) = parts(scope);
+    dispatch!(h, calls_in(company, organization, folder, limit))
+}
+
+/// Removes the folders, organizations and company rows of the scope; its calls must be gone.
+pub async fn delete_scope_rows<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: &Scope,
+) -> Result<(), StoreError> {
+    let (company, organization, folder) = parts(scope);
+    dispatch!(h, delete_scope_rows(company, organization, folder))
+}
+
+pub async fn insert_call<'a>(h: impl Into<Handle<'a>>, row: &CallRow) -> Result<(), StoreError> {
+    dispatch!(h, insert_call(row))
+}
+
+/// The call; inside a transaction, locked until it ends, so changes of one call are serialized.
+pub async fn get_call<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+) -> Result<Option<CallRow>, StoreError> {
+    dispatch!(h, get_call(id))
+}
+
+pub async fn set_last_modified<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_last_modified(id, value))
+}
+
+/// Removes the calls and their metadata rows.
+pub async fn delete_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
+    dispatch!(h, delete_calls(ids))
+}
+
+pub async fn set_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    call: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_metadata(call, field, value))
+}
+
+pub async fn remove_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    call: &str,
+    field: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, remove_metadata(call, field))
+}
+
+/// The call's configured metadata fields, by name.
+pub async fn metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    call: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    dispatch!(h, metadata(call))
+}

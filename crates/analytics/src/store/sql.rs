@@ -1,0 +1,403 @@
+//! The analytics statements, written once and compiled for each database (`Db` and `FOR_UPDATE` come
+//! from `postgres.rs` or `sqlite.rs`). A scope (company, organization, folder) is bound as three strings,
+//! the empty string standing for "all".
+
+use common::db::StoreError;
+
+use super::super::rows::*;
+use super::{Db, FOR_UPDATE};
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+const SCOPE: &str = "company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)";
+const CALL_COLUMNS: &str =
+    "id, company, organization, folder, request_id, datetime, last_modified, \
+                            filename, agent_id, audio_seconds";
+
+pub(crate) async fn insert_company(c: &mut Conn, row: &CompanyRow) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_companies (company, name, created, status, delete_total) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&row.company)
+    .bind(&row.name)
+    .bind(&row.created)
+    .bind(&row.status)
+    .bind(row.delete_total)
+    .execute(&mut *c)
+    .await
+    .map_err(|e| StoreError::unique(e, format!("company {}", row.company)))?;
+    Ok(())
+}
+
+pub(crate) async fn rename_company(
+    c: &mut Conn,
+    company: &str,
+    name: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>("UPDATE analytics_companies SET name = $2 WHERE company = $1")
+        .bind(company)
+        .bind(name)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn get_company(
+    c: &mut Conn,
+    company: &str,
+) -> Result<Option<CompanyRow>, StoreError> {
+    let sql = format!(
+        "SELECT company, name, created, status, delete_total FROM analytics_companies \
+         WHERE company = $1{FOR_UPDATE}"
+    );
+    Ok(sqlx::query_as::<Db, CompanyRow>(&sql)
+        .bind(company)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
+pub(crate) async fn insert_organization(
+    c: &mut Conn,
+    row: &OrganizationRow,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_organizations (company, organization, timezone, created, status, \
+         delete_total) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&row.company)
+    .bind(&row.organization)
+    .bind(&row.timezone)
+    .bind(&row.created)
+    .bind(&row.status)
+    .bind(row.delete_total)
+    .execute(&mut *c)
+    .await
+    .map_err(|e| StoreError::unique(e, format!("organization {}", row.organization)))?;
+    Ok(())
+}
+
+pub(crate) async fn set_timezone(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    timezone: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "UPDATE analytics_organizations SET timezone = $3 WHERE company = $1 AND organization = $2",
+    )
+    .bind(company)
+    .bind(organization)
+    .bind(timezone)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn get_organization(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+) -> Result<Option<OrganizationRow>, StoreError> {
+    let sql = format!(
+        "SELECT company, organization, timezone, created, status, delete_total \
+         FROM analytics_organizations WHERE company = $1 AND organization = $2{FOR_UPDATE}"
+    );
+    Ok(sqlx::query_as::<Db, OrganizationRow>(&sql)
+        .bind(company)
+        .bind(organization)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
+pub(crate) async fn organizations(c: &mut Conn, company: &str) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<Db, String>(
+        "SELECT organization FROM analytics_organizations WHERE company = $1 ORDER BY organization",
+    )
+    .bind(company)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+pub(crate) async fn insert_folder(c: &mut Conn, row: &FolderRow) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_folders (company, organization, folder, settings, created, status, \
+         delete_total) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&row.company)
+    .bind(&row.organization)
+    .bind(&row.folder)
+    .bind(&row.settings)
+    .bind(&row.created)
+    .bind(&row.status)
+    .bind(row.delete_total)
+    .execute(&mut *c)
+    .await
+    .map_err(|e| StoreError::unique(e, format!("folder {}", row.folder)))?;
+    Ok(())
+}
+
+pub(crate) async fn set_folder_settings(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    settings: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "UPDATE analytics_folders SET settings = $4 \
+         WHERE company = $1 AND organization = $2 AND folder = $3",
+    )
+    .bind(company)
+    .bind(organization)
+    .bind(folder)
+    .bind(settings)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn get_folder(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<Option<FolderRow>, StoreError> {
+    let sql = format!(
+        "SELECT company, organization, folder, settings, created, status, delete_total \
+         FROM analytics_folders WHERE company = $1 AND organization = $2 AND folder = $3{FOR_UPDATE}"
+    );
+    Ok(sqlx::query_as::<Db, FolderRow>(&sql)
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
+pub(crate) async fn folders(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<Db, String>(
+        "SELECT folder FROM analytics_folders WHERE company = $1 AND organization = $2 ORDER BY folder",
+    )
+    .bind(company)
+    .bind(organization)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// Marks the scope's own row (and, for a company or organization, every row below it) as being deleted,
+/// remembering how many calls it held.
+pub(crate) async fn mark_deleting(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    total: i64,
+) -> Result<(), StoreError> {
+    let own = match (organization.is_empty(), folder.is_empty()) {
+        (true, _) => {
+            "UPDATE analytics_companies SET status = 'deleting', delete_total = $4 \
+                      WHERE company = $1 AND $2 = '' AND $3 = ''"
+        }
+        (false, true) => {
+            "UPDATE analytics_organizations SET status = 'deleting', delete_total = $4 \
+                          WHERE company = $1 AND organization = $2 AND $3 = ''"
+        }
+        (false, false) => {
+            "UPDATE analytics_folders SET status = 'deleting', delete_total = $4 \
+                           WHERE company = $1 AND organization = $2 AND folder = $3"
+        }
+    };
+    sqlx::query::<Db>(own)
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
+        .bind(total)
+        .execute(&mut *c)
+        .await?;
+    if folder.is_empty() {
+        let below = [
+            "UPDATE analytics_organizations SET status = 'deleting' \
+             WHERE company = $1 AND ($2 = '' OR organization = $2)",
+            "UPDATE analytics_folders SET status = 'deleting' \
+             WHERE company = $1 AND ($2 = '' OR organization = $2)",
+        ];
+        for sql in below {
+            sqlx::query::<Db>(sql)
+                .bind(company)
+                .bind(organization)
+                .execute(&mut *c)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) async fn count_calls(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<i64, StoreError> {
+    let sql = format!("SELECT COUNT(*) FROM analytics_calls WHERE {SCOPE}");
+    Ok(sqlx::query_scalar::<Db, i64>(&sql)
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
+        .fetch_one(&mut *c)
+        .await?)
+}
+
+pub(crate) async fn calls_in(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    limit: i64,
+) -> Result<Vec<CallRow>, StoreError> {
+    let sql =
+        format!("SELECT {CALL_COLUMNS} FROM analytics_calls WHERE {SCOPE} ORDER BY id LIMIT $4");
+    Ok(sqlx::query_as::<Db, CallRow>(&sql)
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
+        .bind(limit)
+        .fetch_all(&mut *c)
+        .await?)
+}
+
+/// Removes the scope's folders, organizations and company rows (its calls are gone by then).
+pub(crate) async fn delete_scope_rows(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<(), StoreError> {
+    let mut statements = vec![
+        "DELETE FROM analytics_folders WHERE company = $1 AND ($2 = '' OR organization = $2) \
+         AND ($3 = '' OR folder = $3)",
+    ];
+    if folder.is_empty() {
+        statements.push(
+            "DELETE FROM analytics_organizations WHERE company = $1 AND ($2 = '' OR organization = $2) \
+             AND $3 = ''",
+        );
+    }
+    if organization.is_empty() {
+        statements
+            .push("DELETE FROM analytics_companies WHERE company = $1 AND $2 = '' AND $3 = ''");
+    }
+    for sql in statements {
+        sqlx::query::<Db>(sql)
+            .bind(company)
+            .bind(organization)
+            .bind(folder)
+            .execute(&mut *c)
+            .await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn insert_call(c: &mut Conn, row: &CallRow) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT INTO analytics_calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    );
+    sqlx::query::<Db>(&sql)
+        .bind(&row.id)
+        .bind(&row.company)
+        .bind(&row.organization)
+        .bind(&row.folder)
+        .bind(&row.request_id)
+        .bind(&row.datetime)
+        .bind(&row.last_modified)
+        .bind(&row.filename)
+        .bind(&row.agent_id)
+        .bind(row.audio_seconds)
+        .execute(&mut *c)
+        .await
+        .map_err(|e| StoreError::unique(e, format!("call {}", row.id)))?;
+    Ok(())
+}
+
+/// The call, locked until the transaction ends when read inside one.
+pub(crate) async fn get_call(c: &mut Conn, id: &str) -> Result<Option<CallRow>, StoreError> {
+    let sql = format!("SELECT {CALL_COLUMNS} FROM analytics_calls WHERE id = $1{FOR_UPDATE}");
+    Ok(sqlx::query_as::<Db, CallRow>(&sql)
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
+pub(crate) async fn set_last_modified(
+    c: &mut Conn,
+    id: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>("UPDATE analytics_calls SET last_modified = $2 WHERE id = $1")
+        .bind(id)
+        .bind(value)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
+    for id in ids {
+        sqlx::query::<Db>("DELETE FROM analytics_call_metadata WHERE call_id = $1")
+            .bind(id)
+            .execute(&mut *c)
+            .await?;
+        sqlx::query::<Db>("DELETE FROM analytics_calls WHERE id = $1")
+            .bind(id)
+            .execute(&mut *c)
+            .await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn set_metadata(
+    c: &mut Conn,
+    call: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_call_metadata (call_id, field, value) VALUES ($1, $2, $3) \
+         ON CONFLICT (call_id, field) DO UPDATE SET value = excluded.value",
+    )
+    .bind(call)
+    .bind(field)
+    .bind(value)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn remove_metadata(
+    c: &mut Conn,
+    call: &str,
+    field: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>("DELETE FROM analytics_call_metadata WHERE call_id = $1 AND field = $2")
+        .bind(call)
+        .bind(field)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn metadata(
+    c: &mut Conn,
+    call: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as::<Db, (String, String)>(
+        "SELECT field, value FROM analytics_call_metadata WHERE call_id = $1 ORDER BY field",
+    )
+    .bind(call)
+    .fetch_all(&mut *c)
+    .await?)
+}

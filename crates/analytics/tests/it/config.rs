@@ -1,0 +1,185 @@
+//! `/config`: companies, organizations and folders are created, replaced and read; folder records have
+//! exactly the documented fields with their defaults; bad input is refused with a message and changes
+//! nothing.
+
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+async fn a_company_organization_and_folder_are_created_and_read(backend: Backend) {
+    let world = World::new(backend).await;
+    let company = world
+        .send("POST", "/config/acme", Some(json!({"name": "Acme Inc."})))
+        .await;
+    assert_eq!(company.status, 200, "{}", company.text);
+    assert_eq!(company.body["name"], "Acme Inc.");
+    assert_eq!(company.body["status"], "OK");
+    let again = world.send("POST", "/config/acme", Some(json!({}))).await;
+    assert_eq!(again.status, 409, "POST does not replace");
+    assert!(
+        again.content_type.starts_with("text/html"),
+        "{}",
+        again.content_type
+    );
+
+    let org = world
+        .send(
+            "POST",
+            "/config/acme/support",
+            Some(json!({"timezone": "America/New_York"})),
+        )
+        .await;
+    assert_eq!(org.status, 200, "{}", org.text);
+    assert_eq!(org.body["timezone"], "America/New_York");
+
+    let folder = world
+        .send("POST", "/config/acme/support/inbox", Some(json!({})))
+        .await;
+    assert_eq!(folder.status, 200, "{}", folder.text);
+    assert_eq!(
+        keys(&folder.body),
+        [
+            "agentchan",
+            "apps",
+            "asroptions",
+            "audiotype",
+            "callback",
+            "created",
+            "custom_meta",
+            "mode",
+            "modelchan0",
+            "modelchan1",
+            "nspeakers",
+            "purifyaudio",
+            "purifytext",
+            "servers",
+            "status"
+        ]
+    );
+    assert_eq!(folder.body["nspeakers"], 2);
+    assert_eq!(folder.body["agentchan"], 0);
+    assert_eq!(folder.body["status"], "OK");
+    assert_eq!(folder.body["custom_meta"], json!([]));
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert_eq!(folder.body["created"], today);
+
+    let read = world.send("GET", "/config/acme", None).await;
+    assert_eq!(read.body["organizations"], json!(["support"]));
+    let read = world.send("GET", "/config/acme/support", None).await;
+    assert_eq!(read.body["folders"], json!(["inbox"]));
+    assert_eq!(read.body["status"], "OK");
+}
+
+async fn put_replaces_and_a_record_read_back_is_accepted(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    let mut record = world.send("GET", &path, None).await.body;
+    record["custom_meta"] = json!(["queue", "region", "priority"]);
+    record["agentchan"] = json!(1);
+    record["callback"] = json!({"url": "https://hooks.example.com/speech", "attempts": 5});
+    let put = world.send("PUT", &path, Some(record.clone())).await;
+    assert_eq!(put.status, 200, "{}", put.text);
+    assert_eq!(world.send("GET", &path, None).await.body, record);
+
+    // Omitted settings take their defaults again.
+    let put = world
+        .send("PUT", &path, Some(json!({"mode": "fast"})))
+        .await;
+    assert_eq!(put.body["agentchan"], 0);
+    assert_eq!(put.body["custom_meta"], json!([]));
+    assert_eq!(put.body["mode"], "fast");
+
+    let org = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}"),
+            Some(json!({"timezone": "Asia/Tokyo"})),
+        )
+        .await;
+    assert_eq!(org.body["timezone"], "Asia/Tokyo");
+}
+
+async fn bad_input_is_refused_with_a_message_and_changes_nothing(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    let before = world.send("GET", &path, None).await.body;
+    for (body, says) in [
+        (json!({"nspeakers": 0}), "nspeakers"),
+        (json!({"agentchan": 2}), "agentchan"),
+        (json!({"custom_meta": ["tId"]}), "reserved"),
+        (json!({"custom_meta": ["queue", "queue"]}), "twice"),
+        (
+            json!({"callback": {"url": "ftp://example.com"}}),
+            "callback.url",
+        ),
+        (json!({"callback": {"retries": 3}}), "callback"),
+        (json!({"colour": "blue"}), "colour"),
+        (json!({"servers": "one"}), "servers"),
+    ] {
+        let a = world.send("PUT", &path, Some(body.clone())).await;
+        assert_eq!(a.status, 400, "{body}: {}", a.text);
+        assert!(a.content_type.starts_with("text/html"));
+        assert!(a.text.contains(says), "{body}: {}", a.text);
+    }
+    assert_eq!(world.send("GET", &path, None).await.body, before);
+
+    let zone = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}"),
+            Some(json!({"timezone": "Mars/Olympus"})),
+        )
+        .await;
+    assert_eq!(zone.status, 400);
+    assert!(zone.text.contains("IANA"), "{}", zone.text);
+    let name = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}/.hidden"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(name.status, 400, "{}", name.text);
+    let dup = reqwest::Client::new()
+        .put(world.url(&path, Some(&world.token)))
+        .body(r#"{"mode": "a", "mode": "b"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dup.status(), 400, "a key given twice");
+    let escaped = world.send("PUT", &path, Some(json!({"<script>": 1}))).await;
+    assert!(!escaped.text.contains("<script>"), "{}", escaped.text);
+}
+
+async fn missing_parents_and_objects_read_as_not_found(backend: Backend) {
+    let world = World::new(backend).await;
+    let a = world.send("GET", "/config/acme", None).await;
+    assert_eq!((a.status, a.text.as_str()), (404, "Folder not found: acme"));
+    let a = world
+        .send(
+            "PUT",
+            "/config/acme/support",
+            Some(json!({"timezone": "UTC"})),
+        )
+        .await;
+    assert_eq!((a.status, a.text.as_str()), (404, "Folder not found: acme"));
+    world.create_folder(ORG, FOLDER, json!({})).await;
+    let a = world.send("GET", "/config/acme/support/outbox", None).await;
+    assert_eq!(
+        (a.status, a.text.as_str()),
+        (404, "Folder not found: outbox")
+    );
+}
+
+common::backend_tests!(
+    a_company_organization_and_folder_are_created_and_read,
+    put_replaces_and_a_record_read_back_is_accepted,
+    bad_input_is_refused_with_a_message_and_changes_nothing,
+    missing_parents_and_objects_read_as_not_found,
+);

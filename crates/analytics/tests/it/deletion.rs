@@ -1,0 +1,171 @@
+//! Deleting a company, organization or folder: the answer comes at once, `GET /config` reports the
+//! progress, the job removes every row, stored object and search document, and the object then reads as
+//! `Folder not found: <name>`. A worker killed midway leaves its message unacknowledged; the next worker
+//! resumes with what is left.
+
+use std::time::Duration;
+
+use analytics::jobs::delete::delete_batch;
+use analytics::store;
+use common::search::Scope;
+use messages::v1::DeleteScope;
+use serde_json::json;
+
+use crate::support::*;
+
+fn org_scope() -> Scope {
+    Scope {
+        company: COMPANY.into(),
+        organization: Some(ORG.into()),
+        folder: None,
+    }
+}
+
+async fn deleting_a_folder_removes_everything_then_reads_as_not_found(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    world.create_folder(ORG, "keep", json!({})).await;
+    let kept = world
+        .upload_to(ORG, "keep", &transcript("refund"), None)
+        .await;
+    assert_eq!(kept.status, 200);
+    for topic in ["invoice", "parcel", "contract"] {
+        world.add_call(&transcript(topic)).await;
+    }
+    world.search_until("q=question", |b| b["total"] == 4).await;
+
+    let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    let a = world.send("DELETE", &path, None).await;
+    assert_eq!(
+        (a.status, a.body.clone()),
+        (200, json!({"status": "deleting"}))
+    );
+    let gone = eventually(|| async {
+        let a = world.send("GET", &path, None).await;
+        match a.status {
+            200 => {
+                assert_eq!(a.body["status"], "deleting");
+                None
+            }
+            _ => Some(a),
+        }
+    })
+    .await;
+    assert_eq!(
+        (gone.status, gone.text.as_str()),
+        (404, "Folder not found: inbox")
+    );
+
+    let state = &world.analytics.service.state;
+    let left = state
+        .objects
+        .list(&format!("{COMPANY}/{ORG}/{FOLDER}/"), None, 10)
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(
+        store::count_calls(&state.db, &org_scope()).await.unwrap(),
+        1,
+        "the other folder's call"
+    );
+    let found = world.search_until("q=question", |b| b["total"] == 1).await;
+    assert_eq!(found["hits"][0]["folder"], "keep");
+    let a = world.upload_to(ORG, FOLDER, &transcript("x"), None).await;
+    assert_eq!(
+        (a.status, a.text.as_str()),
+        (404, "Folder not found: inbox")
+    );
+    let org = world
+        .send("GET", &format!("/config/{COMPANY}/{ORG}"), None)
+        .await;
+    assert_eq!(
+        (org.body["status"].clone(), org.body["folders"].clone()),
+        (json!("OK"), json!(["keep"]))
+    );
+}
+
+async fn a_killed_deletion_resumes_and_reports_its_progress(backend: Backend) {
+    let mut world = World::with_folder(backend).await;
+    for i in 0..250 {
+        let mut t = transcript("invoice");
+        t["filename"] = json!(format!("call-{i}.wav"));
+        world.add_call(&t).await;
+    }
+    // The workers of this replica stop; a stand-in takes the job, deletes one batch and dies.
+    world
+        .analytics
+        .workers
+        .take()
+        .expect("workers")
+        .stop()
+        .await;
+    let a = world
+        .send("DELETE", &format!("/config/{COMPANY}"), None)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let company = world.send("GET", &format!("/config/{COMPANY}"), None).await;
+    assert_eq!(company.body["status"], "deleting (0%)");
+    let changes = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}/new"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(
+        changes.status, 409,
+        "nothing is added to what is being deleted: {}",
+        changes.text
+    );
+
+    let state = world.analytics.service.state.clone();
+    let delivery = state
+        .bus
+        .receive(messages::topics::DELETE, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .expect("the deletion job");
+    let job = <DeleteScope as messages::Message>::decode(delivery.message.body.as_slice()).unwrap();
+    assert_eq!(
+        (job.company.as_str(), job.organization.as_str()),
+        (COMPANY, "")
+    );
+    let scope = Scope {
+        company: COMPANY.into(),
+        organization: None,
+        folder: None,
+    };
+    assert_eq!(delete_batch(&state, &scope).await.unwrap(), 100);
+    drop(delivery); // killed: never acknowledged
+
+    let company = world.send("GET", &format!("/config/{COMPANY}"), None).await;
+    assert_eq!(company.body["status"], "deleting (40%)");
+    let org = world
+        .send("GET", &format!("/config/{COMPANY}/{ORG}"), None)
+        .await;
+    assert_eq!(
+        org.body["status"], "deleting",
+        "deleted as part of its company"
+    );
+
+    // A new worker gets the message once the dead one's lease has run out, and finishes the job.
+    world.analytics.workers = Some(world.analytics.service.spawn_workers());
+    let gone = eventually(|| async {
+        let a = world.send("GET", &format!("/config/{COMPANY}"), None).await;
+        (a.status == 404).then_some(a)
+    })
+    .await;
+    assert_eq!(gone.text, "Folder not found: acme");
+    assert_eq!(store::count_calls(&state.db, &scope).await.unwrap(), 0);
+    assert!(state.objects.list("", None, 10).await.unwrap().is_empty());
+    assert!(store::get_organization(&state.db, COMPANY, ORG)
+        .await
+        .unwrap()
+        .is_none());
+    // The company can start over.
+    world.create_folder(ORG, FOLDER, json!({})).await;
+}
+
+common::backend_tests!(
+    deleting_a_folder_removes_everything_then_reads_as_not_found,
+    a_killed_deletion_resumes_and_reports_its_progress,
+);

@@ -1,0 +1,205 @@
+//! `PATCH` and `DELETE /metadata`: every field reaches the stored transcript, configured fields also the
+//! database (and the index, see `search`); `last_modified` moves on every request; reserved names are
+//! refused with a text/html error that changes nothing; concurrent requests on one call lose nothing.
+
+use analytics::store;
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+fn path(call: &str) -> String {
+    format!("/metadata/{COMPANY}/{ORG}/{call}")
+}
+
+async fn db_fields(world: &World, call: &str) -> Vec<(String, String)> {
+    store::metadata(&world.analytics.service.state.db, call)
+        .await
+        .unwrap()
+}
+
+async fn patch_sets_fields_where_the_folder_says(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let before = world.stored_transcript(&call).await.unwrap();
+
+    let a = world
+        .send(
+            "PATCH",
+            &path(&call),
+            Some(json!({"region": "south", "colour": "green", "score": 7})),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["tId"], call.as_str());
+    assert_eq!(a.body["region"], "south");
+    assert_eq!(a.body["colour"], "green");
+    assert_eq!(a.body["score"], "7");
+    assert_eq!(a.body["queue"], "billing", "fields of the upload stay");
+    assert_eq!(a.body["datetime"], "2026-11-20T10:15:00");
+    assert_ne!(a.body["last_modified"], before["last_modified"]);
+
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(
+        stored["metadata"]["colour"], "green",
+        "every field in the stored transcript"
+    );
+    assert_eq!(stored["last_modified"], a.body["last_modified"]);
+    assert_eq!(
+        stored["utterances"], before["utterances"],
+        "the transcript itself is untouched"
+    );
+    assert_eq!(
+        db_fields(&world, &call).await,
+        vec![
+            ("queue".into(), "billing".into()),
+            ("region".into(), "south".into())
+        ],
+        "only configured fields in the database"
+    );
+    // The folder's configuration is not changed by the request.
+    let folder = world
+        .send("GET", &format!("/config/{COMPANY}/{ORG}/{FOLDER}"), None)
+        .await;
+    assert_eq!(folder.body["custom_meta"], json!(["queue", "region"]));
+}
+
+async fn delete_removes_fields_everywhere_and_every_request_moves_last_modified(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let mut seen: Vec<Value> = Vec::new();
+    for _ in 0..5 {
+        let a = world
+            .send("PATCH", &path(&call), Some(json!({"region": "west"})))
+            .await;
+        assert_eq!(a.status, 200);
+        seen.push(a.body["last_modified"].clone());
+    }
+    let a = world
+        .send(
+            "DELETE",
+            &path(&call),
+            Some(json!(["region", "campaign", "absent"])),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    seen.push(a.body["last_modified"].clone());
+    let mut sorted = seen.clone();
+    sorted.sort_by_key(|v| v.as_str().unwrap().to_string());
+    sorted.dedup();
+    assert_eq!(sorted, seen, "strictly increasing: {seen:?}");
+
+    assert!(a.body.get("region").is_none() && a.body.get("campaign").is_none());
+    assert_eq!(a.body["queue"], "billing");
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(stored["metadata"], json!({"queue": "billing"}));
+    assert_eq!(
+        db_fields(&world, &call).await,
+        vec![("queue".into(), "billing".into())]
+    );
+}
+
+async fn reserved_and_malformed_requests_are_refused_as_text_html(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let before = world.stored_transcript(&call).await.unwrap();
+    for (method, body, says) in [
+        ("PATCH", json!({"tId": "x"}), "reserved"),
+        (
+            "PATCH",
+            json!({"region": "a", "last_modified": "x"}),
+            "reserved",
+        ),
+        ("PATCH", json!({"region": {"nested": true}}), "string"),
+        ("PATCH", json!({"region": null}), "string"),
+        ("PATCH", json!(["region"]), "invalid JSON body"),
+        ("DELETE", json!(["datetime"]), "reserved"),
+        ("DELETE", json!({"region": "a"}), "invalid JSON body"),
+        (
+            "PATCH",
+            json!({"bad\u{0007}name": "a"}),
+            "invalid metadata field name",
+        ),
+    ] {
+        let a = world.send(method, &path(&call), Some(body.clone())).await;
+        assert_eq!(a.status, 400, "{method} {body}: {}", a.text);
+        assert!(
+            a.content_type.starts_with("text/html"),
+            "{}",
+            a.content_type
+        );
+        assert!(a.text.contains(says), "{method} {body}: {}", a.text);
+    }
+    assert_eq!(
+        world.stored_transcript(&call).await.unwrap(),
+        before,
+        "nothing changed"
+    );
+
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let a = world
+        .send("PATCH", &path(&unknown), Some(json!({"region": "a"})))
+        .await;
+    assert_eq!(a.status, 404);
+    assert!(a.content_type.starts_with("text/html"));
+    // The call exists, but not under this organization.
+    let a = world
+        .send(
+            "PATCH",
+            &format!("/metadata/{COMPANY}/elsewhere/{call}"),
+            Some(json!({"region": "a"})),
+        )
+        .await;
+    assert_eq!(a.status, 404);
+}
+
+async fn fifty_concurrent_patches_of_distinct_keys_all_land(backend: Backend) {
+    let world = World::with_folder(backend).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let requests = (0..50).map(|i| {
+        let world = &world;
+        let call = call.clone();
+        async move {
+            let key = if i == 0 {
+                "region".to_string()
+            } else {
+                format!("key{i:02}")
+            };
+            let mut body = serde_json::Map::new();
+            body.insert(key, json!(format!("v{i}")));
+            let a = world
+                .send("PATCH", &path(&call), Some(Value::Object(body)))
+                .await;
+            assert_eq!(a.status, 200, "{}", a.text);
+        }
+    });
+    futures_util::future::join_all(requests).await;
+    let stored = world.stored_transcript(&call).await.unwrap();
+    let metadata = stored["metadata"].as_object().unwrap();
+    for i in 1..50 {
+        assert_eq!(
+            metadata[&format!("key{i:02}")],
+            format!("v{i}"),
+            "key{i:02} kept"
+        );
+    }
+    assert_eq!(metadata["region"], "v0");
+    assert_eq!(
+        metadata.len(),
+        50 + 2,
+        "the 50 keys and the upload's queue and campaign"
+    );
+    assert_eq!(
+        db_fields(&world, &call).await,
+        vec![
+            ("queue".into(), "billing".into()),
+            ("region".into(), "v0".into())
+        ]
+    );
+}
+
+common::backend_tests!(
+    patch_sets_fields_where_the_folder_says,
+    delete_removes_fields_everywhere_and_every_request_moves_last_modified,
+    reserved_and_malformed_requests_are_refused_as_text_html,
+    fifty_concurrent_patches_of_distinct_keys_all_land,
+);
