@@ -86,12 +86,7 @@ impl ServiceConfig for AdminConfig {
 impl AdminConfig {
     /// How access tokens are verified: keys from `auth_url`, issuers from `public_auth_url`.
     pub fn verifier_config(&self) -> VerifierConfig {
-        let public = self
-            .common
-            .public_auth_url
-            .as_deref()
-            .unwrap_or(&self.auth_url);
-        VerifierConfig::new(&self.auth_url, public)
+        self.common.verifier_config(&self.auth_url)
     }
 
     pub fn request_timeout(&self) -> Duration {

@@ -22,10 +22,10 @@ use serde_json::{Map, Value};
 use super::json_body;
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
-use crate::model::{metadata_json, metadata_value, FolderSettings};
+use crate::model::{metadata_json, metadata_value};
 use crate::names::check_field;
 use crate::state::AnalyticsState;
-use crate::store::{self, CallRow, STATUS_OK};
+use crate::store::{self, CallRow};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -125,14 +125,7 @@ async fn change(
     let folder = store::get_folder(&mut tx, company, organization, &row.folder)
         .await?
         .ok_or_else(|| call_not_found(call))?;
-    if folder.status != STATUS_OK {
-        return Err(AnalyticsError::Conflict(format!(
-            "folder {} is being deleted",
-            row.folder
-        )));
-    }
-    let settings: FolderSettings =
-        serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
+    let settings = folder.usable_settings()?;
 
     let key = row.transcript_key();
     let bytes = state.objects.get(&key).await?.ok_or_else(|| {

@@ -17,9 +17,9 @@ use utoipa::ToSchema;
 use super::metadata::announce_reindex;
 use crate::access::{authorize, request_token, Need};
 use crate::error::AnalyticsError;
-use crate::model::{parse_timezone, FolderSettings, Stamp, Transcript};
+use crate::model::{parse_timezone, Stamp, Transcript};
 use crate::state::AnalyticsState;
-use crate::store::{self, CallRow, STATUS_OK};
+use crate::store::{self, CallRow};
 
 /// The answer: the request's id and the new call's id.
 #[derive(Debug, Serialize, ToSchema)]
@@ -202,14 +202,7 @@ async fn store_call(
     let folder = store::get_folder(&mut tx, &row.company, &row.organization, &row.folder)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&row.folder))?;
-    if folder.status != STATUS_OK {
-        return Err(AnalyticsError::Conflict(format!(
-            "folder {} is being deleted",
-            row.folder
-        )));
-    }
-    let settings: FolderSettings =
-        serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
+    let settings = folder.usable_settings()?;
     store::insert_call(&mut tx, row).await?;
     for (field, value) in &transcript.metadata {
         if settings.configures(field) {

@@ -35,6 +35,22 @@ pub struct FolderRow {
     pub delete_total: i64,
 }
 
+impl FolderRow {
+    /// The folder's settings, provided it can take changes (it is not being deleted).
+    pub fn usable_settings(
+        &self,
+    ) -> Result<crate::model::FolderSettings, crate::error::AnalyticsError> {
+        use crate::error::AnalyticsError;
+        if self.status != STATUS_OK {
+            return Err(AnalyticsError::Conflict(format!(
+                "folder {} is being deleted",
+                self.folder
+            )));
+        }
+        serde_json::from_str(&self.settings).map_err(AnalyticsError::internal)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct CallRow {
     pub id: String,

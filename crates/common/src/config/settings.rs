@@ -29,6 +29,13 @@ pub struct CommonSettings {
 }
 
 impl CommonSettings {
+    /// How a resource service verifies access tokens: keys fetched from `auth_url`, issuers under
+    /// `public_auth_url` (which defaults to `auth_url`).
+    pub fn verifier_config(&self, auth_url: &str) -> crate::jwt::VerifierConfig {
+        let public = self.public_auth_url.as_deref().unwrap_or(auth_url);
+        crate::jwt::VerifierConfig::new(auth_url, public)
+    }
+
     /// The compiled defaults of a service that listens on `addr`.
     pub fn with_addr(addr: &str) -> CommonSettings {
         CommonSettings {
