@@ -76,3 +76,59 @@ prometheus.io/port: {{ .port | quote }}
 checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
 checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
 {{- end -}}
+
+{{/* Refuses to render an analytics installation that could not run: S3 set (no adapter yet), no
+Meilisearch, or more than one replica / an autoscaler on a ReadWriteOnce objects volume. */}}
+{{- define "speech.analyticsChecks" -}}
+{{- if .Values.s3.endpoint -}}
+{{- fail "s3.endpoint must stay empty while analytics.enabled: the S3 adapter is not built yet and analytics-service refuses to start when S3_ENDPOINT is set (its objects are on analytics.objects.persistence)" -}}
+{{- end -}}
+{{- if not .Values.meilisearch.url -}}
+{{- fail "meilisearch.url is required while analytics.enabled (MEILI_URL): the API and the worker pods share one search index" -}}
+{{- end -}}
+{{- if ne .Values.analytics.objects.persistence.accessMode "ReadWriteMany" -}}
+{{- if or (gt (int .Values.analytics.replicaCount) 1) .Values.analytics.autoscaling.enabled -}}
+{{- fail "analytics.replicaCount must be 1 and analytics.autoscaling.enabled false while analytics.objects.persistence.accessMode is not ReadWriteMany (the objects are on one volume until the S3 adapter exists)" -}}
+{{- end -}}
+{{- if and .Values.analytics.worker.enabled (or (gt (int .Values.analytics.worker.replicaCount) 1) .Values.analytics.worker.autoscaling.enabled) -}}
+{{- fail "analytics.worker.replicaCount must be 1 and analytics.worker.autoscaling.enabled false while analytics.objects.persistence.accessMode is not ReadWriteMany (the objects are on one volume until the S3 adapter exists)" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* SPEECH_AUTH_URL of analytics: analytics.authUrl, or this release's auth Service. */}}
+{{- define "speech.analyticsAuthUrl" -}}
+{{- if .Values.analytics.authUrl -}}
+{{- .Values.analytics.authUrl -}}
+{{- else if .Values.auth.enabled -}}
+{{- printf "http://%s:%v" (include "speech.componentName" (dict "root" . "component" "auth")) .Values.auth.port -}}
+{{- else -}}
+{{- fail "analytics.authUrl is required when auth.enabled is false (where analytics fetches the token service's JWKS)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The PersistentVolumeClaim of the analytics objects: analytics.objects.persistence.existingClaim, or the chart's. */}}
+{{- define "speech.analyticsObjectsClaim" -}}
+{{- if .Values.analytics.objects.persistence.existingClaim -}}
+{{- .Values.analytics.objects.persistence.existingClaim -}}
+{{- else -}}
+{{- include "speech.componentName" (dict "root" . "component" "analytics-objects") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* With a ReadWriteOnce objects volume, every analytics pod (API and workers) must run on the node it is
+attached to: a required pod affinity to the other analytics pods of this release. The first pod matches
+its own term, so it schedules anywhere. */}}
+{{- define "speech.analyticsAffinity" -}}
+podAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          app.kubernetes.io/name: {{ include "speech.name" . }}
+          app.kubernetes.io/instance: {{ .Release.Name }}
+        matchExpressions:
+          - key: app.kubernetes.io/component
+            operator: In
+            values: [analytics, analytics-worker]
+{{- end -}}
