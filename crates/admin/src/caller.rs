@@ -179,15 +179,12 @@ async fn load_caller(
     state: &AdminState,
     claims: &Authenticated,
 ) -> Result<(bool, Option<Arc<CallerRecord>>), ApiError> {
-    let cached = state.revocations.get(claims.jti.as_str());
     if admin_token(claims).is_err() {
-        let revoked = match cached {
-            Some(revoked) => revoked,
-            None => revocation::is_revoked(&state.db, &claims.jti).await?,
-        };
-        state.revocations.insert(claims.jti.clone(), revoked);
+        let revoked =
+            revocation::is_revoked_cached(&state.db, &state.revocations, &claims.jti).await?;
         return Ok((revoked, None));
     }
+    let cached = state.revocations.get(claims.jti.as_str());
     let key = (claims.company.clone(), claims.sub.clone());
     if let (Some(revoked), Some(record)) = (cached, state.callers.get(&key)) {
         return Ok((revoked, Some(record)));

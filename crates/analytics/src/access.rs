@@ -61,15 +61,7 @@ pub async fn authorize(
         VerifyError::KeysUnavailable => AnalyticsError::internal(e),
         other => AnalyticsError::Unauthenticated(format!("invalid token: {other}")),
     })?;
-    let revoked = match state.revocations.get(claims.jti.as_str()) {
-        Some(revoked) => revoked,
-        None => {
-            let revoked = revocation::is_revoked(&state.db, &claims.jti).await?;
-            state.revocations.insert(claims.jti.clone(), revoked);
-            revoked
-        }
-    };
-    if revoked {
+    if revocation::is_revoked_cached(&state.db, &state.revocations, &claims.jti).await? {
         return Err(AnalyticsError::Unauthenticated(
             "invalid token: the token has been revoked".into(),
         ));

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use common::config::{require_http_url, CommonSettings, ConfigError, ServiceConfig};
 use common::jwt::VerifierConfig;
+use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,6 +33,13 @@ pub struct AnalyticsConfig {
     /// S3 (`S3_ENDPOINT`, `S3_BUCKET`); without them objects are files under `data_dir`.
     pub s3_endpoint: Option<String>,
     pub s3_bucket: Option<String>,
+    /// The bucket's region (`S3_REGION`), part of every request's signature.
+    pub s3_region: String,
+    /// The key that signs requests to S3 (`S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY`).
+    pub s3_access_key_id: Option<String>,
+    pub s3_secret_access_key: Option<String>,
+    /// Virtual-hosted addressing (`<bucket>.<host>`) instead of path-style (`<host>/<bucket>`).
+    pub s3_virtual_hosted: bool,
     /// Meilisearch (`MEILI_URL`, `MEILI_KEY`); without it the index is embedded under `data_dir`.
     pub meili_url: Option<String>,
     pub meili_key: Option<String>,
@@ -52,6 +60,10 @@ impl Default for AnalyticsConfig {
             amqp_url: None,
             s3_endpoint: None,
             s3_bucket: None,
+            s3_region: "us-east-1".into(),
+            s3_access_key_id: None,
+            s3_secret_access_key: None,
+            s3_virtual_hosted: false,
             meili_url: None,
             meili_key: None,
             meili_index: "speech-calls".into(),
@@ -80,13 +92,50 @@ impl ServiceConfig for AnalyticsConfig {
                 self.job_lease_ms
             )));
         }
+        if let Some(endpoint) = filled(&self.s3_endpoint) {
+            require_http_url("s3_endpoint", endpoint)?;
+            for (key, value) in [
+                ("s3_bucket", &self.s3_bucket),
+                ("s3_access_key_id", &self.s3_access_key_id),
+                ("s3_secret_access_key", &self.s3_secret_access_key),
+            ] {
+                if filled(value).is_none() {
+                    return Err(ConfigError(format!(
+                        "{key} must be set when s3_endpoint is ({})",
+                        key.to_uppercase()
+                    )));
+                }
+            }
+        }
         Ok(())
     }
+}
+
+/// An optional setting that is present and not empty (an empty environment variable means unset).
+fn filled(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
 }
 
 impl AnalyticsConfig {
     /// How access tokens are verified: keys from `auth_url`, issuers from `public_auth_url`.
     pub fn verifier_config(&self) -> VerifierConfig {
         self.common.verifier_config(&self.auth_url)
+    }
+
+    /// The S3 bucket to keep objects in, when `s3_endpoint` is set (`validate` saw the rest is too).
+    pub fn s3_options(&self) -> Option<S3Options> {
+        let endpoint = filled(&self.s3_endpoint)?;
+        Some(S3Options {
+            endpoint: endpoint.to_string(),
+            bucket: filled(&self.s3_bucket).unwrap_or_default().to_string(),
+            region: self.s3_region.clone(),
+            access_key_id: filled(&self.s3_access_key_id)
+                .unwrap_or_default()
+                .to_string(),
+            secret_access_key: filled(&self.s3_secret_access_key)
+                .unwrap_or_default()
+                .to_string(),
+            virtual_hosted: self.s3_virtual_hosted,
+        })
     }
 }

@@ -29,6 +29,10 @@ pub enum AnalyticsError {
     TooLarge(String),
     #[error("{0}")]
     Unsupported(String),
+    /// A dependency (the object store) cannot be reached for now: the caller may try again (503). The
+    /// detail is logged, never sent.
+    #[error("{0}")]
+    Unavailable(String),
     /// Something the caller cannot fix; the message is logged, never sent.
     #[error("{0}")]
     Internal(String),
@@ -59,7 +63,10 @@ impl From<StoreError> for AnalyticsError {
 
 impl From<ObjectError> for AnalyticsError {
     fn from(e: ObjectError) -> Self {
-        AnalyticsError::internal(e)
+        match e {
+            ObjectError::Service(_) => AnalyticsError::Unavailable(e.to_string()),
+            other => AnalyticsError::internal(other),
+        }
     }
 }
 
@@ -82,6 +89,7 @@ impl ResponseError for AnalyticsError {
             AnalyticsError::Conflict(_) => StatusCode::CONFLICT,
             AnalyticsError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AnalyticsError::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AnalyticsError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AnalyticsError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -91,6 +99,10 @@ impl ResponseError for AnalyticsError {
             AnalyticsError::Internal(detail) => {
                 tracing::error!(error = %detail, "analytics request failed");
                 "Internal error".to_string()
+            }
+            AnalyticsError::Unavailable(detail) => {
+                tracing::error!(error = %detail, "a dependency of analytics is unavailable");
+                "Service unavailable, try again later".to_string()
             }
             other => other.to_string(),
         };

@@ -112,15 +112,19 @@ impl AnalyticsService {
     }
 }
 
-/// Every dependency by name: the database (which also holds the embedded bus), the object store and the
-/// search index.
+/// Every dependency by name: the database, the bus (RabbitMQ, or the database that holds the embedded
+/// one), the object store and the search index, asked at once.
 async fn readiness(state: Arc<AnalyticsState>) -> Vec<(&'static str, bool)> {
-    let database = state.db.ping().await;
-    let objects = state.objects.list("", None, 1).await.is_ok();
-    let search = state.search.ready().await.is_ok();
+    let (database, bus, objects, search) = tokio::join!(
+        state.db.ping(),
+        state.bus.ready(),
+        state.objects.list("", None, 1),
+        state.search.ready(),
+    );
     vec![
         ("database", database),
-        ("object_store", objects),
-        ("search_index", search),
+        ("bus", bus.is_ok()),
+        ("object_store", objects.is_ok()),
+        ("search_index", search.is_ok()),
     ]
 }

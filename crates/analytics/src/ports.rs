@@ -1,5 +1,5 @@
 //! The adapters of the service's three ports, chosen once at start-up from the configuration alone:
-//! the object store is S3 when `s3_endpoint` is set (not built yet) and a directory under `data_dir`
+//! the object store is S3 when `s3_endpoint` is set and a directory under `data_dir`
 //! otherwise; the search index is Meilisearch when `meili_url` is set and an embedded index under
 //! `data_dir` otherwise; the bus is RabbitMQ when `amqp_url` is set (the outbox in the database,
 //! relayed to the broker) and a queue in the service's database otherwise.
@@ -7,21 +7,33 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use common::bus::{Bus, DatabaseQueue, RabbitBus, RabbitOptions, RetryPolicy};
 use common::db::Database;
-use common::objects::LocalDirectory;
+use common::objects::{LocalDirectory, ObjectStore, S3Store};
 use common::search::{EmbeddedIndex, MeiliIndex, SearchIndex};
 
 use crate::config::AnalyticsConfig;
 use crate::state::Ports;
 
 pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Result<Ports> {
-    let set = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.is_empty());
-    if set(&config.s3_endpoint) {
-        bail!("S3_ENDPOINT is set, but the S3 adapter is not available in this release");
-    }
-    let objects = config.data_dir.join("objects");
+    let objects: Arc<dyn ObjectStore> = match config.s3_options() {
+        Some(options) => {
+            let (endpoint, bucket) = (options.endpoint.clone(), options.bucket.clone());
+            Arc::new(
+                S3Store::connect(options)
+                    .await
+                    .with_context(|| format!("opening bucket {bucket} at {endpoint}"))?,
+            )
+        }
+        None => {
+            let dir = config.data_dir.join("objects");
+            Arc::new(
+                LocalDirectory::open(&dir)
+                    .with_context(|| format!("opening the object directory {}", dir.display()))?,
+            )
+        }
+    };
     let search: Arc<dyn SearchIndex> = match config.meili_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Arc::new(
             MeiliIndex::connect(url, config.meili_key.as_deref(), &config.meili_index)
@@ -61,10 +73,7 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
     };
     Ok(Ports {
         bus,
-        objects: Arc::new(
-            LocalDirectory::open(&objects)
-                .with_context(|| format!("opening the object directory {}", objects.display()))?,
-        ),
+        objects,
         search,
     })
 }

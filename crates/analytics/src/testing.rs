@@ -76,16 +76,17 @@ impl TestAnalytics {
         TestAnalytics::serve(service, data_dir)
     }
 
-    /// Starts on adapters the test chose (a test broker's bus, a test Meilisearch server); `data_dir`
-    /// (from `temp_data_dir`) is removed at the end.
+    /// Starts on adapters the test chose (a test broker's bus, test S3 and Meilisearch servers).
     pub async fn start_on(
         db: &Database,
         database_url: &str,
         auth_url: &str,
-        data_dir: PathBuf,
+        adjust: impl FnOnce(&mut AnalyticsConfig),
         ports: crate::Ports,
     ) -> TestAnalytics {
-        let config = test_config(auth_url, database_url, data_dir.clone());
+        let data_dir = temp_data_dir();
+        let mut config = test_config(auth_url, database_url, data_dir.clone());
+        adjust(&mut config);
         crate::migrate(db).await.expect("migrations apply");
         let service = AnalyticsService::with_ports(config, db.clone(), ports);
         TestAnalytics::serve(service, data_dir)

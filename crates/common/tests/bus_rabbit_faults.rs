@@ -1,94 +1,15 @@
 //! The RabbitMQ adapter when the broker is out of reach: nothing committed is lost. The broker itself is
-//! never touched; the adapter reaches it through a TCP proxy in the test, which plays the outage by
-//! refusing new connections and cutting the live ones.
+//! never touched; the adapter reaches it through a TCP proxy (`common::testing::proxy`), which plays the
+//! outage by refusing new connections and cutting the live ones.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::bus::{Bus, BusError, Delivery, Message, RabbitBus, RetryPolicy};
 use common::db::Database;
-use common::testing::{amqp_url, Backend, TestBroker, TestDb};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::broadcast;
+use common::testing::proxy::TcpProxy;
+use common::testing::{Backend, TestBroker, TestDb};
 use tokio::time::Instant;
-
-/// A proxy to the test broker that can be taken down and up again.
-struct Proxy {
-    /// The broker's URL with the proxy's address in place of the broker's.
-    url: String,
-    up: Arc<AtomicBool>,
-    cut: broadcast::Sender<()>,
-    accepting: tokio::task::JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(up: bool) -> Proxy {
-        let (before, target, after) = split_url(&amqp_url());
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("{before}{}{after}", listener.local_addr().unwrap());
-        let up = Arc::new(AtomicBool::new(up));
-        let (cut, _) = broadcast::channel(1);
-        let accepting = {
-            let (up, cut) = (up.clone(), cut.clone());
-            tokio::spawn(async move {
-                while let Ok((mut inbound, _)) = listener.accept().await {
-                    if !up.load(Ordering::SeqCst) {
-                        // Down: the connection ends before the broker's greeting.
-                        continue;
-                    }
-                    let mut cut = cut.subscribe();
-                    let target = target.clone();
-                    tokio::spawn(async move {
-                        let Ok(mut outbound) = TcpStream::connect(&target).await else {
-                            return;
-                        };
-                        tokio::select! {
-                            _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                            _ = cut.recv() => {}
-                        }
-                    });
-                }
-            })
-        };
-        Proxy {
-            url,
-            up,
-            cut,
-            accepting,
-        }
-    }
-
-    /// Down refuses new connections and cuts the open ones, as an outage of the network would.
-    fn set_up(&self, up: bool) {
-        self.up.store(up, Ordering::SeqCst);
-        if !up {
-            let _ = self.cut.send(());
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.accepting.abort();
-    }
-}
-
-/// `amqp://user:pass@` , `host:port`, `/vhost`.
-fn split_url(url: &str) -> (String, String, String) {
-    let (scheme, rest) = url.split_once("://").expect("an AMQP URL");
-    let (auth, rest) = match rest.rsplit_once('@') {
-        Some((auth, rest)) => (format!("{auth}@"), rest),
-        None => (String::new(), rest),
-    };
-    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    (
-        format!("{scheme}://{auth}"),
-        host.to_string(),
-        path.to_string(),
-    )
-}
 
 async fn bus_db(backend: Backend) -> TestDb {
     let t = TestDb::new(backend).await;
@@ -132,11 +53,11 @@ async fn messages_published_while_the_broker_is_out_of_reach_are_delivered_once_
 ) {
     let broker = TestBroker::new(&["jobs"]);
     let t = bus_db(backend).await;
-    let proxy = Proxy::start(false).await;
+    let (proxy, url) = TcpProxy::to_broker(false).await;
     let policy = RetryPolicy::default();
     broker.uses(policy);
     // Started while the broker cannot be reached: publishing does not need it.
-    let bus = RabbitBus::start(&proxy.url, t.db.clone(), policy, broker.options());
+    let bus = RabbitBus::start(&url, t.db.clone(), policy, broker.options());
     let sent: Vec<Message> = (0..5u8).map(|i| Message::new("jobs", vec![i])).collect();
     for message in &sent {
         publish(&bus, &t, message).await;
@@ -161,10 +82,10 @@ async fn messages_published_while_the_broker_is_out_of_reach_are_delivered_once_
 async fn a_connection_cut_with_messages_in_flight_loses_none(backend: Backend) {
     let broker = TestBroker::new(&["jobs"]);
     let t = bus_db(backend).await;
-    let proxy = Proxy::start(true).await;
+    let (proxy, url) = TcpProxy::to_broker(true).await;
     let policy = RetryPolicy::default();
     broker.uses(policy);
-    let bus = RabbitBus::connect(&proxy.url, t.db.clone(), policy, broker.options())
+    let bus = RabbitBus::connect(&url, t.db.clone(), policy, broker.options())
         .await
         .unwrap();
     let mut outstanding = BTreeSet::new();

@@ -1,8 +1,10 @@
 //! The object store contract, which every adapter passes: objects round-trip byte for byte, are replaced
 //! whole, are deleted idempotently, list in order by prefix with a resumable cursor, and no key reaches
-//! outside the store. Run here against the local-directory adapter.
+//! outside the store. Run against the local-directory adapter and against the S3 adapter talking to a
+//! real S3-protocol server (s3s-fs over loopback HTTP, with SigV4 signatures).
 
-use common::objects::{LocalDirectory, ObjectError, ObjectStore};
+use common::objects::{LocalDirectory, ObjectError, ObjectStore, S3Options, S3Store};
+use common::testing::s3::S3Server;
 
 struct Dir(std::path::PathBuf);
 
@@ -136,4 +138,78 @@ async fn the_local_directory_keeps_the_contract() {
     keys_cannot_leave_the_store(&store).await;
     let (_e, store) = local();
     concurrent_writers_leave_one_whole_object(&store).await;
+}
+
+#[tokio::test]
+async fn the_s3_store_keeps_the_contract() {
+    let server = S3Server::start();
+    // Each part of the contract on a bucket of its own.
+    objects_round_trip_and_are_replaced_whole(&server.store().await.unwrap()).await;
+    deleting_is_idempotent(&server.store().await.unwrap()).await;
+    listings_follow_prefixes_in_order_and_resume(&server.store().await.unwrap()).await;
+    keys_cannot_leave_the_store(&server.store().await.unwrap()).await;
+    concurrent_writers_leave_one_whole_object(&server.store().await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn s3_listings_page_past_the_services_limit_of_1000_keys() {
+    let server = S3Server::start();
+    let store = server.store().await.unwrap();
+    let keys: Vec<String> = (0..1205).map(|i| format!("acme/org/f/c{i:05}")).collect();
+    for chunk in keys.chunks(64) {
+        let writes = chunk.iter().map(|k| store.put(k, Vec::new()));
+        for done in futures_util::future::join_all(writes).await {
+            done.unwrap();
+        }
+    }
+    let listed = store.list("acme/", None, 5000).await.unwrap();
+    assert_eq!(
+        listed, keys,
+        "every key, in order, across two pages of the service"
+    );
+    let tail = store.list("acme/", Some(&keys[1100]), 50).await.unwrap();
+    assert_eq!(tail, keys[1101..1151]);
+}
+
+#[tokio::test]
+async fn the_s3_store_creates_its_bucket_once_and_refuses_wrong_credentials() {
+    let server = S3Server::start();
+    let options = server.options("speech-objects");
+    let first = S3Store::connect(options.clone()).await.unwrap();
+    first.put("a/b", b"kept".to_vec()).await.unwrap();
+    // A second replica finds the bucket and its objects.
+    let second = S3Store::connect(options.clone()).await.unwrap();
+    assert_eq!(second.get("a/b").await.unwrap(), Some(b"kept".to_vec()));
+
+    let wrong = S3Options {
+        secret_access_key: "not-the-secret".into(),
+        ..options
+    };
+    match S3Store::connect(wrong).await {
+        Err(ObjectError::Service(message)) => {
+            assert!(message.contains("speech-objects"), "{message}");
+            assert!(
+                !message.contains("not-the-secret"),
+                "no secret in errors: {message}"
+            );
+        }
+        Err(other) => panic!("expected a service error, got {other}"),
+        Ok(_) => panic!("a wrong secret was accepted"),
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_s3_service_is_an_error_and_its_return_is_noticed() {
+    let mut server = S3Server::start();
+    let store = server.store().await.unwrap();
+    store.put("k/1", b"one".to_vec()).await.unwrap();
+    server.stop();
+    assert!(matches!(
+        store.get("k/1").await,
+        Err(ObjectError::Service(_))
+    ));
+    assert!(store.put("k/2", b"two".to_vec()).await.is_err());
+    server.restart();
+    assert_eq!(store.get("k/1").await.unwrap(), Some(b"one".to_vec()));
+    store.put("k/2", b"two".to_vec()).await.unwrap();
 }

@@ -6,7 +6,8 @@
 mod postgres;
 mod sqlite;
 
-use common::db::{Handle, Migrations, Probe, StoreError};
+use common::cache::TtlCache;
+use common::db::{Database, Handle, Migrations, Probe, StoreError};
 use common::dispatch;
 
 /// The revocation list's table (versions 3001 to 3999).
@@ -28,6 +29,22 @@ pub async fn revoke<'a>(
 /// Whether the access token `jti` is revoked.
 pub async fn is_revoked<'a>(h: impl Into<Handle<'a>>, jti: &str) -> Result<bool, StoreError> {
     dispatch!(h, is_revoked(jti))
+}
+
+/// Whether the access token `jti` is revoked, from `cache` when it holds the answer (a replica reuses an
+/// answer for the cache's time to live, its services' `revocation_cache_ms`), else from the list, and
+/// then remembered.
+pub async fn is_revoked_cached(
+    db: &Database,
+    cache: &TtlCache<String, bool>,
+    jti: &str,
+) -> Result<bool, StoreError> {
+    if let Some(revoked) = cache.get(jti) {
+        return Ok(revoked);
+    }
+    let revoked = is_revoked(db, jti).await?;
+    cache.insert(jti.to_string(), revoked);
+    Ok(revoked)
 }
 
 /// Whether the access token `jti` is revoked, asked inside another owner's statement (see `Probe`).

@@ -16,8 +16,8 @@ fn folder_scope() -> Scope {
     }
 }
 
-async fn a_transcript_is_stored_with_its_configured_metadata(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn a_transcript_is_stored_with_its_configured_metadata(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let a = world
         .upload_to(
             ORG,
@@ -61,8 +61,8 @@ async fn a_transcript_is_stored_with_its_configured_metadata(backend: Backend) {
     );
 }
 
-async fn audio_and_malformed_transcripts_are_refused_and_store_nothing(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn audio_and_malformed_transcripts_are_refused_and_store_nothing(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let wav = [b"RIFF".as_slice(), &[0u8; 64]].concat();
     let a = world
         .upload_as(&world.token, ORG, FOLDER, wav, "call.wav", None)
@@ -101,8 +101,8 @@ async fn audio_and_malformed_transcripts_are_refused_and_store_nothing(backend: 
     assert!(objects.is_empty(), "{objects:?}");
 }
 
-async fn a_form_without_file_or_with_unknown_fields_is_refused(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn a_form_without_file_or_with_unknown_fields_is_refused(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let url = world.url(&format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"), None);
     for (form, says) in [
         (
@@ -137,8 +137,8 @@ async fn a_form_without_file_or_with_unknown_fields_is_refused(backend: Backend)
     }
 }
 
-async fn an_upload_over_the_limit_is_refused(backend: Backend) {
-    let world = World::with(backend, |c| c.max_upload_bytes = 4096).await;
+async fn an_upload_over_the_limit_is_refused(stack: Stack) {
+    let world = World::with(stack, |c| c.max_upload_bytes = 4096).await;
     world.create_folder(ORG, FOLDER, json!({})).await;
     let mut big = transcript("x");
     big["padding"] = json!("x".repeat(8192));
@@ -146,7 +146,7 @@ async fn an_upload_over_the_limit_is_refused(backend: Backend) {
     assert_eq!(a.status, 413, "{}", a.text);
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     a_transcript_is_stored_with_its_configured_metadata,
     audio_and_malformed_transcripts_are_refused_and_store_nothing,
     a_form_without_file_or_with_unknown_fields_is_refused,

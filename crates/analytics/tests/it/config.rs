@@ -12,8 +12,8 @@ fn keys(v: &Value) -> Vec<String> {
     keys
 }
 
-async fn a_company_organization_and_folder_are_created_and_read(backend: Backend) {
-    let world = World::new(backend).await;
+async fn a_company_organization_and_folder_are_created_and_read(stack: Stack) {
+    let world = World::new(stack).await;
     let company = world
         .send("POST", "/config/acme", Some(json!({"name": "Acme Inc."})))
         .await;
@@ -76,8 +76,8 @@ async fn a_company_organization_and_folder_are_created_and_read(backend: Backend
     assert_eq!(read.body["status"], "OK");
 }
 
-async fn put_replaces_and_a_record_read_back_is_accepted(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn put_replaces_and_a_record_read_back_is_accepted(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
     let mut record = world.send("GET", &path, None).await.body;
     record["custom_meta"] = json!(["queue", "region", "priority"]);
@@ -105,8 +105,8 @@ async fn put_replaces_and_a_record_read_back_is_accepted(backend: Backend) {
     assert_eq!(org.body["timezone"], "Asia/Tokyo");
 }
 
-async fn bad_input_is_refused_with_a_message_and_changes_nothing(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn bad_input_is_refused_with_a_message_and_changes_nothing(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
     let before = world.send("GET", &path, None).await.body;
     for (body, says) in [
@@ -157,8 +157,8 @@ async fn bad_input_is_refused_with_a_message_and_changes_nothing(backend: Backen
     assert!(!escaped.text.contains("<script>"), "{}", escaped.text);
 }
 
-async fn missing_parents_and_objects_read_as_not_found(backend: Backend) {
-    let world = World::new(backend).await;
+async fn missing_parents_and_objects_read_as_not_found(stack: Stack) {
+    let world = World::new(stack).await;
     let a = world.send("GET", "/config/acme", None).await;
     assert_eq!((a.status, a.text.as_str()), (404, "Folder not found: acme"));
     let a = world
@@ -177,7 +177,7 @@ async fn missing_parents_and_objects_read_as_not_found(backend: Backend) {
     );
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     a_company_organization_and_folder_are_created_and_read,
     put_replaces_and_a_record_read_back_is_accepted,
     bad_input_is_refused_with_a_message_and_changes_nothing,

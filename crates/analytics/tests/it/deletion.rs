@@ -21,8 +21,8 @@ fn org_scope() -> Scope {
     }
 }
 
-async fn deleting_a_folder_removes_everything_then_reads_as_not_found(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn deleting_a_folder_removes_everything_then_reads_as_not_found(stack: Stack) {
+    let world = World::with_folder(stack).await;
     world.create_folder(ORG, "keep", json!({})).await;
     let kept = world
         .upload_to(ORG, "keep", &transcript("refund"), None)
@@ -83,8 +83,8 @@ async fn deleting_a_folder_removes_everything_then_reads_as_not_found(backend: B
     );
 }
 
-async fn a_killed_deletion_resumes_and_reports_its_progress(backend: Backend) {
-    let mut world = World::with_folder(backend).await;
+async fn a_killed_deletion_resumes_and_reports_its_progress(stack: Stack) {
+    let mut world = World::with_folder(stack).await;
     for i in 0..250 {
         let mut t = transcript("invoice");
         t["filename"] = json!(format!("call-{i}.wav"));
@@ -118,8 +118,9 @@ async fn a_killed_deletion_resumes_and_reports_its_progress(backend: Backend) {
     );
 
     let state = world.analytics.service.state.clone();
-    let delivery = state
-        .bus
+    let stand_in = world.stand_in().await;
+    let delivery = stand_in
+        .bus()
         .receive(messages::topics::DELETE, Duration::from_secs(5))
         .await
         .unwrap()
@@ -135,7 +136,7 @@ async fn a_killed_deletion_resumes_and_reports_its_progress(backend: Backend) {
         folder: None,
     };
     assert_eq!(delete_batch(&state, &scope).await.unwrap(), 100);
-    drop(delivery); // killed: never acknowledged
+    stand_in.kill(delivery).await;
 
     let company = world.send("GET", &format!("/config/{COMPANY}"), None).await;
     assert_eq!(company.body["status"], "deleting (40%)");
@@ -165,7 +166,7 @@ async fn a_killed_deletion_resumes_and_reports_its_progress(backend: Backend) {
     world.create_folder(ORG, FOLDER, json!({})).await;
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     deleting_a_folder_removes_everything_then_reads_as_not_found,
     a_killed_deletion_resumes_and_reports_its_progress,
 );

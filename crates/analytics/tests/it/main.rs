@@ -1,12 +1,13 @@
 //! Integration tests of the analytics service: a real token service and the analytics service on one
-//! test database, real HTTP on loopback, the embedded adapters under a fresh directory, every test on
-//! PostgreSQL and SQLite.
+//! test database, real HTTP on loopback. Every test runs three times (`stack_tests!`): on the embedded
+//! adapters on PostgreSQL and on SQLite, and on the production adapters (PostgreSQL, RabbitMQ, an S3
+//! server and a Meilisearch server started by the test).
 
 mod calls;
 mod config;
 mod deletion;
+mod faults;
 mod metadata;
-mod production;
 mod search;
 mod support;
 mod tenancy;

@@ -17,8 +17,8 @@ async fn db_fields(world: &World, call: &str) -> Vec<(String, String)> {
         .unwrap()
 }
 
-async fn patch_sets_fields_where_the_folder_says(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn patch_sets_fields_where_the_folder_says(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let before = world.stored_transcript(&call).await.unwrap();
 
@@ -63,8 +63,8 @@ async fn patch_sets_fields_where_the_folder_says(backend: Backend) {
     assert_eq!(folder.body["custom_meta"], json!(["queue", "region"]));
 }
 
-async fn delete_removes_fields_everywhere_and_every_request_moves_last_modified(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn delete_removes_fields_everywhere_and_every_request_moves_last_modified(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let mut seen: Vec<Value> = Vec::new();
     for _ in 0..5 {
@@ -98,8 +98,8 @@ async fn delete_removes_fields_everywhere_and_every_request_moves_last_modified(
     );
 }
 
-async fn reserved_and_malformed_requests_are_refused_as_text_html(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn reserved_and_malformed_requests_are_refused_as_text_html(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let before = world.stored_transcript(&call).await.unwrap();
     for (method, body, says) in [
@@ -152,8 +152,8 @@ async fn reserved_and_malformed_requests_are_refused_as_text_html(backend: Backe
     assert_eq!(a.status, 404);
 }
 
-async fn fifty_concurrent_patches_of_distinct_keys_all_land(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn fifty_concurrent_patches_of_distinct_keys_all_land(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let requests = (0..50).map(|i| {
         let world = &world;
@@ -197,7 +197,7 @@ async fn fifty_concurrent_patches_of_distinct_keys_all_land(backend: Backend) {
     );
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,
     reserved_and_malformed_requests_are_refused_as_text_html,

@@ -6,8 +6,8 @@ use serde_json::json;
 
 use crate::support::*;
 
-async fn uploads_and_metadata_changes_become_searchable(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn uploads_and_metadata_changes_become_searchable(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     world.add_call(&transcript("parcel")).await;
 
@@ -61,8 +61,8 @@ async fn uploads_and_metadata_changes_become_searchable(backend: Backend) {
         .await;
 }
 
-async fn results_are_scoped_filtered_and_paged(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn results_are_scoped_filtered_and_paged(stack: Stack) {
+    let world = World::with_folder(stack).await;
     world
         .create_folder(ORG, "outbox", json!({"custom_meta": ["queue"]}))
         .await;
@@ -138,8 +138,8 @@ async fn results_are_scoped_filtered_and_paged(backend: Backend) {
     assert_eq!(third.body["hits"][0]["datetime"], "2026-11-01T09:00:00");
 }
 
-async fn bad_search_parameters_are_refused(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn bad_search_parameters_are_refused(stack: Stack) {
+    let world = World::with_folder(stack).await;
     for (query, says) in [
         ("limit=0", "limit"),
         ("limit=101", "limit"),
@@ -170,7 +170,7 @@ async fn bad_search_parameters_are_refused(backend: Backend) {
     );
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     uploads_and_metadata_changes_become_searchable,
     results_are_scoped_filtered_and_paged,
     bad_search_parameters_are_refused,

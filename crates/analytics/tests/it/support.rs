@@ -2,10 +2,17 @@
 //! `acme` with a client allowed every analytics scope, its client-credentials token, and helpers that
 //! call the API as a user would (the token as a query parameter, uploads as multipart forms).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use analytics::testing::TestAnalytics;
 use analytics::AnalyticsConfig;
+use common::bus::{RabbitBus, RetryPolicy};
+use common::search::MeiliIndex;
+use common::testing::meili::{MeiliServer, MASTER_KEY};
+use common::testing::proxy::TcpProxy;
+use common::testing::s3::S3Server;
+use common::testing::TestBroker;
 use serde_json::{json, Value};
 
 pub use auth::testing::{full_client_spec, TestAuth};
@@ -15,6 +22,129 @@ pub const COMPANY: &str = "acme";
 pub const ORG: &str = "support";
 pub const FOLDER: &str = "inbox";
 
+/// The adapters a world runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stack {
+    /// The embedded adapters (the bus in the database, objects under a directory, the tantivy index) on
+    /// PostgreSQL or SQLite.
+    Embedded(Backend),
+    /// The production adapters: PostgreSQL, RabbitMQ (a namespace of the test broker, reached through a
+    /// proxy the test can take down), an S3 server and a Meilisearch server of the test's own.
+    Production,
+}
+
+impl Stack {
+    pub fn backend(self) -> Backend {
+        match self {
+            Stack::Embedded(backend) => backend,
+            Stack::Production => Backend::Postgres,
+        }
+    }
+}
+
+/// Whether the production stack can run here (a Meilisearch binary was found); says so when not.
+pub fn production_available() -> bool {
+    let found = common::testing::meili::available();
+    if !found {
+        eprintln!("skipped: no Meilisearch server found (MEILI_BIN, PATH, shared/bin/meilisearch)");
+    }
+    found
+}
+
+/// Runs each listed test on the embedded adapters on PostgreSQL and on SQLite, and on the production
+/// adapters (skipped, with a line on stderr, where no Meilisearch server can be found).
+#[macro_export]
+macro_rules! stack_tests {
+    ($($name:ident),* $(,)?) => {
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::support::Stack::Embedded($crate::support::Backend::Postgres)).await
+                }
+            )*
+        }
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::support::Stack::Embedded($crate::support::Backend::Sqlite)).await
+                }
+            )*
+        }
+        mod on_production {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    if $crate::support::production_available() {
+                        super::$name($crate::support::Stack::Production).await
+                    }
+                }
+            )*
+        }
+    };
+}
+
+/// The test servers of the production adapters, dropped after the service.
+pub struct ProductionServers {
+    pub broker: TestBroker,
+    /// Between the service and the broker: `broker_proxy.set_up(false)` plays a broker restart.
+    pub broker_proxy: TcpProxy,
+    pub broker_url: String,
+    pub s3: S3Server,
+    pub meili: MeiliServer,
+}
+
+/// Retries come back quickly in tests.
+pub fn test_policy() -> RetryPolicy {
+    RetryPolicy {
+        first_wait: Duration::from_millis(200),
+        ..RetryPolicy::default()
+    }
+}
+
+impl ProductionServers {
+    pub async fn start() -> ProductionServers {
+        let meili = MeiliServer::start()
+            .await
+            .expect("a Meilisearch server (production_available said so)");
+        let broker = TestBroker::new(&[messages::topics::REINDEX, messages::topics::DELETE]);
+        let (broker_proxy, broker_url) = TcpProxy::to_broker(true).await;
+        ProductionServers {
+            broker,
+            broker_proxy,
+            broker_url,
+            s3: S3Server::start(),
+            meili,
+        }
+    }
+
+    /// A RabbitMQ adapter on this world's namespace (through the proxy).
+    pub async fn rabbit(&self, db: &common::db::Database) -> RabbitBus {
+        self.broker.uses(test_policy());
+        RabbitBus::connect(
+            &self.broker_url,
+            db.clone(),
+            test_policy(),
+            self.broker.options(),
+        )
+        .await
+        .expect("RabbitMQ for tests (TEST_AMQP_URL)")
+    }
+
+    pub async fn ports(&self, db: &common::db::Database) -> analytics::Ports {
+        analytics::Ports {
+            bus: Arc::new(self.rabbit(db).await),
+            objects: Arc::new(self.s3.store().await.expect("the test S3 server")),
+            search: Arc::new(
+                MeiliIndex::connect(&self.meili.url, Some(MASTER_KEY), "calls")
+                    .await
+                    .expect("Meilisearch index"),
+            ),
+        }
+    }
+}
+
 pub struct World {
     pub auth: TestAuth,
     pub analytics: TestAnalytics,
@@ -22,12 +152,34 @@ pub struct World {
     pub secret: String,
     /// A client-credentials token of acme with analytics:read and analytics:write.
     pub token: String,
-    /// The production adapters' test servers (RabbitMQ namespace, Meilisearch), when the world runs on
-    /// them; dropped last, after the service.
-    pub _production: Option<(
-        common::testing::TestBroker,
-        common::testing::meili::MeiliServer,
-    )>,
+    /// The production adapters' test servers, when the world runs on them; dropped last, after the
+    /// service.
+    pub production: Option<ProductionServers>,
+}
+
+/// Another worker's bus: on the embedded stack the same database queue, whose lease runs out when its
+/// holder dies; on the production stack a connection of its own to RabbitMQ, which the broker gives back
+/// when it closes.
+pub enum StandIn {
+    Shared(Arc<dyn common::bus::Bus>),
+    Rabbit(RabbitBus),
+}
+
+impl StandIn {
+    pub fn bus(&self) -> &dyn common::bus::Bus {
+        match self {
+            StandIn::Shared(bus) => bus.as_ref(),
+            StandIn::Rabbit(bus) => bus,
+        }
+    }
+
+    /// The worker dies holding `delivery`: never acknowledged.
+    pub async fn kill(self, delivery: common::bus::Delivery) {
+        drop(delivery);
+        if let StandIn::Rabbit(bus) = self {
+            bus.close().await;
+        }
+    }
 }
 
 /// An HTTP answer, read whole.
@@ -40,19 +192,32 @@ pub struct Answer {
 }
 
 impl World {
-    pub async fn new(backend: Backend) -> World {
-        World::with(backend, |_| {}).await
+    pub async fn new(stack: Stack) -> World {
+        World::with(stack, |_| {}).await
     }
 
-    pub async fn with(backend: Backend, adjust: impl FnOnce(&mut AnalyticsConfig)) -> World {
-        let auth = TestAuth::start(backend).await;
+    pub async fn with(stack: Stack, adjust: impl FnOnce(&mut AnalyticsConfig)) -> World {
+        let auth = TestAuth::start(stack.backend()).await;
         auth.add_company(COMPANY).await;
         let (client, secret) = auth.add_client(COMPANY, full_client_spec()).await;
         let secret = secret.expect("a confidential client");
-        let analytics = TestAnalytics::start(&auth.db.db, &auth.db.url, &auth.url, adjust).await;
+        let (analytics, production) = match stack {
+            Stack::Embedded(_) => (
+                TestAnalytics::start(&auth.db.db, &auth.db.url, &auth.url, adjust).await,
+                None,
+            ),
+            Stack::Production => {
+                let servers = ProductionServers::start().await;
+                let ports = servers.ports(&auth.db.db).await;
+                let analytics =
+                    TestAnalytics::start_on(&auth.db.db, &auth.db.url, &auth.url, adjust, ports)
+                        .await;
+                (analytics, Some(servers))
+            }
+        };
         let token = client_token(&auth, COMPANY, &client.client_id, &secret, None).await;
         World {
-            _production: None,
+            production,
             auth,
             analytics,
             client_id: client.client_id,
@@ -61,55 +226,25 @@ impl World {
         }
     }
 
-    /// The world on the production adapters: PostgreSQL, RabbitMQ (a namespace of the test broker) and
-    /// a Meilisearch server of the test's own; `None` (with a line on stderr) when no Meilisearch binary
-    /// is found. Objects stay on local disk until the S3 adapter exists.
-    pub async fn production() -> Option<World> {
-        use common::bus::RetryPolicy;
-        use common::testing::meili::{MeiliServer, MASTER_KEY};
-        let meili = MeiliServer::start().await?;
-        let auth = TestAuth::start(Backend::Postgres).await;
-        auth.add_company(COMPANY).await;
-        let (client, secret) = auth.add_client(COMPANY, full_client_spec()).await;
-        let secret = secret.expect("a confidential client");
-        let broker = common::testing::TestBroker::new(&[
-            messages::topics::REINDEX,
-            messages::topics::DELETE,
-        ]);
-        let policy = RetryPolicy {
-            first_wait: Duration::from_millis(200),
-            ..RetryPolicy::default()
-        };
-        let bus = broker.connect(&auth.db.db, policy).await;
-        let data_dir = analytics::testing::temp_data_dir();
-        let ports = analytics::Ports {
-            bus: std::sync::Arc::new(bus),
-            objects: std::sync::Arc::new(
-                common::objects::LocalDirectory::open(data_dir.join("objects")).unwrap(),
-            ),
-            search: std::sync::Arc::new(
-                common::search::MeiliIndex::connect(&meili.url, Some(MASTER_KEY), "calls")
-                    .await
-                    .expect("Meilisearch index"),
-            ),
-        };
-        let analytics =
-            TestAnalytics::start_on(&auth.db.db, &auth.db.url, &auth.url, data_dir, ports).await;
-        let token = client_token(&auth, COMPANY, &client.client_id, &secret, None).await;
-        Some(World {
-            _production: Some((broker, meili)),
-            auth,
-            analytics,
-            client_id: client.client_id,
-            secret,
-            token,
-        })
+    /// A bus of another worker process, which takes a job and may die holding it (`StandIn::kill`).
+    pub async fn stand_in(&self) -> StandIn {
+        match &self.production {
+            None => StandIn::Shared(self.analytics.service.state.bus.clone()),
+            Some(servers) => StandIn::Rabbit(servers.rabbit(&self.auth.db.db).await),
+        }
+    }
+
+    /// The production servers of a world on `Stack::Production`.
+    pub fn servers(&self) -> &ProductionServers {
+        self.production
+            .as_ref()
+            .expect("a world on the production stack")
     }
 
     /// The world with company acme, organization `support` (Europe/Berlin) and folder `inbox`, which
     /// configures the metadata fields `queue` and `region`.
-    pub async fn with_folder(backend: Backend) -> World {
-        let world = World::new(backend).await;
+    pub async fn with_folder(stack: Stack) -> World {
+        let world = World::new(stack).await;
         world
             .create_folder(ORG, FOLDER, json!({"custom_meta": ["queue", "region"]}))
             .await;

@@ -54,8 +54,8 @@ fn is_write(method: &str) -> bool {
     method != "GET"
 }
 
-async fn another_companys_token_reaches_nothing(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn another_companys_token_reaches_nothing(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let before = world.stored_transcript(&call).await.unwrap();
     let stranger = world.other_company("globex").await;
@@ -82,8 +82,8 @@ async fn another_companys_token_reaches_nothing(backend: Backend) {
     assert_eq!(folder.body["status"], "OK", "no deletion started");
 }
 
-async fn scopes_limit_reads_and_writes(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn scopes_limit_reads_and_writes(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let reader = world.token_with_scope("analytics:read").await;
     let writer = world.token_with_scope("analytics:write").await;
@@ -119,8 +119,8 @@ async fn scopes_limit_reads_and_writes(backend: Backend) {
     assert_eq!(a.status, 403, "{}", a.text);
 }
 
-async fn missing_forged_and_revoked_tokens_are_unauthenticated(backend: Backend) {
-    let world = World::with_folder(backend).await;
+async fn missing_forged_and_revoked_tokens_are_unauthenticated(stack: Stack) {
+    let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     // The signature of acme's own token, with one claim changed.
     let mut parts: Vec<String> = world.token.split('.').map(str::to_string).collect();
@@ -162,7 +162,7 @@ async fn missing_forged_and_revoked_tokens_are_unauthenticated(backend: Backend)
     assert_eq!(a.status, 200, "{}", a.text);
 }
 
-common::backend_tests!(
+crate::stack_tests!(
     another_companys_token_reaches_nothing,
     scopes_limit_reads_and_writes,
     missing_forged_and_revoked_tokens_are_unauthenticated,

@@ -180,6 +180,12 @@ pub trait Bus: Send + Sync {
 
     /// The dead letters of `topic`, oldest first.
     async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError>;
+
+    /// Whether messages can be received now (for `/readyz`). A bus kept in the service's database is
+    /// ready when the database is, which `/readyz` reports on its own.
+    async fn ready(&self) -> Result<(), BusError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

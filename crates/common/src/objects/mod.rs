@@ -1,6 +1,6 @@
 //! The object store port: long-term storage of transcripts and audio under keys such as
 //! `acme/support/inbox/<call-id>/transcript.json`. Adapters: a directory on local disk (the embedded
-//! default, `LocalDirectory`) and S3 (not built yet); both pass `tests/object_store_contract.rs`.
+//! default, `LocalDirectory`) and S3 (`S3Store`); both pass `tests/object_store_contract.rs`.
 //!
 //! Keys are checked before any adapter sees them (`check_key`): segments of letters, digits, `.`, `_`
 //! and `-` joined by `/`, none of them empty, `.` or `..`, so no key can reach outside its store. A key
@@ -8,10 +8,12 @@
 //! `<company>/<organization>/<folder>/<call>/<file>`, and the local directory could not hold both.
 
 mod local;
+mod s3;
 
 use async_trait::async_trait;
 
 pub use local::LocalDirectory;
+pub use s3::{S3Options, S3Store};
 
 /// The longest key, in bytes (S3's limit).
 pub const MAX_KEY_LEN: usize = 1024;
@@ -22,6 +24,9 @@ pub enum ObjectError {
     InvalidKey(String),
     #[error("object store: {0}")]
     Io(#[from] std::io::Error),
+    /// The S3 service failed or refused the request (the operation and key are in the text).
+    #[error("object store: {0}")]
+    Service(String),
 }
 
 /// Refuses keys that are empty, too long, or could name something outside the store.

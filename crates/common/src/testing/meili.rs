@@ -35,6 +35,11 @@ impl MeiliServer {
     }
 }
 
+/// Whether a Meilisearch binary can be found here.
+pub fn available() -> bool {
+    find_binary().is_some()
+}
+
 impl Drop for MeiliServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,9 +1,12 @@
 //! Test harness shared by every service's integration tests: a fresh database per test on PostgreSQL
 //! (`TEST_DATABASE_URL`, default the local server) or SQLite (a temporary file), `backend_tests!`, which
 //! runs each listed test once on each backend, a namespace of its own per test on the RabbitMQ broker
-//! (`TestBroker`), and `with_config_env` for tests of configuration loading.
+//! (`TestBroker`), a Meilisearch server (`meili`) and an S3 server (`s3`) of the test's own, a TCP proxy
+//! that plays outages (`proxy`), and `with_config_env` for tests of configuration loading.
 
 pub mod meili;
+pub mod proxy;
+pub mod s3;
 
 use crate::bus::{RabbitBus, RabbitOptions, RetryPolicy, Topology};
 use crate::db::Database;

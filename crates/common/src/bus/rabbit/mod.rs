@@ -298,6 +298,11 @@ impl Inner {
 
 #[async_trait]
 impl Bus for RabbitBus {
+    /// A connection to the broker is open, or can be opened now.
+    async fn ready(&self) -> Result<(), BusError> {
+        self.inner.link().await.map(|_| ())
+    }
+
     async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
         codec::check_topic(&message.topic)?;
         dispatch!(&mut *tx, insert(message, now_millis()))?;

@@ -1,0 +1,204 @@
+//! The production object store: one bucket of an S3-protocol service (AWS S3, MinIO, Ceph, ...), reached
+//! with aws-sdk-s3 at a configured endpoint. A `PutObject` replaces an object whole, which is the
+//! contract's "old or new, never a part"; deleting what is not there succeeds, as S3 itself answers.
+//!
+//! Requests use path-style addressing unless told otherwise (most self-hosted servers have no wildcard
+//! DNS for virtual hosts), and checksums only where the operation requires them, so servers that do not
+//! implement the newer checksum headers still accept the uploads.
+
+use async_trait::async_trait;
+use aws_sdk_s3::config::{
+    BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
+};
+use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
+use aws_sdk_s3::operation::get_object::GetObjectError;
+use aws_sdk_s3::operation::head_bucket::HeadBucketError;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
+use aws_sdk_s3::Client;
+
+use super::{check_key, check_prefix, ObjectError, ObjectStore};
+
+/// S3 answers at most this many keys per listing request.
+const PAGE: usize = 1000;
+
+/// Where the bucket is and how to sign requests to it.
+#[derive(Debug, Clone)]
+pub struct S3Options {
+    /// The service's base URL, e.g. `http://minio:9000` or `https://s3.eu-west-1.amazonaws.com`.
+    pub endpoint: String,
+    pub bucket: String,
+    pub region: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    /// `https://<bucket>.<host>/<key>` instead of `https://<host>/<bucket>/<key>`.
+    pub virtual_hosted: bool,
+}
+
+pub struct S3Store {
+    client: Client,
+    bucket: String,
+}
+
+fn service_error<E, R>(what: &str, err: SdkError<E, R>) -> ObjectError
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    ObjectError::Service(format!("{what}: {}", DisplayErrorContext(err)))
+}
+
+impl S3Store {
+    /// A client for `options.bucket`; the bucket is created when it does not exist yet, so a fresh
+    /// MinIO is usable at once. Fails when the service cannot be reached or refuses the credentials, so a
+    /// misconfigured service stops at start-up.
+    pub async fn connect(options: S3Options) -> Result<S3Store, ObjectError> {
+        let credentials = Credentials::new(
+            &options.access_key_id,
+            &options.secret_access_key,
+            None,
+            None,
+            "speech-configuration",
+        );
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(options.endpoint.trim_end_matches('/'))
+            .region(Region::new(options.region.clone()))
+            .credentials_provider(credentials)
+            .force_path_style(!options.virtual_hosted)
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+            .build();
+        let store = S3Store {
+            client: Client::from_conf(config),
+            bucket: options.bucket,
+        };
+        store.ensure_bucket(&options.region).await?;
+        Ok(store)
+    }
+
+    async fn ensure_bucket(&self, region: &str) -> Result<(), ObjectError> {
+        match self.client.head_bucket().bucket(&self.bucket).send().await {
+            Ok(_) => return Ok(()),
+            Err(err) if matches!(err.as_service_error(), Some(HeadBucketError::NotFound(_))) => {}
+            Err(err) => return Err(service_error(&format!("bucket {}", self.bucket), err)),
+        }
+        let mut create = self.client.create_bucket().bucket(&self.bucket);
+        // us-east-1 is the one region that takes no location constraint.
+        if region != "us-east-1" {
+            create = create.create_bucket_configuration(
+                CreateBucketConfiguration::builder()
+                    .location_constraint(BucketLocationConstraint::from(region))
+                    .build(),
+            );
+        }
+        match create.send().await {
+            Ok(_) => Ok(()),
+            // Another replica created it first.
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_bucket_already_owned_by_you()) =>
+            {
+                Ok(())
+            }
+            Err(err) => Err(service_error(
+                &format!("creating bucket {}", self.bucket),
+                err,
+            )),
+        }
+    }
+}
+
+#[async_trait]
+impl ObjectStore for S3Store {
+    async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
+        check_key(key)?;
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map_err(|e| service_error(&format!("writing {key}"), e))?;
+        Ok(())
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
+        check_key(key)?;
+        let object = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(object) => object,
+            Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
+                return Ok(None)
+            }
+            Err(err) => return Err(service_error(&format!("reading {key}"), err)),
+        };
+        let body = object
+            .body
+            .collect()
+            .await
+            .map_err(|e| ObjectError::Service(format!("reading {key}: {e}")))?;
+        Ok(Some(body.into_bytes().to_vec()))
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), ObjectError> {
+        check_key(key)?;
+        self.client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+            .map_err(|e| service_error(&format!("deleting {key}"), e))?;
+        Ok(())
+    }
+
+    async fn list(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, ObjectError> {
+        check_prefix(prefix)?;
+        let mut keys = Vec::new();
+        let mut after = after.map(str::to_string);
+        while keys.len() < limit {
+            let want = (limit - keys.len()).min(PAGE);
+            let mut request = self
+                .client
+                .list_objects_v2()
+                .bucket(&self.bucket)
+                .max_keys(want as i32);
+            if !prefix.is_empty() {
+                request = request.prefix(prefix);
+            }
+            if let Some(after) = &after {
+                request = request.start_after(after);
+            }
+            let page = request
+                .send()
+                .await
+                .map_err(|e| service_error(&format!("listing {prefix:?}"), e))?;
+            let before = keys.len();
+            keys.extend(
+                page.contents()
+                    .iter()
+                    .filter_map(|o| o.key().map(String::from)),
+            );
+            if keys.len() == before || !page.is_truncated().unwrap_or(false) {
+                break;
+            }
+            after = keys.last().cloned();
+        }
+        keys.truncate(limit);
+        Ok(keys)
+    }
+}
