@@ -77,22 +77,56 @@ checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .r
 checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
 {{- end -}}
 
-{{/* Refuses to render an analytics installation that could not run: S3 set (no adapter yet), no
-Meilisearch, or more than one replica / an autoscaler on a ReadWriteOnce objects volume. */}}
+{{/* Refuses to render an analytics installation that could not run: no Meilisearch; with s3.endpoint, an
+endpoint that is not an http(s) URL, no bucket or no key (analytics-service refuses to start without
+them); without it, more than one replica / an autoscaler on a ReadWriteOnce objects volume. */}}
 {{- define "speech.analyticsChecks" -}}
-{{- if .Values.s3.endpoint -}}
-{{- fail "s3.endpoint must stay empty while analytics.enabled: the S3 adapter is not built yet and analytics-service refuses to start when S3_ENDPOINT is set (its objects are on analytics.objects.persistence)" -}}
-{{- end -}}
 {{- if not .Values.meilisearch.url -}}
 {{- fail "meilisearch.url is required while analytics.enabled (MEILI_URL): the API and the worker pods share one search index" -}}
 {{- end -}}
-{{- if ne .Values.analytics.objects.persistence.accessMode "ReadWriteMany" -}}
+{{- if .Values.s3.endpoint -}}
+{{- if not (regexMatch "^https?://" .Values.s3.endpoint) -}}
+{{- fail "s3.endpoint must be an http:// or https:// URL (S3_ENDPOINT), e.g. http://minio.storage.svc:9000" -}}
+{{- end -}}
+{{- if not .Values.s3.bucket -}}
+{{- fail "s3.bucket is required when s3.endpoint is set (S3_BUCKET)" -}}
+{{- end -}}
+{{- if not (or .Values.s3.existingSecret .Values.secret.existingSecret (and .Values.s3.accessKeyId .Values.s3.secretAccessKey)) -}}
+{{- fail "s3.accessKeyId and s3.secretAccessKey are required when s3.endpoint is set (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY), unless s3.existingSecret names a Secret holding them (or secret.existingSecret holds S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY)" -}}
+{{- end -}}
+{{- else if ne .Values.analytics.objects.persistence.accessMode "ReadWriteMany" -}}
 {{- if or (gt (int .Values.analytics.replicaCount) 1) .Values.analytics.autoscaling.enabled -}}
-{{- fail "analytics.replicaCount must be 1 and analytics.autoscaling.enabled false while analytics.objects.persistence.accessMode is not ReadWriteMany (the objects are on one volume until the S3 adapter exists)" -}}
+{{- fail "analytics.replicaCount must be 1 and analytics.autoscaling.enabled false while the objects are on a volume (s3.endpoint empty) whose analytics.objects.persistence.accessMode is not ReadWriteMany" -}}
 {{- end -}}
 {{- if and .Values.analytics.worker.enabled (or (gt (int .Values.analytics.worker.replicaCount) 1) .Values.analytics.worker.autoscaling.enabled) -}}
-{{- fail "analytics.worker.replicaCount must be 1 and analytics.worker.autoscaling.enabled false while analytics.objects.persistence.accessMode is not ReadWriteMany (the objects are on one volume until the S3 adapter exists)" -}}
+{{- fail "analytics.worker.replicaCount must be 1 and analytics.worker.autoscaling.enabled false while the objects are on a volume (s3.endpoint empty) whose analytics.objects.persistence.accessMode is not ReadWriteMany" -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret with the S3 key of the analytics pods: s3.existingSecret, or the chart's (or
+secret.existingSecret). Its entries are speech.s3AccessKeyIdKey and speech.s3SecretAccessKeyKey. */}}
+{{- define "speech.s3SecretName" -}}
+{{- if .Values.s3.existingSecret -}}
+{{- .Values.s3.existingSecret -}}
+{{- else -}}
+{{- include "speech.secretName" . -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "speech.s3AccessKeyIdKey" -}}
+{{- if .Values.s3.existingSecret -}}
+{{- .Values.s3.existingSecretKeys.accessKeyId -}}
+{{- else -}}
+S3_ACCESS_KEY_ID
+{{- end -}}
+{{- end -}}
+
+{{- define "speech.s3SecretAccessKeyKey" -}}
+{{- if .Values.s3.existingSecret -}}
+{{- .Values.s3.existingSecretKeys.secretAccessKey -}}
+{{- else -}}
+S3_SECRET_ACCESS_KEY
 {{- end -}}
 {{- end -}}
 
@@ -116,9 +150,9 @@ Meilisearch, or more than one replica / an autoscaler on a ReadWriteOnce objects
 {{- end -}}
 {{- end -}}
 
-{{/* With a ReadWriteOnce objects volume, every analytics pod (API and workers) must run on the node it is
-attached to: a required pod affinity to the other analytics pods of this release. The first pod matches
-its own term, so it schedules anywhere. */}}
+{{/* With a ReadWriteOnce objects volume (no s3.endpoint), every analytics pod (API and workers) must run
+on the node it is attached to: a required pod affinity to the other analytics pods of this release. The
+first pod matches its own term, so it schedules anywhere. */}}
 {{- define "speech.analyticsAffinity" -}}
 podAffinity:
   requiredDuringSchedulingIgnoredDuringExecution:
