@@ -139,3 +139,80 @@ impl AnalyticsConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use common::config::load;
+    use common::secrets::SecretKey;
+    use common::testing::with_config_env;
+
+    use super::*;
+
+    fn s3_env<'a>(key: &'a str, without: &str) -> Vec<(&'a str, &'a str)> {
+        [
+            ("SPEECH_SECRET_KEY", key),
+            ("S3_ENDPOINT", "http://minio:9000"),
+            ("S3_BUCKET", "speech"),
+            ("S3_REGION", "eu-west-1"),
+            ("S3_ACCESS_KEY_ID", "speech"),
+            ("S3_SECRET_ACCESS_KEY", "speech-minio-secret"),
+        ]
+        .into_iter()
+        .filter(|(name, _)| *name != without)
+        .collect()
+    }
+
+    #[test]
+    fn the_s3_settings_choose_the_s3_store() {
+        let key = SecretKey::generate().to_base64();
+        let config = with_config_env(&s3_env(&key, ""), load::<AnalyticsConfig>).expect("loads");
+        let options = config.s3_options().expect("S3 is configured");
+        assert_eq!(
+            (
+                options.endpoint.as_str(),
+                options.bucket.as_str(),
+                options.region.as_str(),
+                options.access_key_id.as_str(),
+                options.secret_access_key.as_str(),
+                options.virtual_hosted,
+            ),
+            (
+                "http://minio:9000",
+                "speech",
+                "eu-west-1",
+                "speech",
+                "speech-minio-secret",
+                false
+            )
+        );
+        let embedded = with_config_env(&[("SPEECH_SECRET_KEY", &key), ("S3_ENDPOINT", "")], || {
+            load::<AnalyticsConfig>()
+        })
+        .expect("loads");
+        assert!(
+            embedded.s3_options().is_none(),
+            "an empty endpoint is unset"
+        );
+    }
+
+    #[test]
+    fn an_s3_endpoint_without_its_bucket_or_key_is_refused_by_name() {
+        let key = SecretKey::generate().to_base64();
+        for missing in ["S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"] {
+            let error = with_config_env(&s3_env(&key, missing), load::<AnalyticsConfig>)
+                .expect_err(missing);
+            assert!(
+                error.to_string().contains(&missing.to_lowercase()),
+                "{missing}: {error}"
+            );
+        }
+        let mut env = s3_env(&key, "");
+        env[1] = ("S3_ENDPOINT", "minio:9000");
+        let error = with_config_env(&env, load::<AnalyticsConfig>).expect_err("no scheme");
+        assert!(error.to_string().contains("s3_endpoint"), "{error}");
+        assert!(
+            !error.to_string().contains("speech-minio-secret"),
+            "no secret in errors: {error}"
+        );
+    }
+}

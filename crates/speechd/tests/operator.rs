@@ -65,11 +65,16 @@ fn speechd(data: &Path, ports: &Ports) -> Command {
 }
 
 fn bootstrap(data: &Path, ports: &Ports) -> Value {
+    bootstrap_with(data, ports, &[])
+}
+
+fn bootstrap_with(data: &Path, ports: &Ports, env: &[(&str, String)]) -> Value {
     let Output {
         status,
         stdout,
         stderr,
     } = speechd(data, ports)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .args([
             "bootstrap",
             "--company",
@@ -97,7 +102,12 @@ impl Drop for Server {
 }
 
 async fn serve(data: &Path, ports: &Ports) -> Server {
+    serve_with(data, ports, &[]).await
+}
+
+async fn serve_with(data: &Path, ports: &Ports, env: &[(&str, String)]) -> Server {
     let child = speechd(data, ports)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .arg("serve")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -370,6 +380,68 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(status.expect("speechd exits after SIGTERM").success());
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// The quick start again with the object store and the search index chosen by the environment alone:
+/// S3 (a real S3-protocol server) and Meilisearch. The transcript lands in the bucket, nothing under the
+/// data directory's objects. Skipped, with a line on stderr, where no Meilisearch server is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_environment_puts_analytics_on_s3_and_meilisearch() {
+    use common::objects::{ObjectStore, S3Store};
+    use common::testing::{meili, s3};
+    let Some(meili) = meili::MeiliServer::start().await else {
+        return;
+    };
+    let s3 = s3::S3Server::start();
+    let env = [
+        ("S3_ENDPOINT", s3.endpoint.clone()),
+        ("S3_BUCKET", "speech-objects".to_string()),
+        ("S3_ACCESS_KEY_ID", s3::ACCESS_KEY_ID.to_string()),
+        ("S3_SECRET_ACCESS_KEY", s3::SECRET_ACCESS_KEY.to_string()),
+        ("MEILI_URL", meili.url.clone()),
+        ("MEILI_KEY", meili::MASTER_KEY.to_string()),
+    ];
+    let data = temp_dir();
+    let ports = Ports::free();
+    let creds = bootstrap_with(&data, &ports, &env);
+    let _server = serve_with(&data, &ports, &env).await;
+    let token: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/oauth/acme/token",
+            creds["auth_url"].as_str().unwrap()
+        ))
+        .basic_auth(
+            creds["client_id"].as_str().unwrap(),
+            creds["client_secret"].as_str(),
+        )
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    quick_start(&creds, token["access_token"].as_str().unwrap()).await;
+
+    let bucket = S3Store::connect(s3.options("speech-objects"))
+        .await
+        .unwrap();
+    let keys = bucket.list("acme/", None, 10).await.unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert!(keys[0].ends_with("/transcript.json"), "{keys:?}");
+    let stored: Value =
+        serde_json::from_slice(&bucket.get(&keys[0]).await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        stored["metadata"]["priority"], "high",
+        "the PATCH reached the bucket"
+    );
+    assert!(
+        walk(&data)
+            .iter()
+            .all(|(path, _)| !path.to_string_lossy().contains("objects/")),
+        "no object on local disk"
+    );
     let _ = std::fs::remove_dir_all(&data);
 }
 
