@@ -58,53 +58,89 @@ impl Workers {
     }
 }
 
-/// Starts one worker per topic.
+/// Starts one worker per topic: reindexing in batches (an index write per batch), deletions one job at a
+/// time.
 pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let handles = vec![
-        tokio::spawn(reindex::run(state.clone(), stopped.clone())),
-        spawn_loop(state, messages::topics::DELETE, stopped, delete::handle),
+        spawn_loop(
+            state.clone(),
+            messages::topics::REINDEX,
+            reindex::BATCH,
+            stopped.clone(),
+            reindex::process,
+        ),
+        spawn_loop(
+            state,
+            messages::topics::DELETE,
+            1,
+            stopped,
+            |state, jobs| one_by_one(state, messages::topics::DELETE, jobs, delete::handle),
+        ),
     ];
     Workers { stop, handles }
 }
 
+/// The receive loop every worker shares: waits for a message of `topic`, takes what else is ready up to
+/// `batch`, and hands them to `work`, which settles each one. Stops between batches when told.
 fn spawn_loop<F, Fut>(
     state: Arc<AnalyticsState>,
     topic: &'static str,
+    batch: usize,
     mut stopped: watch::Receiver<bool>,
-    handle: F,
+    work: F,
 ) -> JoinHandle<()>
 where
-    F: Fn(Arc<AnalyticsState>, Vec<u8>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), JobError>> + Send,
+    F: Fn(Arc<AnalyticsState>, Vec<Delivery>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send,
 {
     tokio::spawn(async move {
         loop {
             if *stopped.borrow() {
                 break;
             }
-            let delivery = tokio::select! {
+            let first = tokio::select! {
                 _ = stopped.changed() => break,
                 d = state.bus.receive(topic, POLL) => d,
             };
-            match delivery {
-                Ok(Some(delivery)) => {
-                    use tracing::Instrument;
-                    let span =
-                        common::telemetry::job_span(topic, delivery.message.traceparent.as_deref());
-                    let outcome = handle(state.clone(), delivery.message.body.clone())
-                        .instrument(span)
-                        .await;
-                    settle(&state, topic, delivery, outcome).await;
-                }
-                Ok(None) => {}
+            let mut deliveries = match first {
+                Ok(Some(delivery)) => vec![delivery],
+                Ok(None) => continue,
                 Err(e) => {
                     tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
                     tokio::time::sleep(POLL).await;
+                    continue;
+                }
+            };
+            while deliveries.len() < batch {
+                match state.bus.receive(topic, Duration::ZERO).await {
+                    Ok(Some(delivery)) => deliveries.push(delivery),
+                    _ => break,
                 }
             }
+            work(state.clone(), deliveries).await;
         }
     })
+}
+
+/// Runs `handle` on each message alone, in the trace its publisher started, and settles it.
+async fn one_by_one<F, Fut>(
+    state: Arc<AnalyticsState>,
+    topic: &'static str,
+    deliveries: Vec<Delivery>,
+    handle: F,
+) where
+    F: Fn(Arc<AnalyticsState>, Vec<u8>) -> Fut,
+    Fut: Future<Output = Result<(), JobError>>,
+{
+    use tracing::Instrument;
+    for delivery in deliveries {
+        let span = common::telemetry::job_span(topic, delivery.message.traceparent.as_deref());
+        let outcome = handle(state.clone(), delivery.message.body.clone())
+            .instrument(span)
+            .await;
+        settle(&state, topic, delivery, outcome).await;
+    }
 }
 
 /// Acknowledges, retries or dead-letters the message after its work ended with `outcome`.

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use common::bus::Delivery;
 use common::search::SearchDocument;
@@ -15,7 +14,7 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{settle, JobError, POLL};
+use super::{settle, JobError};
 use crate::model::text_of;
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
@@ -29,37 +28,9 @@ pub enum Action {
     Remove(String),
 }
 
-/// One worker loop: waits for a message, takes what else is ready up to `BATCH`, writes the index once.
-pub async fn run(state: Arc<AnalyticsState>, mut stopped: tokio::sync::watch::Receiver<bool>) {
-    let topic = messages::topics::REINDEX;
-    loop {
-        if *stopped.borrow() {
-            break;
-        }
-        let first = tokio::select! {
-            _ = stopped.changed() => break,
-            d = state.bus.receive(topic, POLL) => d,
-        };
-        let mut batch = match first {
-            Ok(Some(delivery)) => vec![delivery],
-            Ok(None) => continue,
-            Err(e) => {
-                tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
-                tokio::time::sleep(POLL).await;
-                continue;
-            }
-        };
-        while batch.len() < BATCH {
-            match state.bus.receive(topic, Duration::ZERO).await {
-                Ok(Some(delivery)) => batch.push(delivery),
-                _ => break,
-            }
-        }
-        process(&state, batch).await;
-    }
-}
-
-async fn process(state: &Arc<AnalyticsState>, batch: Vec<Delivery>) {
+/// Brings the documents of a batch of messages up to date in one index write, then settles each message.
+pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
+    let state = &state;
     let mut ready = Vec::new();
     let mut upserts = Vec::new();
     let mut removals = Vec::new();
