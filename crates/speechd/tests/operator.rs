@@ -243,19 +243,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         assert_eq!(response.status(), 200, "{path}");
     }
 
-    let token: Value = reqwest::Client::new()
-        .post(format!("{auth_url}/oauth/acme/token"))
-        .basic_auth(
-            creds["client_id"].as_str().unwrap(),
-            creds["client_secret"].as_str(),
-        )
-        .form(&[("grant_type", "client_credentials")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = client_token(&creds).await;
     assert_eq!(token["token_type"], "Bearer", "{token}");
     quick_start(&creds, token["access_token"].as_str().unwrap()).await;
 
@@ -383,6 +371,26 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// The token endpoint's answer to a client-credentials request of the bootstrap client.
+async fn client_token(creds: &Value) -> Value {
+    reqwest::Client::new()
+        .post(format!(
+            "{}/oauth/acme/token",
+            creds["auth_url"].as_str().unwrap()
+        ))
+        .basic_auth(
+            creds["client_id"].as_str().unwrap(),
+            creds["client_secret"].as_str(),
+        )
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// The quick start again with the object store and the search index chosen by the environment alone:
 /// S3 (a real S3-protocol server) and Meilisearch. The transcript lands in the bucket, nothing under the
 /// data directory's objects. Skipped, with a line on stderr, where no Meilisearch server is found.
@@ -406,22 +414,7 @@ async fn the_environment_puts_analytics_on_s3_and_meilisearch() {
     let ports = Ports::free();
     let creds = bootstrap_with(&data, &ports, &env);
     let _server = serve_with(&data, &ports, &env).await;
-    let token: Value = reqwest::Client::new()
-        .post(format!(
-            "{}/oauth/acme/token",
-            creds["auth_url"].as_str().unwrap()
-        ))
-        .basic_auth(
-            creds["client_id"].as_str().unwrap(),
-            creds["client_secret"].as_str(),
-        )
-        .form(&[("grant_type", "client_credentials")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = client_token(&creds).await;
     quick_start(&creds, token["access_token"].as_str().unwrap()).await;
 
     let bucket = S3Store::connect(s3.options("speech-objects"))
