@@ -14,6 +14,7 @@ function init(args)
   user = os.getenv("BENCH_USER_PREFIX") .. id
   role = os.getenv("BENCH_ROLE")
   etag = nil
+  refused = false
   n = 0
 end
 
@@ -33,6 +34,11 @@ function request()
 end
 
 function response(status, headers, body)
+  if status >= 300 and not refused then
+    -- The first refusal of each thread is shown, so a failed run says why.
+    refused = true
+    io.stderr:write(string.format("%s, If-Match %s: %d %s\n", user, tostring(etag), status, body))
+  end
   -- The baseline handler sends no ETag: any value then lets the PUTs start.
   etag = headers["etag"] or headers["ETag"] or etag or 'W/"0"'
 end

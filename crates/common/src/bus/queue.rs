@@ -127,3 +127,48 @@ impl Bus for DatabaseQueue {
         Ok(dispatch!(&self.db, dead_letters(topic, limit))?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lease finds the oldest ready message of its topic at the front of the index, in sequence
+    /// order: SQLite's plan for it sorts nothing. Sorting the topic's ready messages on every lease made
+    /// a worker draining a backlog of 80,000 reindex messages spend 12 ms on each lease.
+    #[tokio::test]
+    async fn a_lease_reads_the_oldest_ready_message_without_sorting_the_backlog() {
+        let file = std::env::temp_dir().join(format!(
+            "speech-bus-plan-{}.db",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let db = Database::connect(&format!("sqlite://{}", file.display()), 1)
+            .await
+            .unwrap();
+        db.migrate(&crate::bus::MIGRATIONS).await.unwrap();
+        let Database::Sqlite(pool, _) = &db else {
+            unreachable!("a SQLite URL")
+        };
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {}", sqlite::lease_statement()))
+                .bind("topic")
+                .bind(0_i64)
+                .bind(0_i64)
+                .bind(0_i64)
+                .fetch_all(pool)
+                .await
+                .unwrap();
+        let steps: Vec<&str> = plan.iter().map(|(_, _, _, step)| step.as_str()).collect();
+        db.close().await;
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
+        assert!(
+            steps.iter().any(|s| s.contains("bus_messages_ready")),
+            "{steps:?}"
+        );
+        assert!(
+            !steps.iter().any(|s| s.contains("TEMP B-TREE")),
+            "{steps:?}"
+        );
+    }
+}

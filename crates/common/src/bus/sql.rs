@@ -34,6 +34,17 @@ struct LeasedRow {
     attempt: i32,
 }
 
+/// The statement of `lease`: $1 topic, $2 now, $3 the lease's end, $4 its token. The oldest ready
+/// message is the first entry of the topic in the index `bus_messages_ready` that is visible.
+pub(crate) fn lease_statement() -> String {
+    format!(
+        "UPDATE bus_messages SET attempt = attempt + 1, visible_at_ms = $3, lease = $4 \
+         WHERE seq = (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
+                      AND visible_at_ms <= $2 ORDER BY seq LIMIT 1 {LOCK_READY}) \
+         RETURNING seq, id, topic, body, traceparent, attempt"
+    )
+}
+
 /// Leases the oldest visible message of `topic` until `until_ms`, counting the attempt.
 pub(crate) async fn lease(
     c: &mut Conn,
@@ -42,12 +53,7 @@ pub(crate) async fn lease(
     until_ms: i64,
     lease: i64,
 ) -> Result<Option<Delivery>, StoreError> {
-    let sql = format!(
-        "UPDATE bus_messages SET attempt = attempt + 1, visible_at_ms = $3, lease = $4 \
-         WHERE seq = (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
-                      AND visible_at_ms <= $2 ORDER BY seq LIMIT 1 {LOCK_READY}) \
-         RETURNING seq, id, topic, body, traceparent, attempt"
-    );
+    let sql = lease_statement();
     let row = sqlx::query_as::<Db, LeasedRow>(&sql)
         .bind(topic)
         .bind(now_ms)

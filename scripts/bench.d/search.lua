@@ -1,0 +1,20 @@
+-- wrk script: GET /search/<co>/<org>?q=<words>&token=..., the words taken in turn from a list that mixes
+-- words found in nearly every call of scripts/bench.d/transcripts.py, in some, and in few or none. wrk.path
+-- is /search/<co>/<org>.
+local queries = {
+  "refund", "router", "invoice", "engineer", "password", "delivery", "cancel", "discount",
+  "Kowalski", "smartwatch", "retentions", "courier", "supervisor", "printer", "October", "thank",
+  "refund router", "engineer Thursday", "invoice twice", "broadband Okafor", "upgrade fibre plan",
+  "direct debit", "REF123456", "washing machine", "manager", "expired card", "zebra", "Globex",
+}
+local n = 0
+
+function init(args)
+  suffix = "&token=" .. os.getenv("BENCH_TOKEN")
+end
+
+function request()
+  n = n + 1
+  local q = queries[n % #queries + 1]:gsub(" ", "+")
+  return wrk.format("GET", wrk.path .. "?q=" .. q .. suffix)
+end
