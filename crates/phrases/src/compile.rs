@@ -1,0 +1,330 @@
+//! Compiling many phrases into one [`Matcher`]: every distinct word pattern gets a number, and the indexes
+//! that let a scan go from a turn's words to the few phrases that could match it, never trying the others:
+//! exact words to their pattern, wildcard patterns by their literal prefix or suffix, and each pattern to the
+//! phrases it triggers (docs/phrases.md, How matching is fast).
+
+use crate::hash::FxHashMap;
+use crate::phrase::{Pattern, Phrase};
+use crate::turn::Speaker;
+
+/// Collects phrases, each with the caller's id and an optional speaker restriction, and builds the
+/// [`Matcher`] of them all.
+#[derive(Debug, Default, Clone)]
+pub struct MatcherBuilder {
+    entries: Vec<(u32, Phrase, Option<Speaker>)>,
+}
+
+impl MatcherBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a phrase under `id`; with `speaker`, it matches only that speaker's turns. Ids need not be
+    /// unique: each phrase added matches on its own, and hits of equal ids come in the order they were
+    /// added.
+    pub fn add(&mut self, id: u32, phrase: Phrase, speaker: Option<Speaker>) -> &mut Self {
+        self.entries.push((id, phrase, speaker));
+        self
+    }
+
+    pub fn build(self) -> Matcher {
+        let mut entries = self.entries;
+        // Stable: equal ids keep the order they were added in.
+        entries.sort_by_key(|(id, _, _)| *id);
+        let mut patterns = Patterns::default();
+        let mut matcher = Matcher::default();
+        let mut triggers: Vec<(u32, u32)> = Vec::new();
+        for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
+            let first_alternative = matcher.alternatives.len() as u32;
+            let mut own = Vec::new();
+            for all in &phrase.alternatives {
+                let first_seq = matcher.seqs.len() as u32;
+                for seq in all {
+                    let start = matcher.seq_patterns.len() as u32;
+                    matcher
+                        .seq_patterns
+                        .extend(seq.words.iter().map(|w| patterns.intern(w)));
+                    matcher.seqs.push(CompiledSeq {
+                        patterns: (start, matcher.seq_patterns.len() as u32),
+                        starts: seq.starts,
+                        ends: seq.ends,
+                        within: seq.within,
+                    });
+                }
+                let seqs = (first_seq, matcher.seqs.len() as u32);
+                own.push(patterns.most_selective(matcher.seq_patterns_of_all(seqs)));
+                matcher.alternatives.push(seqs);
+            }
+            own.sort_unstable();
+            own.dedup();
+            triggers.extend(own.into_iter().map(|pattern| (pattern, index as u32)));
+            matcher.phrases.push(CompiledPhrase {
+                id,
+                speaker,
+                start_window: phrase.start_window,
+                end_window: phrase.end_window,
+                alternatives: (first_alternative, matcher.alternatives.len() as u32),
+            });
+        }
+        (matcher.trigger_starts, matcher.trigger_phrases) = csr(patterns.texts.len(), triggers);
+        matcher.wildcards = Wildcards::new(&patterns);
+        matcher.literals = patterns.literals;
+        matcher
+    }
+}
+
+/// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
+/// `values[starts[r]..starts[r + 1]]`, in ascending order.
+fn csr(rows: usize, mut pairs: Vec<(u32, u32)>) -> (Vec<u32>, Vec<u32>) {
+    pairs.sort_unstable();
+    let mut starts = vec![0u32; rows + 1];
+    for &(row, _) in &pairs {
+        starts[row as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        starts[r + 1] += starts[r];
+    }
+    (starts, pairs.into_iter().map(|(_, value)| value).collect())
+}
+
+/// The distinct word patterns of all phrases, numbered.
+#[derive(Default)]
+struct Patterns {
+    numbers: FxHashMap<String, u32>,
+    texts: Vec<String>,
+    /// The patterns without wildcards, by their text.
+    literals: FxHashMap<Box<str>, u32>,
+}
+
+impl Patterns {
+    fn intern(&mut self, pattern: &Pattern) -> u32 {
+        if let Some(&number) = self.numbers.get(&pattern.text) {
+            return number;
+        }
+        let number = self.texts.len() as u32;
+        self.numbers.insert(pattern.text.clone(), number);
+        self.texts.push(pattern.text.clone());
+        if !pattern.has_wildcards() {
+            self.literals.insert(pattern.text.as_str().into(), number);
+        }
+        number
+    }
+
+    /// The pattern of a conjunction least likely to occur in a turn, so that the conjunction is tried only
+    /// on turns holding it (every pattern of it must occur for it to match): literal words before wildcard
+    /// patterns, then the most characters that are not wildcards.
+    fn most_selective(&self, all: impl Iterator<Item = u32>) -> u32 {
+        let weight = |number: u32| {
+            let text = &self.texts[number as usize];
+            let literal = text.chars().filter(|c| !matches!(c, '*' | '?')).count();
+            (!text.contains(['*', '?']), literal)
+        };
+        all.max_by_key(|&number| (weight(number), std::cmp::Reverse(number)))
+            .unwrap_or(0)
+    }
+}
+
+/// The wildcard patterns, found for a word by the literal text before their first wildcard (its prefix),
+/// else after their last (its suffix), else tried on every word.
+#[derive(Debug, Default)]
+pub(crate) struct Wildcards {
+    pub(crate) texts: Vec<(u32, Box<str>)>,
+    pub(crate) by_prefix: FxHashMap<Box<str>, Vec<u32>>,
+    /// The distinct byte lengths of the prefixes, ascending.
+    pub(crate) prefix_lengths: Vec<usize>,
+    pub(crate) by_suffix: FxHashMap<Box<str>, Vec<u32>>,
+    pub(crate) suffix_lengths: Vec<usize>,
+    /// Patterns starting and ending with a wildcard.
+    pub(crate) others: Vec<u32>,
+}
+
+impl Wildcards {
+    fn new(patterns: &Patterns) -> Self {
+        let mut wildcards = Wildcards::default();
+        for (number, text) in patterns.texts.iter().enumerate() {
+            let Some(first) = text.find(['*', '?']) else {
+                continue;
+            };
+            let number = number as u32;
+            let index = wildcards.texts.len() as u32;
+            wildcards.texts.push((number, text.as_str().into()));
+            let last = text.rfind(['*', '?']).unwrap_or(first);
+            if first > 0 {
+                let prefix = &text[..first];
+                wildcards
+                    .by_prefix
+                    .entry(prefix.into())
+                    .or_default()
+                    .push(index);
+                wildcards.prefix_lengths.push(prefix.len());
+            } else if last + 1 < text.len() {
+                let suffix = &text[last + 1..];
+                wildcards
+                    .by_suffix
+                    .entry(suffix.into())
+                    .or_default()
+                    .push(index);
+                wildcards.suffix_lengths.push(suffix.len());
+            } else {
+                wildcards.others.push(index);
+            }
+        }
+        for lengths in [&mut wildcards.prefix_lengths, &mut wildcards.suffix_lengths] {
+            lengths.sort_unstable();
+            lengths.dedup();
+        }
+        wildcards
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+}
+
+/// A phrase of the matcher: its id, speaker restriction, time windows and alternatives.
+#[derive(Debug)]
+pub(crate) struct CompiledPhrase {
+    pub(crate) id: u32,
+    pub(crate) speaker: Option<Speaker>,
+    pub(crate) start_window: Option<f64>,
+    pub(crate) end_window: Option<f64>,
+    /// A range of `Matcher::alternatives`.
+    pub(crate) alternatives: (u32, u32),
+}
+
+impl CompiledPhrase {
+    /// Whether a turn starting at `start` in a call of `duration` seconds is inside the phrase's windows:
+    /// `~s<T` starts before T, `~e<T` starts at or after the duration minus T.
+    pub(crate) fn in_windows(&self, start: f64, duration: f64) -> bool {
+        self.start_window.is_none_or(|t| start < t)
+            && self.end_window.is_none_or(|t| start >= duration - t)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct CompiledSeq {
+    /// A range of `Matcher::seq_patterns`.
+    pub(crate) patterns: (u32, u32),
+    pub(crate) starts: bool,
+    pub(crate) ends: bool,
+    pub(crate) within: u32,
+}
+
+/// Many phrases compiled together, to find which of them match each turn of a call ([`Matcher::scan`]).
+/// Immutable once built, so one matcher can serve many threads. The phrases are stored flat (phrases,
+/// their alternatives, their sequences, their patterns, each in one array) so that evaluating one follows
+/// few pointers.
+#[derive(Debug, Default)]
+pub struct Matcher {
+    /// Patterns without wildcards, by their text.
+    pub(crate) literals: FxHashMap<Box<str>, u32>,
+    pub(crate) wildcards: Wildcards,
+    /// Sorted by id, then by the order they were added.
+    pub(crate) phrases: Vec<CompiledPhrase>,
+    /// Each alternative (`|` operand) as a range of `seqs`.
+    pub(crate) alternatives: Vec<(u32, u32)>,
+    pub(crate) seqs: Vec<CompiledSeq>,
+    pub(crate) seq_patterns: Vec<u32>,
+    /// Pattern `p` triggers the phrases `trigger_phrases[trigger_starts[p]..trigger_starts[p + 1]]`.
+    pub(crate) trigger_starts: Vec<u32>,
+    pub(crate) trigger_phrases: Vec<u32>,
+}
+
+impl Matcher {
+    /// How many phrases it holds.
+    pub fn len(&self) -> usize {
+        self.phrases.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.phrases.is_empty()
+    }
+
+    pub(crate) fn triggered(&self, pattern: u32) -> &[u32] {
+        let p = pattern as usize;
+        &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]
+    }
+
+    pub(crate) fn patterns_of_seq(&self, seq: &CompiledSeq) -> &[u32] {
+        &self.seq_patterns[seq.patterns.0 as usize..seq.patterns.1 as usize]
+    }
+
+    /// The patterns of a range of sequences.
+    fn seq_patterns_of_all(&self, seqs: (u32, u32)) -> impl Iterator<Item = u32> + '_ {
+        self.seqs[seqs.0 as usize..seqs.1 as usize]
+            .iter()
+            .flat_map(|seq| self.patterns_of_seq(seq).iter().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(phrases: &[&str]) -> Matcher {
+        let mut builder = MatcherBuilder::new();
+        for (i, text) in phrases.iter().enumerate() {
+            builder.add(i as u32, Phrase::parse(text).unwrap(), None);
+        }
+        builder.build()
+    }
+
+    #[test]
+    fn patterns_are_shared_and_indexed_by_kind() {
+        let m = build(&["refund please", "refund* | *fund", "re?und & *un* & x"]);
+        // refund, please, refund*, *fund, re?und, *un*, x
+        assert_eq!(m.trigger_starts.len(), 8);
+        assert_eq!(m.literals.len(), 3);
+        assert_eq!(m.wildcards.texts.len(), 4);
+        let mut prefixes: Vec<&str> = m.wildcards.by_prefix.keys().map(|k| &**k).collect();
+        prefixes.sort_unstable();
+        assert_eq!(prefixes, ["re", "refund"]);
+        assert_eq!(m.wildcards.prefix_lengths, [2, 6]);
+        assert_eq!(
+            m.wildcards
+                .by_suffix
+                .keys()
+                .map(|k| &**k)
+                .collect::<Vec<_>>(),
+            ["fund"]
+        );
+        assert_eq!(m.wildcards.others.len(), 1);
+    }
+
+    #[test]
+    fn each_conjunction_is_triggered_by_its_most_selective_pattern() {
+        let m = build(&["a refund", "refund* & x | *fund", "pay & refunds"]);
+        let number = |text: &str| m.literals.get(text).copied();
+        assert_eq!(m.triggered(number("refund").unwrap()), [0]);
+        assert_eq!(m.triggered(number("a").unwrap()), [] as [u32; 0]);
+        // "x" is a literal, so it beats "refund*"; "*fund" alone triggers the second alternative.
+        assert_eq!(m.triggered(number("x").unwrap()), [1]);
+        assert_eq!(m.triggered(number("refunds").unwrap()), [2]);
+        assert_eq!(m.triggered(number("pay").unwrap()), [] as [u32; 0]);
+    }
+
+    #[test]
+    fn phrases_are_ordered_by_id_then_insertion() {
+        let mut builder = MatcherBuilder::new();
+        for (id, text) in [(7, "a"), (3, "b"), (7, "c"), (1, "d")] {
+            builder.add(id, Phrase::parse(text).unwrap(), None);
+        }
+        let m = builder.build();
+        let text = |p: &CompiledPhrase| {
+            let seq = &m.seqs[m.alternatives[p.alternatives.0 as usize].0 as usize];
+            let pattern = m.patterns_of_seq(seq)[0];
+            m.literals
+                .iter()
+                .find(|(_, &n)| n == pattern)
+                .unwrap()
+                .0
+                .to_string()
+        };
+        let order: Vec<(u32, String)> = m.phrases.iter().map(|p| (p.id, text(p))).collect();
+        let expected = [(1, "d"), (3, "b"), (7, "a"), (7, "c")];
+        assert_eq!(order, expected.map(|(id, t)| (id, t.to_string())));
+        assert_eq!(m.len(), 4);
+        assert!(!m.is_empty());
+        assert!(MatcherBuilder::new().build().is_empty());
+    }
+}

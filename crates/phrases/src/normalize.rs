@@ -1,0 +1,160 @@
+//! The words of a turn: its text split on whitespace, each token trimmed of the punctuation around it and
+//! lowercased. [`normalize_word`] is the definition; [`normalize_into`] and [`split_whitespace`] are the
+//! allocation-free versions the compiled matcher runs on every token, tested to agree with it.
+
+/// Combining marks (accents written as separate code points): part of a word, like letters.
+pub(crate) fn is_mark(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
+    )
+}
+
+/// The characters a word keeps at its ends: letters, digits and combining marks. Anything else there
+/// (punctuation, quotes, symbols) is stripped.
+pub(crate) fn is_word_core(c: char) -> bool {
+    c.is_alphanumeric() || is_mark(c)
+}
+
+/// Lowercases one character of a word or a pattern into `out`; the typographic apostrophe `’` becomes `'`.
+pub(crate) fn push_lower(c: char, out: &mut String) {
+    if c == '\u{2019}' {
+        out.push('\'');
+    } else {
+        out.extend(c.to_lowercase());
+    }
+}
+
+/// The normalized form of one whitespace-free token: stripped of leading and trailing characters that are
+/// not letters, digits or combining marks, then lowercased character by character (Unicode), with `’` as
+/// `'`. Empty when nothing is left.
+pub(crate) fn normalize_word(token: &str) -> String {
+    let mut out = String::new();
+    for c in token.trim_matches(|c: char| !is_word_core(c)).chars() {
+        push_lower(c, &mut out);
+    }
+    out
+}
+
+/// [`normalize_word`] into a reused buffer, with a fast path for ASCII tokens.
+pub(crate) fn normalize_into(token: &str, out: &mut String) {
+    out.clear();
+    if token.is_ascii() {
+        let bytes = token.as_bytes();
+        let Some(first) = bytes.iter().position(u8::is_ascii_alphanumeric) else {
+            return;
+        };
+        let last = bytes
+            .iter()
+            .rposition(u8::is_ascii_alphanumeric)
+            .unwrap_or(first);
+        out.push_str(&token[first..=last]);
+        out.make_ascii_lowercase();
+    } else {
+        for c in token.trim_matches(|c: char| !is_word_core(c)).chars() {
+            push_lower(c, out);
+        }
+    }
+}
+
+/// The whitespace characters of ASCII (as `char::is_whitespace` has them: tab, line feed, vertical tab,
+/// form feed, carriage return, space).
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
+}
+
+/// The tokens of a text split on Unicode whitespace, like `str::split_whitespace`, scanning bytes when the
+/// text is ASCII.
+pub(crate) fn split_whitespace(text: &str) -> Tokens<'_> {
+    Tokens {
+        text,
+        pos: 0,
+        unicode: (!text.is_ascii()).then(|| text.split_whitespace()),
+    }
+}
+
+pub(crate) struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+    unicode: Option<std::str::SplitWhitespace<'a>>,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if let Some(split) = &mut self.unicode {
+            return split.next();
+        }
+        let bytes = self.text.as_bytes();
+        let mut start = self.pos;
+        while start < bytes.len() && is_ascii_space(bytes[start]) {
+            start += 1;
+        }
+        if start == bytes.len() {
+            self.pos = start;
+            return None;
+        }
+        let mut end = start + 1;
+        while end < bytes.len() && !is_ascii_space(bytes[end]) {
+            end += 1;
+        }
+        self.pos = end;
+        Some(&self.text[start..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn strips_outer_punctuation_and_keeps_inner_apostrophes_and_hyphens() {
+        assert_eq!(normalize_word("Refund!"), "refund");
+        assert_eq!(normalize_word("\"Don't\","), "don't");
+        assert_eq!(normalize_word("(E-Mail)"), "e-mail");
+        assert_eq!(normalize_word("students'"), "students");
+        assert_eq!(normalize_word("'cause"), "cause");
+        assert_eq!(normalize_word("U.S.A."), "u.s.a");
+        assert_eq!(normalize_word("$100"), "100");
+        assert_eq!(normalize_word("--"), "");
+        assert_eq!(normalize_word("…"), "");
+    }
+
+    #[test]
+    fn lowercases_unicode_and_straightens_apostrophes() {
+        assert_eq!(normalize_word("ÄRGER"), "ärger");
+        assert_eq!(normalize_word("Don’t"), "don't");
+        assert_eq!(normalize_word("«Straße»"), "straße");
+        // A decomposed accent at the end stays part of the word.
+        assert_eq!(normalize_word("CAFE\u{301}."), "cafe\u{301}");
+        assert_eq!(normalize_word("İ"), "i\u{307}");
+    }
+
+    #[test]
+    fn splits_on_every_unicode_space() {
+        let text = " a\tb\nc\u{0B}d\u{0C}e\rf  g\u{A0}h\u{2003}i ";
+        let ours: Vec<&str> = split_whitespace(text).collect();
+        assert_eq!(ours, ["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+        let ascii: Vec<&str> = split_whitespace(" x\u{0B}y  z ").collect();
+        assert_eq!(ascii, ["x", "y", "z"]);
+        assert_eq!(split_whitespace("   ").count(), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn fast_paths_agree_with_the_definitions(
+            text in "[ a-zA-Z0-9'’\\-.,!?\"\t\n\u{0B}\u{A0}\u{2003}äÄßİΣ\u{301}…$*]{0,40}"
+        ) {
+            let ours: Vec<&str> = split_whitespace(&text).collect();
+            let std: Vec<&str> = text.split_whitespace().collect();
+            prop_assert_eq!(&ours, &std);
+            let mut buf = String::from("stale");
+            for token in ours {
+                normalize_into(token, &mut buf);
+                prop_assert_eq!(&buf, &normalize_word(token));
+            }
+        }
+    }
+}

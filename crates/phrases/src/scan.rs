@@ -1,0 +1,431 @@
+//! Scanning calls with a compiled [`Matcher`]: each turn is tokenized once, each of its words is looked up
+//! in the matcher's indexes (once per distinct word a [`Scanner`] meets when there are wildcard patterns),
+//! and only the phrases triggered by a pattern present in the turn are evaluated, on the positions of
+//! their patterns rather than on the text.
+
+use crate::compile::{CompiledPhrase, CompiledSeq, Matcher};
+use crate::glob::glob_match;
+use crate::hash::FxHashMap;
+use crate::normalize::{normalize_into, split_whitespace};
+use crate::turn::Turn;
+
+/// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
+/// latest end of the words that satisfied it (docs/phrases.md, Matching).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub phrase: u32,
+    pub turn: usize,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// The words already looked up, when the matcher has wildcard patterns: looking a word up then costs
+/// several probes and pattern matches, and the calls of a company share most of their words.
+#[derive(Default)]
+struct Lexicon {
+    word: String,
+    /// A word's patterns: a range of `patterns`.
+    known: FxHashMap<Box<str>, (u32, u32)>,
+    patterns: Vec<u32>,
+}
+
+/// The patterns found in the turn being scanned.
+#[derive(Default)]
+struct TurnWords {
+    /// Marks the `slots` of the turn being scanned; never 0.
+    stamp: u32,
+    /// How many words the turn has.
+    count: u32,
+    /// Each word's own times, when the turn has them.
+    times: Vec<(f64, f64)>,
+    /// (pattern, position) of each word matching a pattern, by position.
+    occurrences: Vec<(u32, u32)>,
+    /// The patterns found, in the order they were first found, each with its positions:
+    /// `(pattern, start, end)` for `positions[start..end]`, ascending.
+    ranges: Vec<(u32, u32, u32)>,
+    positions: Vec<u32>,
+    /// Per pattern of the matcher: (stamp, index in `ranges`), valid when the stamp is this turn's.
+    slots: Vec<(u32, u32)>,
+}
+
+impl TurnWords {
+    /// A new stamp for the next turn, so that the slots of earlier ones no longer count.
+    fn next_turn(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.slots.fill((0, 0));
+            self.stamp = 1;
+        }
+    }
+
+    fn positions_of(&self, pattern: u32) -> &[u32] {
+        match self.slots[pattern as usize] {
+            (stamp, index) if stamp == self.stamp => {
+                let (_, start, end) = self.ranges[index as usize];
+                &self.positions[start as usize..end as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Groups `occurrences` by pattern into `ranges` and `positions`, keeping positions ascending.
+    fn group(&mut self) {
+        self.ranges.clear();
+        for &(pattern, _) in &self.occurrences {
+            let slot = &mut self.slots[pattern as usize];
+            if slot.0 != self.stamp {
+                *slot = (self.stamp, self.ranges.len() as u32);
+                self.ranges.push((pattern, 0, 0));
+            }
+            self.ranges[slot.1 as usize].2 += 1;
+        }
+        let mut start = 0;
+        for range in &mut self.ranges {
+            let count = range.2;
+            // `end` counts up from `start` while filling.
+            (range.1, range.2) = (start, start);
+            start += count;
+        }
+        self.positions.clear();
+        self.positions.resize(self.occurrences.len(), 0);
+        for &(pattern, position) in &self.occurrences {
+            let range = &mut self.ranges[self.slots[pattern as usize].1 as usize];
+            self.positions[range.2 as usize] = position;
+            range.2 += 1;
+        }
+    }
+}
+
+/// Buffers of the search for one sequence.
+#[derive(Default)]
+struct Search {
+    /// `reachable[i]`: the positions of pattern `i` from which the rest of the sequence can be completed
+    /// (for each pattern but the last).
+    reachable: Vec<Vec<u32>>,
+    /// The positions of the leftmost occurrence found.
+    chosen: Vec<u32>,
+}
+
+/// The most distinct words a [`Scanner`] remembers; past that it forgets them all and starts again.
+const MAX_KNOWN_WORDS: usize = 1 << 20;
+
+/// Scans calls with one [`Matcher`], keeping its buffers and the words it has looked up from one call to
+/// the next: a worker that scores many calls keeps one scanner (they are cheap; one per thread).
+pub struct Scanner<'m> {
+    matcher: &'m Matcher,
+    lexicon: Lexicon,
+    words: TurnWords,
+    search: Search,
+    candidates: Vec<u32>,
+}
+
+impl Matcher {
+    /// Every match of every phrase in the turns of one call of `duration` seconds, sorted by turn, then by
+    /// phrase id (then by the order phrases were added). A phrase matches a turn at most once. The same as
+    /// [`Scanner::scan`] on a new scanner.
+    pub fn scan(&self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+        self.scanner().scan(turns, duration)
+    }
+
+    /// A scanner of calls with this matcher.
+    pub fn scanner(&self) -> Scanner<'_> {
+        Scanner {
+            matcher: self,
+            lexicon: Lexicon::default(),
+            words: TurnWords {
+                slots: vec![(0, 0); self.trigger_starts.len().saturating_sub(1)],
+                ..TurnWords::default()
+            },
+            search: Search::default(),
+            candidates: Vec::new(),
+        }
+    }
+}
+
+impl Scanner<'_> {
+    /// As [`Matcher::scan`].
+    pub fn scan(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+        let matcher = self.matcher;
+        if self.lexicon.known.len() > MAX_KNOWN_WORDS {
+            self.lexicon = Lexicon::default();
+        }
+        let mut hits = Vec::new();
+        for (index, turn) in turns.iter().enumerate() {
+            self.words.next_turn();
+            matcher.read_turn(turn, &mut self.lexicon, &mut self.words);
+            if self.words.ranges.is_empty() {
+                continue;
+            }
+            let candidates = &mut self.candidates;
+            candidates.clear();
+            for &(pattern, _, _) in &self.words.ranges {
+                candidates.extend_from_slice(matcher.triggered(pattern));
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            for &candidate in candidates.iter() {
+                let phrase = &matcher.phrases[candidate as usize];
+                if phrase.speaker.is_some_and(|s| s != turn.speaker)
+                    || !phrase.in_windows(turn.start, duration)
+                {
+                    continue;
+                }
+                if let Some((start, end)) =
+                    matcher.evaluate(phrase, turn, &self.words, &mut self.search)
+                {
+                    hits.push(Hit {
+                        phrase: phrase.id,
+                        turn: index,
+                        start,
+                        end,
+                    });
+                }
+            }
+        }
+        hits
+    }
+}
+
+impl Matcher {
+    /// Tokenizes a turn and records which patterns its words match.
+    fn read_turn(&self, turn: &Turn, lexicon: &mut Lexicon, words: &mut TurnWords) {
+        words.count = 0;
+        words.times.clear();
+        words.occurrences.clear();
+        match turn.words.as_deref() {
+            Some(timed) if !timed.is_empty() => {
+                for word in timed {
+                    for token in split_whitespace(&word.text) {
+                        if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
+                            words.times.push((word.start, word.end));
+                            words.count += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                for token in split_whitespace(&turn.text) {
+                    if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
+                        words.count += 1;
+                    }
+                }
+            }
+        }
+        words.group();
+    }
+
+    /// Normalizes one token and records the patterns it matches at `position`; false when it is not a
+    /// word (nothing left after normalizing).
+    fn read_word(
+        &self,
+        token: &str,
+        position: u32,
+        lexicon: &mut Lexicon,
+        occurrences: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        normalize_into(token, &mut lexicon.word);
+        if lexicon.word.is_empty() {
+            return false;
+        }
+        if self.wildcards.is_empty() {
+            if let Some(&pattern) = self.literals.get(lexicon.word.as_str()) {
+                occurrences.push((pattern, position));
+            }
+            return true;
+        }
+        let (start, end) = match lexicon.known.get(lexicon.word.as_str()) {
+            Some(&range) => range,
+            None => {
+                let start = lexicon.patterns.len() as u32;
+                self.patterns_of(&lexicon.word, &mut lexicon.patterns);
+                let range = (start, lexicon.patterns.len() as u32);
+                lexicon.known.insert(lexicon.word.as_str().into(), range);
+                range
+            }
+        };
+        for &pattern in &lexicon.patterns[start as usize..end as usize] {
+            occurrences.push((pattern, position));
+        }
+        true
+    }
+
+    /// Every pattern matching a normalized word: its literal, and the wildcard patterns sharing its prefix
+    /// or suffix or having neither.
+    fn patterns_of(&self, word: &str, out: &mut Vec<u32>) {
+        if let Some(&pattern) = self.literals.get(word) {
+            out.push(pattern);
+        }
+        let wildcards = &self.wildcards;
+        let mut try_pattern = |index: u32| {
+            let (pattern, text) = &wildcards.texts[index as usize];
+            if glob_match(text, word) {
+                out.push(*pattern);
+            }
+        };
+        for &length in &wildcards.prefix_lengths {
+            if length > word.len() {
+                break;
+            }
+            if let Some(list) = word
+                .get(..length)
+                .and_then(|prefix| wildcards.by_prefix.get(prefix))
+            {
+                list.iter().for_each(|&index| try_pattern(index));
+            }
+        }
+        for &length in &wildcards.suffix_lengths {
+            if length > word.len() {
+                break;
+            }
+            if let Some(list) = word
+                .get(word.len() - length..)
+                .and_then(|suffix| wildcards.by_suffix.get(suffix))
+            {
+                list.iter().for_each(|&index| try_pattern(index));
+            }
+        }
+        wildcards
+            .others
+            .iter()
+            .for_each(|&index| try_pattern(index));
+    }
+}
+
+impl Matcher {
+    /// The first alternative of a phrase whose every sequence occurs in the turn, as the earliest start and
+    /// the latest end of the words of their leftmost occurrences.
+    fn evaluate(
+        &self,
+        phrase: &CompiledPhrase,
+        turn: &Turn,
+        words: &TurnWords,
+        search: &mut Search,
+    ) -> Option<(f64, f64)> {
+        let (first, last) = phrase.alternatives;
+        'alternatives: for &(first_seq, last_seq) in
+            &self.alternatives[first as usize..last as usize]
+        {
+            let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
+            for seq in &self.seqs[first_seq as usize..last_seq as usize] {
+                if !leftmost(seq, self.patterns_of_seq(seq), words, search) {
+                    continue 'alternatives;
+                }
+                for &position in &search.chosen {
+                    let (s, e) = words
+                        .times
+                        .get(position as usize)
+                        .copied()
+                        .unwrap_or((turn.start, turn.end));
+                    start = start.min(s);
+                    end = end.max(e);
+                }
+            }
+            return Some((start, end));
+        }
+        None
+    }
+}
+
+/// Finds the leftmost occurrence of a sequence (smallest first position, then smallest second, ...) into
+/// `search.chosen`. Works backwards first: which positions of each pattern can still complete the
+/// sequence, then forwards, taking the smallest such position after the previous one.
+fn leftmost(seq: &CompiledSeq, patterns: &[u32], words: &TurnWords, search: &mut Search) -> bool {
+    search.chosen.clear();
+    let last_word = words.count - 1;
+    let k = patterns.len();
+    if k == 1 {
+        let list = words.positions_of(patterns[0]);
+        let position = if seq.ends {
+            list.last().copied().filter(|&p| p == last_word)
+        } else {
+            list.first().copied()
+        };
+        return match position {
+            Some(p) if !seq.starts || p == 0 => {
+                search.chosen.push(p);
+                true
+            }
+            _ => false,
+        };
+    }
+    // The last pattern's positions that can end the sequence: all of them, or the last word for `$`.
+    let mut list = words.positions_of(patterns[k - 1]);
+    if seq.ends {
+        list = match list.last() {
+            Some(p) if *p == last_word => std::slice::from_ref(p),
+            _ => &[],
+        };
+    }
+    if list.is_empty() {
+        return false;
+    }
+    if search.reachable.len() < k - 1 {
+        search.reachable.resize_with(k - 1, Vec::new);
+    }
+    for i in (0..k - 1).rev() {
+        let (head, tail) = search.reachable.split_at_mut(i + 1);
+        let current = &mut head[i];
+        let next: &[u32] = if i + 2 == k { list } else { &tail[0] };
+        current.clear();
+        let mut j = 0;
+        for &p in words.positions_of(patterns[i]) {
+            while j < next.len() && next[j] <= p {
+                j += 1;
+            }
+            if j == next.len() {
+                break;
+            }
+            if next[j] - p <= seq.within {
+                current.push(p);
+            }
+        }
+        if current.is_empty() {
+            return false;
+        }
+    }
+    let first = search.reachable[0][0];
+    if seq.starts && first != 0 {
+        return false;
+    }
+    search.chosen.push(first);
+    for i in 1..k {
+        let previous = search.chosen[i - 1];
+        let next: &[u32] = if i + 1 == k {
+            list
+        } else {
+            &search.reachable[i]
+        };
+        // Exists and is within reach: `previous` was kept because some position of `next` was.
+        let at = next.partition_point(|&q| q <= previous);
+        search.chosen.push(next[at]);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{MatcherBuilder, Phrase, Speaker, Turn};
+
+    #[test]
+    fn turn_stamps_wrap_around() {
+        let mut builder = MatcherBuilder::new();
+        builder.add(1, Phrase::parse("refund* please").unwrap(), None);
+        let matcher = builder.build();
+        let turns: Vec<Turn> = ["refund please", "no", "refunds please", "please"]
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Turn::new(Speaker::Agent, i as f64, i as f64 + 1.0, *text))
+            .collect();
+        let mut scanner = matcher.scanner();
+        scanner.words.stamp = u32::MAX - 1;
+        let found: Vec<usize> = scanner.scan(&turns, 10.0).iter().map(|h| h.turn).collect();
+        assert_eq!(found, [0, 2]);
+        assert_eq!(scanner.words.stamp, 3);
+    }
+
+    #[test]
+    fn a_default_matcher_finds_nothing() {
+        let turns = [Turn::new(Speaker::Agent, 0.0, 1.0, "refund")];
+        assert!(crate::Matcher::default().scan(&turns, 1.0).is_empty());
+    }
+}
