@@ -51,10 +51,10 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
     let bus: Arc<dyn Bus> = match config.amqp_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => {
             let options = RabbitOptions {
-                topics: vec![
-                    messages::topics::REINDEX.into(),
-                    messages::topics::DELETE.into(),
-                ],
+                topics: messages::topics::ANALYTICS_WORKERS
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect(),
                 ..RabbitOptions::default()
             };
             Arc::new(

@@ -10,8 +10,12 @@ pub mod v1 {
 pub mod topics {
     pub const REINDEX: &str = "analytics.reindex";
     pub const DELETE: &str = "analytics.delete";
+    pub const SCORE: &str = "analytics.score";
+    pub const RESCORE: &str = "analytics.rescore";
     pub const TRANSCRIBE: &str = "analytics.transcribe";
     pub const CALLBACK: &str = "analytics.callback";
+    /// The topics the analytics workers consume (the queues a RabbitMQ connection of theirs declares).
+    pub const ANALYTICS_WORKERS: &[&str] = &[REINDEX, DELETE, SCORE, RESCORE];
 }
 
 pub use prost::Message;

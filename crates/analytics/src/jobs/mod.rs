@@ -3,6 +3,7 @@
 //! be processed (it does not decode) is set aside as a dead letter at once. Workers run in the service
 //! process (`run_workers`) or on their own (`analytics-service worker`).
 
+pub mod announce;
 pub mod delete;
 pub mod reindex;
 

@@ -2,7 +2,10 @@
 //! transcript JSON of a call.
 
 pub mod config;
+pub mod scores;
 pub mod transcript;
+pub mod utterances;
 
 pub use config::*;
+pub use scores::*;
 pub use transcript::*;

@@ -430,6 +430,17 @@ async fn write_folder(
         Some(existing) if replace => {
             usable(&existing.status, &format!("folder {folder}"))?;
             store::set_folder_settings(&mut tx, &company, &organization, &folder, &text).await?;
+            // Its calls are scored by other applications now: a rescore job, committed with the change.
+            if existing.usable_settings()?.apps != settings.apps {
+                crate::jobs::announce::rescore_folder(
+                    state,
+                    &mut tx,
+                    &company,
+                    &organization,
+                    &folder,
+                )
+                .await?;
+            }
         }
         Some(_) => {
             return Err(AnalyticsError::Conflict(format!(

@@ -210,6 +210,7 @@ async fn store_call(
         }
     }
     announce_reindex(state, &mut tx, row).await?;
+    crate::jobs::announce::score_call(state, &mut tx, row).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! message announcing it commit together.
 
 mod postgres;
+pub mod rollups;
 mod rows;
 mod sqlite;
 
@@ -203,4 +204,77 @@ pub async fn metadata<'a>(
     call: &str,
 ) -> Result<Vec<(String, String)>, StoreError> {
     dispatch!(h, metadata(call))
+}
+
+/// Adds the summed changes to the daily rollups, in key order.
+pub async fn apply_rollups<'a>(
+    h: impl Into<Handle<'a>>,
+    changes: &rollups::RollupChanges,
+) -> Result<(), StoreError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, apply_rollups(changes))
+}
+
+/// The call's figures and scoring fingerprint, if it was scored.
+pub async fn call_facts<'a>(
+    h: impl Into<Handle<'a>>,
+    call_id: &str,
+) -> Result<Option<CallFactsRow>, StoreError> {
+    dispatch!(h, call_facts(call_id))
+}
+
+/// Records a call's figures the first time it is scored (its rollup rows are the caller's to add).
+pub async fn insert_call_facts<'a>(
+    h: impl Into<Handle<'a>>,
+    row: &CallFactsRow,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_call_facts(row))
+}
+
+/// Records the fingerprint of the call's current scores.
+pub async fn set_scoring<'a>(
+    h: impl Into<Handle<'a>>,
+    call_id: &str,
+    scoring: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_scoring(call_id, scoring))
+}
+
+/// The call's score rows, by application and category.
+pub async fn call_scores<'a>(
+    h: impl Into<Handle<'a>>,
+    call_id: &str,
+) -> Result<Vec<CallScoreRow>, StoreError> {
+    dispatch!(h, call_scores(call_id))
+}
+
+/// Replaces every score row of the call.
+pub async fn replace_call_scores<'a>(
+    h: impl Into<Handle<'a>>,
+    call_id: &str,
+    rows: &[CallScoreRow],
+) -> Result<(), StoreError> {
+    dispatch!(h, replace_call_scores(call_id, rows))
+}
+
+/// Up to `limit` calls of the folder after the id `after`, in id order.
+pub async fn calls_after<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<CallRow>, StoreError> {
+    dispatch!(h, calls_after(company, organization, folder, after, limit))
+}
+
+/// Every folder of the company.
+pub async fn company_folders<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Vec<FolderRow>, StoreError> {
+    dispatch!(h, company_folders(company))
 }

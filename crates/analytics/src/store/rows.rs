@@ -79,3 +79,84 @@ impl CallRow {
         )
     }
 }
+
+/// A scored call's figures (`model::CallFacts`) and the fingerprint of its scores (docs/scoring.md).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct CallFactsRow {
+    pub call_id: String,
+    pub company: String,
+    pub organization: String,
+    pub folder: String,
+    pub day: String,
+    pub datetime: String,
+    pub agent_id: String,
+    pub duration: f64,
+    pub silence: f64,
+    pub words: i64,
+    pub agent_talk: f64,
+    pub client_talk: f64,
+    pub agent_emotion: Option<String>,
+    pub client_emotion: Option<String>,
+    pub scoring: String,
+}
+
+impl CallFactsRow {
+    pub fn new(call: &CallRow, facts: &crate::model::CallFacts, scoring: String) -> CallFactsRow {
+        CallFactsRow {
+            call_id: call.id.clone(),
+            company: call.company.clone(),
+            organization: call.organization.clone(),
+            folder: call.folder.clone(),
+            day: facts.day.clone(),
+            datetime: facts.datetime.clone(),
+            agent_id: facts.agent_id.clone(),
+            duration: facts.duration,
+            silence: facts.silence,
+            words: facts.words,
+            agent_talk: facts.agent_talk,
+            client_talk: facts.client_talk,
+            agent_emotion: facts.agent_emotion.map(|e| e.as_str().to_string()),
+            client_emotion: facts.client_emotion.map(|e| e.as_str().to_string()),
+            scoring,
+        }
+    }
+
+    pub fn facts(&self) -> crate::model::CallFacts {
+        use crate::model::Emotion;
+        crate::model::CallFacts {
+            day: self.day.clone(),
+            datetime: self.datetime.clone(),
+            agent_id: self.agent_id.clone(),
+            duration: self.duration,
+            silence: self.silence,
+            words: self.words,
+            agent_talk: self.agent_talk,
+            client_talk: self.client_talk,
+            agent_emotion: self.agent_emotion.as_deref().and_then(Emotion::parse),
+            client_emotion: self.client_emotion.as_deref().and_then(Emotion::parse),
+        }
+    }
+}
+
+/// A call's score in one category of one application ('' for the application as a whole).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct CallScoreRow {
+    pub call_id: String,
+    pub app: String,
+    pub category: String,
+    pub score: i64,
+    /// 0 or 1.
+    pub hit: i64,
+    pub coverage: f64,
+}
+
+impl CallScoreRow {
+    pub fn score(&self) -> crate::model::CategoryScore {
+        crate::model::CategoryScore {
+            category: self.category.clone(),
+            score: u32::try_from(self.score).unwrap_or(0),
+            hit: self.hit != 0,
+            coverage: self.coverage,
+        }
+    }
+}

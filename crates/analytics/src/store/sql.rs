@@ -278,6 +278,10 @@ pub(crate) async fn delete_scope_rows(
     folder: &str,
 ) -> Result<(), StoreError> {
     let mut statements = vec![
+        "DELETE FROM analytics_daily_agents WHERE company = $1 AND ($2 = '' OR organization = $2) \
+         AND ($3 = '' OR folder = $3)",
+        "DELETE FROM analytics_daily_categories WHERE company = $1 \
+         AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)",
         "DELETE FROM analytics_folders WHERE company = $1 AND ($2 = '' OR organization = $2) \
          AND ($3 = '' OR folder = $3)",
     ];
@@ -288,6 +292,7 @@ pub(crate) async fn delete_scope_rows(
         );
     }
     if organization.is_empty() {
+        statements.push("DELETE FROM analytics_apps WHERE company = $1 AND $2 = '' AND $3 = ''");
         statements
             .push("DELETE FROM analytics_companies WHERE company = $1 AND $2 = '' AND $3 = ''");
     }
@@ -356,6 +361,8 @@ pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), Sto
         .join(", ");
     for sql in [
         format!("DELETE FROM analytics_call_metadata WHERE call_id IN ({list})"),
+        format!("DELETE FROM analytics_call_scores WHERE call_id IN ({list})"),
+        format!("DELETE FROM analytics_call_facts WHERE call_id IN ({list})"),
         format!("DELETE FROM analytics_calls WHERE id IN ({list})"),
     ] {
         let mut query = sqlx::query::<Db>(&sql);

@@ -9,3 +9,8 @@ const FOR_UPDATE: &str = "";
 #[path = "sql.rs"]
 mod sql;
 pub(super) use sql::*;
+
+#[allow(clippy::duplicate_mod)]
+#[path = "scoring_sql.rs"]
+mod scoring_sql;
+pub(super) use scoring_sql::*;

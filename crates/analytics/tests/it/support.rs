@@ -108,7 +108,7 @@ impl ProductionServers {
         let meili = MeiliServer::start()
             .await
             .expect("a Meilisearch server (production_available said so)");
-        let broker = TestBroker::new(&[messages::topics::REINDEX, messages::topics::DELETE]);
+        let broker = TestBroker::new(messages::topics::ANALYTICS_WORKERS);
         let (broker_proxy, broker_url) = TcpProxy::to_broker(true).await;
         ProductionServers {
             broker,

@@ -1,0 +1,222 @@
+//! The statements of scoring (docs/scoring.md), compiled for each database like `sql.rs`: a call's figures
+//! and score rows, and the rollups, changed by one multi-row upsert per chunk of rows that adds the
+//! deltas to what the rows hold.
+
+use common::db::StoreError;
+
+use super::super::rollups::RollupChanges;
+use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
+use super::Db;
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+/// Rows per statement (well inside both databases' limits on bound values).
+const CHUNK: usize = 100;
+
+pub(crate) async fn apply_rollups(c: &mut Conn, changes: &RollupChanges) -> Result<(), StoreError> {
+    let agents: Vec<_> = changes.agents.iter().collect();
+    for chunk in agents.chunks(CHUNK) {
+        let mut q = sqlx::QueryBuilder::<Db>::new(
+            "INSERT INTO analytics_daily_agents (company, organization, folder, day, agent_id, calls, \
+             duration, silence, words, agent_talk, client_talk, agent_positive, agent_negative, \
+             agent_improving, agent_worsening, client_positive, client_negative, client_improving, \
+             client_worsening) ",
+        );
+        q.push_values(chunk, |mut row, (key, d)| {
+            row.push_bind(&key.company)
+                .push_bind(&key.organization)
+                .push_bind(&key.folder)
+                .push_bind(&key.day)
+                .push_bind(&key.agent_id)
+                .push_bind(d.calls)
+                .push_bind(d.duration)
+                .push_bind(d.silence)
+                .push_bind(d.words)
+                .push_bind(d.agent_talk)
+                .push_bind(d.client_talk);
+            for n in d.emotions {
+                row.push_bind(n);
+            }
+        });
+        q.push(
+            " ON CONFLICT (company, organization, folder, day, agent_id) DO UPDATE SET \
+             calls = analytics_daily_agents.calls + excluded.calls, \
+             duration = analytics_daily_agents.duration + excluded.duration, \
+             silence = analytics_daily_agents.silence + excluded.silence, \
+             words = analytics_daily_agents.words + excluded.words, \
+             agent_talk = analytics_daily_agents.agent_talk + excluded.agent_talk, \
+             client_talk = analytics_daily_agents.client_talk + excluded.client_talk, \
+             agent_positive = analytics_daily_agents.agent_positive + excluded.agent_positive, \
+             agent_negative = analytics_daily_agents.agent_negative + excluded.agent_negative, \
+             agent_improving = analytics_daily_agents.agent_improving + excluded.agent_improving, \
+             agent_worsening = analytics_daily_agents.agent_worsening + excluded.agent_worsening, \
+             client_positive = analytics_daily_agents.client_positive + excluded.client_positive, \
+             client_negative = analytics_daily_agents.client_negative + excluded.client_negative, \
+             client_improving = analytics_daily_agents.client_improving + excluded.client_improving, \
+             client_worsening = analytics_daily_agents.client_worsening + excluded.client_worsening",
+        );
+        q.build().execute(&mut *c).await?;
+    }
+    let categories: Vec<_> = changes.categories.iter().collect();
+    for chunk in categories.chunks(CHUNK) {
+        let mut q = sqlx::QueryBuilder::<Db>::new(
+            "INSERT INTO analytics_daily_categories (company, organization, folder, app, day, agent_id, \
+             category, calls, hits, coverage, score, duration, silence) ",
+        );
+        q.push_values(chunk, |mut row, (key, d)| {
+            row.push_bind(&key.company)
+                .push_bind(&key.organization)
+                .push_bind(&key.folder)
+                .push_bind(&key.app)
+                .push_bind(&key.day)
+                .push_bind(&key.agent_id)
+                .push_bind(&key.category)
+                .push_bind(d.calls)
+                .push_bind(d.hits)
+                .push_bind(d.coverage)
+                .push_bind(d.score)
+                .push_bind(d.duration)
+                .push_bind(d.silence);
+        });
+        q.push(
+            " ON CONFLICT (company, organization, folder, app, day, agent_id, category) DO UPDATE SET \
+             calls = analytics_daily_categories.calls + excluded.calls, \
+             hits = analytics_daily_categories.hits + excluded.hits, \
+             coverage = analytics_daily_categories.coverage + excluded.coverage, \
+             score = analytics_daily_categories.score + excluded.score, \
+             duration = analytics_daily_categories.duration + excluded.duration, \
+             silence = analytics_daily_categories.silence + excluded.silence",
+        );
+        q.build().execute(&mut *c).await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn call_facts(
+    c: &mut Conn,
+    call_id: &str,
+) -> Result<Option<CallFactsRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, CallFactsRow>(
+        "SELECT call_id, company, organization, folder, day, datetime, agent_id, duration, silence, \
+         words, agent_talk, client_talk, agent_emotion, client_emotion, scoring \
+         FROM analytics_call_facts WHERE call_id = $1",
+    )
+    .bind(call_id)
+    .fetch_optional(&mut *c)
+    .await?)
+}
+
+pub(crate) async fn insert_call_facts(c: &mut Conn, row: &CallFactsRow) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_call_facts (call_id, company, organization, folder, day, datetime, \
+         agent_id, duration, silence, words, agent_talk, client_talk, agent_emotion, client_emotion, \
+         scoring) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    )
+    .bind(&row.call_id)
+    .bind(&row.company)
+    .bind(&row.organization)
+    .bind(&row.folder)
+    .bind(&row.day)
+    .bind(&row.datetime)
+    .bind(&row.agent_id)
+    .bind(row.duration)
+    .bind(row.silence)
+    .bind(row.words)
+    .bind(row.agent_talk)
+    .bind(row.client_talk)
+    .bind(&row.agent_emotion)
+    .bind(&row.client_emotion)
+    .bind(&row.scoring)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn set_scoring(
+    c: &mut Conn,
+    call_id: &str,
+    scoring: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>("UPDATE analytics_call_facts SET scoring = $2 WHERE call_id = $1")
+        .bind(call_id)
+        .bind(scoring)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn call_scores(
+    c: &mut Conn,
+    call_id: &str,
+) -> Result<Vec<CallScoreRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, CallScoreRow>(
+        "SELECT call_id, app, category, score, hit, coverage FROM analytics_call_scores \
+         WHERE call_id = $1 ORDER BY app, category",
+    )
+    .bind(call_id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+pub(crate) async fn replace_call_scores(
+    c: &mut Conn,
+    call_id: &str,
+    rows: &[CallScoreRow],
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>("DELETE FROM analytics_call_scores WHERE call_id = $1")
+        .bind(call_id)
+        .execute(&mut *c)
+        .await?;
+    for chunk in rows.chunks(CHUNK) {
+        let mut q = sqlx::QueryBuilder::<Db>::new(
+            "INSERT INTO analytics_call_scores (call_id, app, category, score, hit, coverage) ",
+        );
+        q.push_values(chunk, |mut row, s| {
+            row.push_bind(&s.call_id)
+                .push_bind(&s.app)
+                .push_bind(&s.category)
+                .push_bind(s.score)
+                .push_bind(s.hit)
+                .push_bind(s.coverage);
+        });
+        q.build().execute(&mut *c).await?;
+    }
+    Ok(())
+}
+
+/// Up to `limit` calls of a folder whose ids come after `after`, in id order (a rescore job's pages).
+pub(crate) async fn calls_after(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<CallRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, CallRow>(
+        "SELECT id, company, organization, folder, request_id, datetime, last_modified, filename, \
+         agent_id, audio_seconds FROM analytics_calls \
+         WHERE company = $1 AND organization = $2 AND folder = $3 AND id > $4 ORDER BY id LIMIT $5",
+    )
+    .bind(company)
+    .bind(organization)
+    .bind(folder)
+    .bind(after)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// Every folder of the company, whatever its organization or status.
+pub(crate) async fn company_folders(
+    c: &mut Conn,
+    company: &str,
+) -> Result<Vec<FolderRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, FolderRow>(
+        "SELECT company, organization, folder, settings, created, status, delete_total \
+         FROM analytics_folders WHERE company = $1 ORDER BY organization, folder",
+    )
+    .bind(company)
+    .fetch_all(&mut *c)
+    .await?)
+}
