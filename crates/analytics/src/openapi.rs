@@ -41,3 +41,22 @@ pub fn document() -> utoipa::openapi::OpenApi {
     )
 )]
 struct AnalyticsApi;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn applications_and_their_matches_are_documented() {
+        let document = super::document();
+        let paths = &document.paths.paths;
+        for path in [
+            "/apps/{company}/{app}",
+            "/appmatches/{company}/{organization}/{tId}",
+        ] {
+            assert!(paths.contains_key(path), "{path}");
+        }
+        let apps = &paths["/apps/{company}/{app}"];
+        assert!(apps.get.is_some() && apps.put.is_some() && apps.delete.is_some());
+        let schemas = &document.components.as_ref().unwrap().schemas;
+        assert!(schemas.contains_key("AppRecord") && schemas.contains_key("AppMatches"));
+    }
+}

@@ -377,8 +377,13 @@ mod tests {
         assert_eq!(a.revision(), b.revision());
         assert_eq!(a.revision().len(), 16);
         assert!(a.revision().bytes().all(|c| c.is_ascii_hexdigit()));
-        // The digest of the normalized text, computed independently of the code above.
+        // Digests of the normalized text, computed independently of the code above.
         assert_eq!(revision_of(""), "e3b0c44298fc1c14");
+        let documented = Definition::parse(&json!({"categories": {
+            "Greeting": {"phrases": ["thank* for calling", {"text": "hello", "speaker": "agent"}]},
+            "Sales": {"subcategories": {"Upsell": {"phrases": ["premium", "-no premium"]}}}}}))
+        .unwrap();
+        assert_eq!(documented.revision(), "eab26aee25d79af9");
         let c = Definition::parse(&json!({"categories": {"A": {"phrases": ["z"]},
             "B": {"phrases": ["x", {"text": "y", "speaker": "client"}]}}}))
         .unwrap();
