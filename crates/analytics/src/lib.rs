@@ -5,6 +5,7 @@
 //! the configuration.
 
 pub mod access;
+pub mod apps;
 pub mod config;
 pub mod error;
 pub mod jobs;

@@ -1,5 +1,6 @@
 //! What names the analytics API accepts: organization and folder names (path segments and parts of
-//! object keys), metadata field names, and the reserved field names a metadata request may not set.
+//! object keys), application names, metadata field names, and the reserved field names a metadata
+//! request may not set.
 //! Company names follow the token service's rule (`common::jwt::valid_company`).
 
 use crate::error::AnalyticsError;
@@ -55,6 +56,20 @@ pub fn check_name(what: &str, name: &str) -> Result<(), AnalyticsError> {
         Err(AnalyticsError::BadRequest(format!(
             "invalid {what} name {name:?}: 1 to {MAX_NAME_LEN} characters of letters, digits, '.', '_' \
              and '-', starting with a letter or digit"
+        )))
+    }
+}
+
+/// An application name (a path segment, URL-encoded): a category name's rules (1 to 100 characters, no
+/// `.`, no control or invisible characters, no whitespace at either end), and no `/`.
+pub fn check_app(name: &str) -> Result<(), AnalyticsError> {
+    if crate::apps::definition::valid_category_name(name) && !name.contains('/') {
+        Ok(())
+    } else {
+        Err(AnalyticsError::BadRequest(format!(
+            "invalid application name {name:?}: 1 to {} characters, no '.' or '/', no control \
+             characters, no whitespace at either end",
+            crate::apps::definition::MAX_NAME_CHARS
         )))
     }
 }
@@ -123,5 +138,23 @@ mod tests {
         assert!(check_field("a\u{202e}b").is_err(), "bidi override");
         assert!(check_value("queue", "line\nbreak").is_err());
         assert!(check_value("queue", "tab\tok").is_ok());
+    }
+
+    #[test]
+    fn application_names_follow_category_names_and_hold_no_slash() {
+        for good in ["billing", "Sales Q4", "Ärger", &"x".repeat(100)] {
+            assert!(check_app(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "a.b",
+            "a/b",
+            " a",
+            "a\n",
+            "a\u{200b}b",
+            &"x".repeat(101),
+        ] {
+            assert!(check_app(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use utoipa::OpenApi;
 
-use crate::routes::{config, metadata, search, transcribe};
+use crate::routes::{appmatches, apps, config, metadata, search, transcribe};
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has.
 pub fn document() -> utoipa::openapi::OpenApi {
@@ -16,7 +16,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         title = "Speech platform analytics API",
         version = "1.0.0",
         description = "Configuration of companies, organizations and folders, calls added to folders, \
-            their metadata, and search. Every request carries an access token of the token service as the \
+            their metadata, search, and applications with their matches. Every request carries an access token of the token service as the \
             `token` query parameter (or an Authorization: Bearer header): analytics:read for reads, \
             analytics:write for changes, and only for the token's own company. Errors are text/html. \
             See docs/analytics-api.md."
@@ -29,12 +29,34 @@ pub fn document() -> utoipa::openapi::OpenApi {
         transcribe::add_call,
         metadata::patch, metadata::delete,
         search::search, search::search_folder,
+        apps::get_app, apps::put_app, apps::delete_app,
+        appmatches::app_matches,
     ),
     tags(
         (name = "config", description = "Companies, organizations and folders"),
         (name = "calls", description = "Adding calls to folders"),
         (name = "metadata", description = "A call's metadata"),
         (name = "search", description = "Full-text search over calls"),
+        (name = "apps", description = "Applications and where they matched a call"),
     )
 )]
 struct AnalyticsApi;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn applications_and_their_matches_are_documented() {
+        let document = super::document();
+        let paths = &document.paths.paths;
+        for path in [
+            "/apps/{company}/{app}",
+            "/appmatches/{company}/{organization}/{tId}",
+        ] {
+            assert!(paths.contains_key(path), "{path}");
+        }
+        let apps = &paths["/apps/{company}/{app}"];
+        assert!(apps.get.is_some() && apps.put.is_some() && apps.delete.is_some());
+        let schemas = &document.components.as_ref().unwrap().schemas;
+        assert!(schemas.contains_key("AppRecord") && schemas.contains_key("AppMatches"));
+    }
+}

@@ -1,5 +1,6 @@
 //! The state every handler and worker of the analytics service shares: the database, the three ports
-//! (bus, object store, search index) with the adapters chosen at start-up, and the token verifier.
+//! (bus, object store, search index) with the adapters chosen at start-up, the token verifier, and the
+//! compiled applications.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use common::jwt::JwtVerifier;
 use common::objects::ObjectStore;
 use common::search::SearchIndex;
 
+use crate::apps::AppCache;
 use crate::config::AnalyticsConfig;
 
 pub struct AnalyticsState {
@@ -22,6 +24,8 @@ pub struct AnalyticsState {
     pub verifier: JwtVerifier,
     /// Revocation answers per token id (`revocation_cache_ms`).
     pub revocations: TtlCache<String, bool>,
+    /// Compiled applications by company, name and revision.
+    pub apps: AppCache,
 }
 
 /// The adapters of the three ports, as chosen from the configuration.
@@ -36,6 +40,7 @@ impl AnalyticsState {
         AnalyticsState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
+            apps: AppCache::default(),
             bus: ports.bus,
             objects: ports.objects,
             search: ports.search,

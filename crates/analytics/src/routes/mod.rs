@@ -1,6 +1,8 @@
 //! The analytics API's routes: one module per resource (docs/analytics-api.md). Each handler checks the
 //! token against the path's company first (`access`), then reads its body.
 
+pub mod appmatches;
+pub mod apps;
 pub mod config;
 pub mod metadata;
 pub mod search;
@@ -11,7 +13,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::AnalyticsError;
 
-/// The largest JSON body of `/config` and `/metadata`.
+/// The largest JSON body of `/config`, `/metadata`, `/apps` and `/appmatches`.
 pub const MAX_JSON_BYTES: usize = 1024 * 1024;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -45,6 +47,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/metadata/{company}/{organization}/{call}")
                 .route(web::patch().to(metadata::patch))
                 .route(web::delete().to(metadata::delete)),
+        )
+        .service(
+            web::resource("/apps/{company}/{app}")
+                .route(web::get().to(apps::get_app))
+                .route(web::put().to(apps::put_app))
+                .route(web::delete().to(apps::delete_app)),
+        )
+        .service(
+            web::resource("/appmatches/{company}/{organization}/{call}")
+                .route(web::get().to(appmatches::app_matches)),
         )
         .service(
             web::resource("/search/{company}/{organization}").route(web::get().to(search::search)),

@@ -3,6 +3,7 @@
 //! (`&db`) or inside the caller's transaction (`&mut tx`), so a change, its related rows and the bus
 //! message announcing it commit together.
 
+pub mod apps;
 mod postgres;
 pub mod rollups;
 mod rows;
@@ -12,6 +13,7 @@ use common::db::{Handle, Migrations, StoreError};
 use common::dispatch;
 use common::search::Scope;
 
+pub use apps::*;
 pub use rows::*;
 
 /// The analytics tables (versions 5001 to 5999).

@@ -14,3 +14,8 @@ pub(super) use sql::*;
 #[path = "scoring_sql.rs"]
 mod scoring_sql;
 pub(super) use scoring_sql::*;
+
+#[allow(clippy::duplicate_mod)]
+#[path = "apps_sql.rs"]
+mod apps_sql;
+pub(super) use apps_sql::*;

@@ -3,6 +3,8 @@
 //! adapters on PostgreSQL and on SQLite, and on the production adapters (PostgreSQL, RabbitMQ, an S3
 //! server and a Meilisearch server started by the test).
 
+mod appmatches;
+mod apps;
 mod calls;
 mod config;
 mod deletion;

@@ -1,0 +1,144 @@
+//! `GET /appmatches/<company>/<organization>/<tId>`: where the applications of a call's folder matched
+//! (docs/analytics-api.md, Application matches). The matches are not stored: the call's transcript is
+//! scanned again with each application's compiled matcher (cached per revision), so the answer always
+//! reflects the applications as they are now.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::json_body;
+use crate::access::{authorize_request, Need};
+use crate::apps::{scorecard, CompiledApp, Selection};
+use crate::error::AnalyticsError;
+use crate::model::utterances::{turns, utterances};
+use crate::model::FolderSettings;
+use crate::state::AnalyticsState;
+use crate::store;
+
+type Answer = Result<HttpResponse, AnalyticsError>;
+
+/// The application match output of one call.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppMatches {
+    pub filename: String,
+    #[serde(rename = "tId")]
+    pub t_id: String,
+    pub organization: String,
+    /// Per application, its categories by name: `{"score", "match_data": [{"phrase", "matches": [[start,
+    /// end, speaker, text]]}]}` for a leaf, `{"score", "subcategories": {...}}` for a parent. Absent when
+    /// no application scored above 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub scorecard: Option<Map<String, Value>>,
+}
+
+fn call_not_found(call: &str) -> AnalyticsError {
+    AnalyticsError::NotFound(format!("Transcript not found: {call}"))
+}
+
+/// Where a call's applications matched
+///
+/// An optional JSON body `{APP: [CATEGORY PATH, ...]}` limits the phrase matches to the named categories
+/// and everything below them (a path joins levels with '.'); other categories of a named application
+/// keep their scores, applications not named are left out. An unknown application or path is a 400.
+#[utoipa::path(get, path = "/appmatches/{company}/{organization}/{tId}", tag = "apps",
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
+        ("token" = String, Query, description = "Access token (analytics:read)")),
+    request_body(content = Object, description = "Optional: category paths per application"),
+    responses((status = 200, body = AppMatches),
+        (status = 400, description = "An unknown application or category path (text/html)"),
+        (status = 404, description = "Transcript not found: <tId>")))]
+pub async fn app_matches(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String, String)>,
+    body: Bytes,
+) -> Answer {
+    let (company, organization, call) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Read).await?;
+    let request: Option<BTreeMap<String, Vec<String>>> = json_body(&body, Some(None))?;
+
+    let row = store::get_call(&state.db, &call)
+        .await?
+        .filter(|r| r.company == company && r.organization == organization)
+        .ok_or_else(|| call_not_found(&call))?;
+    let folder = store::get_folder(&state.db, &company, &organization, &row.folder)
+        .await?
+        .ok_or_else(|| call_not_found(&call))?;
+    let settings: FolderSettings =
+        serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
+
+    // The folder's applications that exist, each once, in the folder's order.
+    let mut apps: Vec<Arc<CompiledApp>> = Vec::new();
+    for name in &settings.apps {
+        if apps.iter().any(|a| &a.app == name) {
+            continue;
+        }
+        if let Some(app) = store::get_app(&state.db, &company, name).await? {
+            apps.push(state.apps.compiled(&app)?);
+        }
+    }
+    let selected = select(apps, request)?;
+
+    let key = row.transcript_key();
+    let bytes = state.objects.get(&key).await?.ok_or_else(|| {
+        AnalyticsError::internal(format!("the transcript of call {call} is missing"))
+    })?;
+    let json: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(AnalyticsError::internal)?;
+    let turns = turns(&utterances(&json).map_err(AnalyticsError::internal)?);
+
+    let mut card = Map::new();
+    let mut matched = false;
+    for (app, selection) in &selected {
+        let evaluation = app.evaluate(&turns, row.audio_seconds);
+        matched |= evaluation.scores.categories[0].score > 0;
+        card.insert(
+            app.app.clone(),
+            scorecard(app, &evaluation, &turns, selection),
+        );
+    }
+    Ok(HttpResponse::Ok().json(AppMatches {
+        filename: row.filename,
+        t_id: row.id,
+        organization: row.organization,
+        scorecard: matched.then_some(card),
+    }))
+}
+
+/// The applications of the answer with what each gives match data for. Without a request (or with an
+/// empty one), every application with every leaf; otherwise the named applications, in the folder's
+/// order, each with its paths, which must be categories of it.
+fn select(
+    apps: Vec<Arc<CompiledApp>>,
+    request: Option<BTreeMap<String, Vec<String>>>,
+) -> Result<Vec<(Arc<CompiledApp>, Selection)>, AnalyticsError> {
+    let Some(request) = request.filter(|r| !r.is_empty()) else {
+        return Ok(apps.into_iter().map(|a| (a, Selection::All)).collect());
+    };
+    for (name, paths) in &request {
+        let app = apps.iter().find(|a| &a.app == name).ok_or_else(|| {
+            AnalyticsError::BadRequest(format!(
+                "unknown application {name:?}: the call's folder has no such application"
+            ))
+        })?;
+        if let Some(path) = paths.iter().find(|p| p.is_empty() || app.find(p).is_none()) {
+            return Err(AnalyticsError::BadRequest(format!(
+                "unknown category {path:?} of application {name:?}"
+            )));
+        }
+    }
+    Ok(apps
+        .into_iter()
+        .filter_map(|app| {
+            let paths = request.get(&app.app)?.clone();
+            Some((app, Selection::Paths(paths)))
+        })
+        .collect())
+}

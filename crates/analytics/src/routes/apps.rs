@@ -1,0 +1,170 @@
+//! `/apps/<company>/<app>`: a company's applications (docs/analytics-api.md, Applications; docs/scoring.md).
+//! `PUT` checks the tree and every phrase, stores its normalized JSON with its revision and, in the same
+//! transaction, publishes a rescore job, so the folders using the application are rescored exactly when
+//! the change commits; sending the stored definition again changes nothing and publishes nothing.
+//! `DELETE` removes it with a rescore job likewise.
+
+use actix_web::web::{Bytes, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::json_body;
+use crate::access::{authorize_request, Need};
+use crate::apps::Definition;
+use crate::error::AnalyticsError;
+use crate::names::check_app;
+use crate::state::AnalyticsState;
+use crate::store::{self, AppRow, STATUS_OK};
+
+type Answer = Result<HttpResponse, AnalyticsError>;
+
+/// A stored application.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppRecord {
+    pub name: String,
+    /// The first 16 hex digits of the SHA-256 of the normalized definition.
+    pub revision: String,
+    /// When the application was last changed (UTC, RFC 3339).
+    pub updated: String,
+    /// The categories as stored: keys sorted, a phrase without speaker as its text.
+    #[schema(value_type = Object)]
+    pub categories: Value,
+}
+
+impl AppRecord {
+    pub fn of(row: &AppRow) -> Result<AppRecord, AnalyticsError> {
+        let mut definition: Value =
+            serde_json::from_str(&row.definition).map_err(AnalyticsError::internal)?;
+        Ok(AppRecord {
+            name: row.name.clone(),
+            revision: row.revision.clone(),
+            updated: row.updated.clone(),
+            categories: definition["categories"].take(),
+        })
+    }
+}
+
+/// The body of `PUT`, for the OpenAPI document (the handler reads it by hand to name the path of any
+/// problem).
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct AppBody {
+    /// `{NAME: CATEGORY}`; a CATEGORY is `{"phrases": [PHRASE, ...]}` or `{"subcategories": {NAME:
+    /// CATEGORY}}`, a PHRASE a string (leading `-`: exclude) or `{"text", "speaker": "agent"|"client"}`.
+    #[schema(value_type = Object)]
+    pub categories: Value,
+}
+
+fn app_not_found(name: &str) -> AnalyticsError {
+    AnalyticsError::NotFound(format!("Application not found: {name}"))
+}
+
+/// Read an application
+#[utoipa::path(get, path = "/apps/{company}/{app}", tag = "apps",
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
+        ("token" = String, Query, description = "Access token (analytics:read)")),
+    responses((status = 200, body = AppRecord),
+        (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
+pub async fn get_app(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+) -> Answer {
+    let (company, name) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Read).await?;
+    store::get_company(&state.db, &company)
+        .await?
+        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
+    let row = store::get_app(&state.db, &company, &name)
+        .await?
+        .ok_or_else(|| app_not_found(&name))?;
+    Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
+}
+
+/// Create or replace an application
+///
+/// Every phrase is parsed; the first problem is refused with its path, e.g.
+/// `categories.Sales.Upsell.phrases[1]: invalid phrase "premium &": nothing after '&' at position 9`.
+/// A change publishes a rescore job for the folders using the application; the same definition sent
+/// again changes nothing.
+#[utoipa::path(put, path = "/apps/{company}/{app}", tag = "apps", request_body = AppBody,
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
+        ("token" = String, Query, description = "Access token (analytics:write)")),
+    responses((status = 200, body = AppRecord),
+        (status = 400, description = "The path and the problem (text/html)"),
+        (status = 404, description = "Folder not found: <company>"),
+        (status = 409, description = "The company is being deleted")))]
+pub async fn put_app(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let (company, name) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Write).await?;
+    check_app(&name)?;
+    let body: Value = json_body(&body, None)?;
+    let definition =
+        Definition::parse(&body).map_err(|e| AnalyticsError::BadRequest(e.to_string()))?;
+    let normalized = definition.normalized();
+    let revision = crate::apps::definition::revision_of(&normalized);
+
+    // The company's row is locked until the end, so changes of its applications take turns.
+    let mut tx = state.db.begin().await?;
+    let parent = store::get_company(&mut tx, &company)
+        .await?
+        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
+    if parent.status != STATUS_OK {
+        return Err(AnalyticsError::Conflict(format!(
+            "company {company} is being deleted; nothing can be added to it or changed in it"
+        )));
+    }
+    let row = match store::get_app(&mut tx, &company, &name).await? {
+        Some(stored) if stored.definition == normalized => stored,
+        _ => {
+            let row = AppRow {
+                company: company.clone(),
+                name: name.clone(),
+                definition: normalized,
+                revision,
+                updated: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+            };
+            store::put_app(&mut tx, &row).await?;
+            crate::jobs::announce::rescore_app(&state, &mut tx, &company, &name).await?;
+            tx.commit().await?;
+            row
+        }
+    };
+    Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
+}
+
+/// Delete an application
+///
+/// Answers the application as it was. Folders that name it in `apps` keep the name; their calls are
+/// rescored without it.
+#[utoipa::path(delete, path = "/apps/{company}/{app}", tag = "apps",
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
+        ("token" = String, Query, description = "Access token (analytics:write)")),
+    responses((status = 200, description = "The application as it was", body = AppRecord),
+        (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
+pub async fn delete_app(
+    state: Data<AnalyticsState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+) -> Answer {
+    let (company, name) = path.into_inner();
+    authorize_request(&state, &req, &company, Need::Write).await?;
+    let mut tx = state.db.begin().await?;
+    store::get_company(&mut tx, &company)
+        .await?
+        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
+    let row = store::get_app(&mut tx, &company, &name)
+        .await?
+        .ok_or_else(|| app_not_found(&name))?;
+    store::delete_app(&mut tx, &company, &name).await?;
+    crate::jobs::announce::rescore_app(&state, &mut tx, &company, &name).await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
+}

@@ -1,0 +1,51 @@
+//! The applications of a company (docs/scoring.md, Applications): one row per application with its
+//! normalized definition and revision. Like every store function, these run on the pool or inside the
+//! caller's transaction, so a change and the rescore job announcing it commit together.
+
+use common::db::{Handle, StoreError};
+use common::dispatch;
+
+use super::{postgres, sqlite};
+
+/// A stored application.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct AppRow {
+    pub company: String,
+    pub name: String,
+    /// The normalized JSON of the PUT body (`apps::Definition::normalized`).
+    pub definition: String,
+    /// The first 16 hex digits of the SHA-256 of `definition`.
+    pub revision: String,
+    /// When it was last changed, UTC, RFC 3339 with milliseconds.
+    pub updated: String,
+}
+
+pub async fn get_app<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+) -> Result<Option<AppRow>, StoreError> {
+    dispatch!(h, get_app(company, name))
+}
+
+/// The names of the company's applications, in order.
+pub async fn app_names<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Vec<String>, StoreError> {
+    dispatch!(h, app_names(company))
+}
+
+/// Inserts the application, or replaces the one of the same company and name.
+pub async fn put_app<'a>(h: impl Into<Handle<'a>>, row: &AppRow) -> Result<(), StoreError> {
+    dispatch!(h, put_app(row))
+}
+
+/// Removes the application; whether there was one.
+pub async fn delete_app<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_app(company, name))
+}
