@@ -8,6 +8,7 @@ pub mod access;
 pub mod apps;
 pub mod config;
 pub mod error;
+pub mod figures;
 pub mod jobs;
 pub mod model;
 pub mod names;

@@ -3,7 +3,7 @@
 
 use utoipa::OpenApi;
 
-use crate::routes::{appmatches, apps, config, metadata, search, transcribe};
+use crate::routes::{appmatches, apps, appstats, config, metadata, search, stats, transcribe};
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has.
 pub fn document() -> utoipa::openapi::OpenApi {
@@ -16,7 +16,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         title = "Speech platform analytics API",
         version = "1.0.0",
         description = "Configuration of companies, organizations and folders, calls added to folders, \
-            their metadata, search, and applications with their matches. Every request carries an access token of the token service as the \
+            their metadata, search, applications with their matches, and statistics per day. Every request carries an access token of the token service as the \
             `token` query parameter (or an Authorization: Bearer header): analytics:read for reads, \
             analytics:write for changes, and only for the token's own company. Errors are text/html. \
             See docs/analytics-api.md."
@@ -31,6 +31,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         search::search, search::search_folder,
         apps::get_app, apps::put_app, apps::delete_app,
         appmatches::app_matches,
+        stats::stats, stats::stats_folder, appstats::appstats, appstats::appstats_folder,
     ),
     tags(
         (name = "config", description = "Companies, organizations and folders"),
@@ -38,6 +39,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         (name = "metadata", description = "A call's metadata"),
         (name = "search", description = "Full-text search over calls"),
         (name = "apps", description = "Applications and where they matched a call"),
+        (name = "stats", description = "Statistics of calls per day"),
     )
 )]
 struct AnalyticsApi;

@@ -6,6 +6,8 @@
 pub mod announce;
 pub mod delete;
 pub mod reindex;
+pub mod rescore;
+pub mod score;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -59,8 +61,8 @@ impl Workers {
     }
 }
 
-/// Starts one worker per topic: reindexing in batches (an index write per batch), deletions one job at a
-/// time.
+/// Starts one worker per topic: reindexing and scoring in batches (an index write, a transaction per
+/// batch), deletions and rescore jobs one at a time.
 pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let handles = vec![
@@ -72,11 +74,25 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
             reindex::process,
         ),
         spawn_loop(
-            state,
+            state.clone(),
             messages::topics::DELETE,
             1,
-            stopped,
+            stopped.clone(),
             |state, jobs| one_by_one(state, messages::topics::DELETE, jobs, delete::handle),
+        ),
+        spawn_loop(
+            state.clone(),
+            messages::topics::SCORE,
+            score::BATCH,
+            stopped.clone(),
+            score::process,
+        ),
+        spawn_loop(
+            state,
+            messages::topics::RESCORE,
+            1,
+            stopped,
+            |state, jobs| one_by_one(state, messages::topics::RESCORE, jobs, rescore::handle),
         ),
     ];
     Workers { stop, handles }

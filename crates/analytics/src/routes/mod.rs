@@ -3,9 +3,11 @@
 
 pub mod appmatches;
 pub mod apps;
+pub mod appstats;
 pub mod config;
 pub mod metadata;
 pub mod search;
+pub mod stats;
 pub mod transcribe;
 
 use actix_web::web;
@@ -64,6 +66,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/search/{company}/{organization}/{folder}")
                 .route(web::get().to(search::search_folder)),
+        )
+        .service(
+            web::resource("/appstats/{company}/{organization}/{app}")
+                .route(web::get().to(appstats::appstats)),
+        )
+        .service(
+            web::resource("/appstats/{company}/{organization}/{app}/{folder}")
+                .route(web::get().to(appstats::appstats_folder)),
+        )
+        .service(
+            web::resource("/stats/{company}/{organization}").route(web::get().to(stats::stats)),
+        )
+        .service(
+            web::resource("/stats/{company}/{organization}/{folder}")
+                .route(web::get().to(stats::stats_folder)),
         );
 }
 

@@ -8,6 +8,7 @@ mod postgres;
 pub mod rollups;
 mod rows;
 mod sqlite;
+pub mod stats;
 
 use common::db::{Handle, Migrations, StoreError};
 use common::dispatch;
@@ -279,4 +280,23 @@ pub async fn company_folders<'a>(
     company: &str,
 ) -> Result<Vec<FolderRow>, StoreError> {
     dispatch!(h, company_folders(company))
+}
+
+/// The company's totals from the rollups, then from the per-call rows they sum; equal when every scored
+/// call is counted exactly once.
+pub async fn rollup_totals<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<(rollups::RollupTotals, rollups::RollupTotals), StoreError> {
+    dispatch!(h, rollup_totals(company))
+}
+
+/// The folder, without locking it.
+pub async fn peek_folder<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<Option<FolderRow>, StoreError> {
+    dispatch!(h, peek_folder(company, organization, folder))
 }

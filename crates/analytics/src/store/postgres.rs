@@ -18,3 +18,8 @@ pub(super) use scoring_sql::*;
 #[path = "apps_sql.rs"]
 mod apps_sql;
 pub(super) use apps_sql::*;
+
+#[allow(clippy::duplicate_mod)]
+#[path = "stats_sql.rs"]
+mod stats_sql;
+pub(super) use stats_sql::*;

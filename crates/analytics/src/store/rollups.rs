@@ -129,3 +129,12 @@ impl RollupChanges {
         self.agents.is_empty() && self.categories.is_empty()
     }
 }
+
+/// A company's calls, words, and per (application, category) calls, hits and scores: summed from the
+/// rollups or from the per-call rows (`store::rollup_totals`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RollupTotals {
+    pub calls: i64,
+    pub words: i64,
+    pub categories: BTreeMap<(String, String), (i64, i64, i64)>,
+}

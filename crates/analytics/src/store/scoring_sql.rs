@@ -4,7 +4,7 @@
 
 use common::db::StoreError;
 
-use super::super::rollups::RollupChanges;
+use super::super::rollups::{RollupChanges, RollupTotals};
 use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
 use super::Db;
 
@@ -218,5 +218,68 @@ pub(crate) async fn company_folders(
     )
     .bind(company)
     .fetch_all(&mut *c)
+    .await?)
+}
+
+/// The company's totals, once from the rollups and once from the per-call rows they sum: the two agree
+/// when every scored call is counted exactly once.
+pub(crate) async fn rollup_totals(
+    c: &mut Conn,
+    company: &str,
+) -> Result<(RollupTotals, RollupTotals), StoreError> {
+    let mut totals = Vec::new();
+    for (agents, categories) in [
+        (
+            "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT), CAST(COALESCE(SUM(words), 0) AS BIGINT) \
+             FROM analytics_daily_agents WHERE company = $1",
+            "SELECT app, category, CAST(SUM(calls) AS BIGINT), CAST(SUM(hits) AS BIGINT), \
+             CAST(SUM(score) AS BIGINT) FROM analytics_daily_categories WHERE company = $1 \
+             GROUP BY app, category HAVING SUM(calls) <> 0 ORDER BY app, category",
+        ),
+        (
+            "SELECT COUNT(*), CAST(COALESCE(SUM(words), 0) AS BIGINT) FROM analytics_call_facts \
+             WHERE company = $1",
+            "SELECT s.app, s.category, COUNT(*), CAST(SUM(s.hit) AS BIGINT), CAST(SUM(s.score) AS BIGINT) \
+             FROM analytics_call_scores s JOIN analytics_call_facts f ON f.call_id = s.call_id \
+             WHERE f.company = $1 GROUP BY s.app, s.category ORDER BY s.app, s.category",
+        ),
+    ] {
+        let (calls, words) = sqlx::query_as::<Db, (i64, i64)>(agents)
+            .bind(company)
+            .fetch_one(&mut *c)
+            .await?;
+        let categories = sqlx::query_as::<Db, (String, String, i64, i64, i64)>(categories)
+            .bind(company)
+            .fetch_all(&mut *c)
+            .await?
+            .into_iter()
+            .map(|(app, category, calls, hits, score)| ((app, category), (calls, hits, score)))
+            .collect();
+        totals.push(RollupTotals {
+            calls,
+            words,
+            categories,
+        });
+    }
+    let from_calls = totals.pop().unwrap_or_default();
+    let from_rollups = totals.pop().unwrap_or_default();
+    Ok((from_rollups, from_calls))
+}
+
+/// The folder's row without locking it (a scoring transaction reads it beside uploads to the folder).
+pub(crate) async fn peek_folder(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<Option<FolderRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, FolderRow>(
+        "SELECT company, organization, folder, settings, created, status, delete_total \
+         FROM analytics_folders WHERE company = $1 AND organization = $2 AND folder = $3",
+    )
+    .bind(company)
+    .bind(organization)
+    .bind(folder)
+    .fetch_optional(&mut *c)
     .await?)
 }

@@ -5,11 +5,14 @@
 
 mod appmatches;
 mod apps;
+mod appstats;
 mod calls;
 mod config;
 mod deletion;
 mod faults;
 mod metadata;
+mod scoring;
 mod search;
+mod stats;
 mod support;
 mod tenancy;

@@ -1,0 +1,166 @@
+//! The reads of `/stats` and `/appstats` (docs/scoring.md, Reads): per day and agent, the sums of the
+//! daily rollups for whole days, and for a day the range starts or ends within, the same sums over that
+//! day's calls between the two times, so that the answer is exact and whole days never read calls.
+
+use common::db::{Database, Handle, StoreError};
+use common::dispatch;
+
+use super::{postgres, sqlite};
+use crate::figures::daterange::Plan;
+
+/// The sums of one agent's calls on one local day (YYYY-MM-DD), in one folder or over the folders of an
+/// organization.
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct AgentDayRow {
+    pub day: String,
+    pub agent_id: String,
+    pub calls: i64,
+    pub duration: f64,
+    pub silence: f64,
+    pub words: i64,
+    pub agent_talk: f64,
+    pub client_talk: f64,
+    pub agent_positive: i64,
+    pub agent_negative: i64,
+    pub agent_improving: i64,
+    pub agent_worsening: i64,
+    pub client_positive: i64,
+    pub client_negative: i64,
+    pub client_improving: i64,
+    pub client_worsening: i64,
+}
+
+/// The sums of one agent's calls on one day in one category of an application ('' for the application).
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct CategoryDayRow {
+    pub day: String,
+    pub agent_id: String,
+    pub category: String,
+    /// The calls the application scored.
+    pub calls: i64,
+    /// Those in which the category hit.
+    pub hits: i64,
+    /// The sum of the calls' coverage of the category.
+    pub coverage: f64,
+    pub score: i64,
+    pub duration: f64,
+    pub silence: f64,
+}
+
+/// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
+#[derive(Debug, Clone, Copy)]
+pub struct StatsScope<'s> {
+    pub company: &'s str,
+    pub organization: &'s str,
+    pub folder: Option<&'s str>,
+}
+
+impl StatsScope<'_> {
+    fn folder(&self) -> &str {
+        self.folder.unwrap_or("")
+    }
+}
+
+/// Rollup sums per day and agent over the whole days `from` to `to` (YYYY-MM-DD, both included); agents
+/// without calls are left out.
+pub async fn agent_days<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: StatsScope<'_>,
+    from: &str,
+    to: &str,
+) -> Result<Vec<AgentDayRow>, StoreError> {
+    let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
+    dispatch!(h, agent_days(company, organization, folder, from, to))
+}
+
+/// The same sums over the calls of `day` whose `datetime` lies between `from` and `to` (included).
+pub async fn agent_day_cut<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: StatsScope<'_>,
+    day: &str,
+    from: &str,
+    to: &str,
+) -> Result<Vec<AgentDayRow>, StoreError> {
+    let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
+    dispatch!(
+        h,
+        agent_day_cut(company, organization, folder, day, from, to)
+    )
+}
+
+/// Rollup sums per day, agent and category of `app` over whole days.
+pub async fn category_days<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: StatsScope<'_>,
+    app: &str,
+    from: &str,
+    to: &str,
+) -> Result<Vec<CategoryDayRow>, StoreError> {
+    let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
+    dispatch!(
+        h,
+        category_days(company, organization, folder, app, from, to)
+    )
+}
+
+/// The same sums over the calls of `day` between two times, from their figures and scores.
+pub async fn category_day_cut<'a>(
+    h: impl Into<Handle<'a>>,
+    scope: StatsScope<'_>,
+    app: &str,
+    day: &str,
+    from: &str,
+    to: &str,
+) -> Result<Vec<CategoryDayRow>, StoreError> {
+    let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
+    dispatch!(
+        h,
+        category_day_cut(company, organization, folder, app, day, from, to)
+    )
+}
+
+/// Whether the company has an application of that name.
+pub async fn app_exists<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    app: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, app_exists(company, app))
+}
+
+/// The agent-day sums of a planned range, in day and agent order.
+pub async fn agent_rows(
+    db: &Database,
+    scope: StatsScope<'_>,
+    plan: &Plan,
+) -> Result<Vec<AgentDayRow>, StoreError> {
+    let mut rows = Vec::new();
+    if let Some((from, to)) = &plan.whole {
+        rows.extend(agent_days(db, scope, from, to).await?);
+    }
+    for cut in &plan.cut {
+        rows.extend(agent_day_cut(db, scope, &cut.day, &cut.from, &cut.to).await?);
+    }
+    rows.sort_by(|a, b| (&a.day, &a.agent_id).cmp(&(&b.day, &b.agent_id)));
+    Ok(rows)
+}
+
+/// The category-day sums of `app` over a planned range, in day, agent and category order.
+pub async fn category_rows(
+    db: &Database,
+    scope: StatsScope<'_>,
+    app: &str,
+    plan: &Plan,
+) -> Result<Vec<CategoryDayRow>, StoreError> {
+    let mut rows = Vec::new();
+    if let Some((from, to)) = &plan.whole {
+        rows.extend(category_days(db, scope, app, from, to).await?);
+    }
+    for cut in &plan.cut {
+        rows.extend(category_day_cut(db, scope, app, &cut.day, &cut.from, &cut.to).await?);
+    }
+    rows.sort_by(|a, b| {
+        (&a.day, &a.agent_id, &a.category).cmp(&(&b.day, &b.agent_id, &b.category))
+    });
+    Ok(rows)
+}

@@ -1,0 +1,244 @@
+//! `GET /appstats`: the calls of `stats` scored by application `sales` (categories Greeting, Sales and
+//! Sales.Upsell), written as the scoring worker writes them, read over HTTP and compared with values
+//! computed by hand: every field, category, depth, zeros, agents, cut days, folders, and who may read.
+
+use analytics::store::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges};
+use analytics::store::{self, CallScoreRow};
+use common::db::Database;
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+async fn add_app(world: &World, name: &str) {
+    let sql = "INSERT INTO analytics_apps (company, name, definition, revision, updated) \
+               VALUES ($1, $2, '{}', 'r1', '2026-11-01T00:00:00Z')";
+    match &world.analytics.service.state.db {
+        Database::Postgres(pool) => {
+            sqlx::query(sql)
+                .bind(COMPANY)
+                .bind(name)
+                .execute(pool)
+                .await
+                .unwrap();
+        }
+        Database::Sqlite(pool, _) => {
+            sqlx::query(sql)
+                .bind(COMPANY)
+                .bind(name)
+                .execute(pool)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// The call's scores in ('' and the three categories): (hit, coverage, score) each.
+async fn score(world: &World, call: &str, scores: [(i64, f64, i64); 4]) {
+    let db = &world.analytics.service.state.db;
+    let facts = store::call_facts(db, call).await.unwrap().unwrap();
+    let rows: Vec<CallScoreRow> = ["", "Greeting", "Sales", "Sales.Upsell"]
+        .into_iter()
+        .zip(scores)
+        .map(|(category, (hit, coverage, score))| CallScoreRow {
+            call_id: call.into(),
+            app: "sales".into(),
+            category: category.into(),
+            score,
+            hit,
+            coverage,
+        })
+        .collect();
+    store::replace_call_scores(db, call, &rows).await.unwrap();
+    let mut changes = RollupChanges::default();
+    for row in &rows {
+        changes.category(
+            CategoryDayKey {
+                company: COMPANY.into(),
+                organization: ORG.into(),
+                folder: facts.folder.clone(),
+                app: "sales".into(),
+                day: facts.day.clone(),
+                agent_id: facts.agent_id.clone(),
+                category: row.category.clone(),
+            },
+            &CategoryDayDelta::of(&row.score(), &facts.facts(), 1),
+        );
+    }
+    store::apply_rollups(db, &changes).await.unwrap();
+}
+
+async fn world(stack: Stack) -> World {
+    let world = World::with_folder(stack).await;
+    crate::stats::calls(&world).await;
+    add_app(&world, "sales").await;
+    // c1 (a1, 20 Nov 10:00, 100 s, silence 10 s): Greeting only.
+    score(
+        &world,
+        "c1",
+        [(1, 0.5, 2), (1, 1.0, 2), (0, 0.0, 0), (0, 0.0, 0)],
+    )
+    .await;
+    // c2 (a1, 20 Nov 15:00, 200 s, 30 s): everything.
+    score(
+        &world,
+        "c2",
+        [(1, 1.0, 4), (1, 1.0, 1), (1, 1.0, 3), (1, 1.0, 3)],
+    )
+    .await;
+    // c3 (a2, outbox, 20 Nov 12:00, 300 s, 50 s): nothing.
+    score(
+        &world,
+        "c3",
+        [(0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0)],
+    )
+    .await;
+    // c4 (a2, 21 Nov 09:00, 61 s, 1 s): Sales.
+    score(
+        &world,
+        "c4",
+        [(1, 0.5, 1), (0, 0.0, 0), (1, 1.0, 1), (1, 1.0, 1)],
+    )
+    .await;
+    world
+}
+
+fn stats(ncalls: i64, hitmiss: &str, coverage: &str, duration: &str, silence: &str) -> Value {
+    json!({"ncalls": ncalls, "hitmiss": hitmiss, "coverage": coverage, "duration": duration,
+           "silence": silence})
+}
+
+async fn get(world: &World, query: &str) -> Value {
+    let path = format!("/appstats/{COMPANY}/{ORG}/sales?{query}");
+    let a = world.send("GET", &path, None).await;
+    assert_eq!(a.status, 200, "{path}: {}", a.text);
+    a.body
+}
+
+fn keys(agent: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = agent
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    keys
+}
+
+async fn every_field_and_category_options(stack: Stack) {
+    let world = world(stack).await;
+    let days = get(&world, "daterange=20261120-20261121").await;
+    assert_eq!(
+        days[0],
+        json!({
+            "date": "20261120", "agents": 2,
+            "a1": {"calls": 2,
+                   "overall": stats(2, "1.0000", "0.7500", "0:05:00", "0:00:40"),
+                   "Greeting": stats(2, "1.0000", "1.0000", "0:05:00", "0:00:40"),
+                   "Sales": stats(1, "0.5000", "0.5000", "0:05:00", "0:00:40"),
+                   "Sales.Upsell": stats(1, "0.5000", "0.5000", "0:05:00", "0:00:40")},
+            "a2": {"calls": 1, "overall": stats(0, "0.0000", "0.0000", "0:05:00", "0:00:50")}
+        })
+    );
+    assert_eq!(days[1]["date"], "20261121");
+    assert_eq!(
+        keys(&days[1]["a2"]),
+        ["Sales", "Sales.Upsell", "calls", "overall"]
+    );
+    assert_eq!(days.as_array().unwrap().len(), 2);
+
+    let day = |q: &str| format!("daterange=20261120-20261120&{q}");
+    let days = get(&world, &day("zeros=true")).await;
+    assert_eq!(
+        days[0]["a2"]["Greeting"],
+        stats(0, "0.0000", "0.0000", "0:05:00", "0:00:50")
+    );
+    assert_eq!(
+        keys(&days[0]["a2"]),
+        ["Greeting", "Sales", "Sales.Upsell", "calls", "overall"]
+    );
+    let days = get(&world, &day("category=Sales")).await;
+    assert_eq!(keys(&days[0]["a1"]), ["Sales", "calls", "overall"]);
+    let days = get(&world, &day("category=Sales&depth=1")).await;
+    assert_eq!(
+        keys(&days[0]["a1"]),
+        ["Sales", "Sales.Upsell", "calls", "overall"]
+    );
+    let days = get(&world, &day("category=Sales.Upsell")).await;
+    assert_eq!(
+        keys(&days[0]["a1"]),
+        ["Sales", "Sales.Upsell", "calls", "overall"]
+    );
+    let days = get(&world, &day("depth=0")).await;
+    assert_eq!(
+        keys(&days[0]["a1"]),
+        ["Greeting", "Sales", "calls", "overall"]
+    );
+    let days = get(&world, "daterange=20261120-20261121&agents=a2").await;
+    assert_eq!(days[0]["agents"], 1);
+    assert_eq!(keys(&days[0]), ["a2", "agents", "date"]);
+    assert_eq!(get(&world, "daterange=-&agents=nobody").await, json!([]));
+    let a = world
+        .send(
+            "GET",
+            &format!("/appstats/{COMPANY}/{ORG}/sales?zeros=maybe"),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 400);
+}
+
+async fn ranges_folders_and_access(stack: Stack) {
+    let world = world(stack).await;
+    // From 12:00 on 20 Nov: c2 for a1 and c3 for a2.
+    let days = get(&world, "daterange=20261120120000-20261120").await;
+    assert_eq!(
+        days[0]["a1"]["overall"],
+        stats(1, "1.0000", "1.0000", "0:03:20", "0:00:30")
+    );
+    assert_eq!(days[0]["a1"]["Greeting"]["ncalls"], 1);
+    assert_eq!(days[0]["a2"]["calls"], 1);
+    // Defaults and nonsense.
+    assert_eq!(get(&world, "").await.as_array().unwrap().len(), 2);
+    assert_eq!(get(&world, "daterange=20261121-20261120").await, json!([]));
+    assert_eq!(get(&world, "daterange=junk").await, json!([]));
+    // One folder: c3 is in outbox.
+    let a = world
+        .send(
+            "GET",
+            &format!("/appstats/{COMPANY}/{ORG}/sales/{FOLDER}?daterange=20261120-20261120"),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(keys(&a.body[0]), ["a1", "agents", "date"]);
+
+    let a = world
+        .send("GET", &format!("/appstats/{COMPANY}/{ORG}/billing"), None)
+        .await;
+    assert_eq!(a.status, 404);
+    let a = world
+        .send(
+            "GET",
+            &format!("/appstats/{COMPANY}/{ORG}/sales/nope"),
+            None,
+        )
+        .await;
+    assert_eq!((a.status, a.text.as_str()), (404, "Folder not found: nope"));
+    let other = world.other_company("globex").await;
+    let path = format!("/appstats/{COMPANY}/{ORG}/sales");
+    assert_eq!(
+        world.send_as(Some(&other), "GET", &path, None).await.status,
+        403
+    );
+    let write_only = world.token_with_scope("analytics:write").await;
+    assert_eq!(
+        world
+            .send_as(Some(&write_only), "GET", &path, None)
+            .await
+            .status,
+        403
+    );
+}
+
+crate::stack_tests!(every_field_and_category_options, ranges_folders_and_access);
