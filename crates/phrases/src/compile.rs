@@ -1,9 +1,10 @@
 //! Compiling many phrases into one [`Matcher`]: every distinct word pattern gets a number, and the indexes
 //! that let a scan go from a turn's words to the few phrases that could match it, never trying the others:
 //! exact words to their pattern, wildcard patterns by their literal prefix or suffix, and each pattern to the
-//! phrases it triggers (docs/phrases.md, How matching is fast).
+//! phrases it triggers, with a second pattern that must be present too (docs/phrases.md, How matching is
+//! fast).
 
-use crate::hash::FxHashMap;
+use crate::hash::{Seed, SeededMap, WordMap};
 use crate::phrase::{Pattern, Phrase};
 use crate::turn::Speaker;
 
@@ -31,9 +32,13 @@ impl MatcherBuilder {
         let mut entries = self.entries;
         // Stable: equal ids keep the order they were added in.
         entries.sort_by_key(|(id, _, _)| *id);
-        let mut patterns = Patterns::default();
-        let mut matcher = Matcher::default();
-        let mut triggers: Vec<(u32, u32)> = Vec::new();
+        let seed = Seed::random();
+        let mut patterns = Patterns::new(seed);
+        let mut matcher = Matcher {
+            seed,
+            ..Matcher::default()
+        };
+        let mut triggers: Vec<(u32, Trigger)> = Vec::new();
         for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
             let first_alternative = matcher.alternatives.len() as u32;
             let mut own = Vec::new();
@@ -53,21 +58,28 @@ impl MatcherBuilder {
                 }
                 let seqs = (first_seq, matcher.seqs.len() as u32);
                 own.push(patterns.most_selective(matcher.seq_patterns_of_all(seqs)));
+
                 matcher.alternatives.push(seqs);
             }
             own.sort_unstable();
             own.dedup();
-            triggers.extend(own.into_iter().map(|pattern| (pattern, index as u32)));
+            triggers.extend(own.into_iter().map(|(pattern, also)| {
+                let trigger = Trigger {
+                    phrase: index as u32,
+                    also,
+                    speaker,
+                };
+                (pattern, trigger)
+            }));
             matcher.phrases.push(CompiledPhrase {
                 id,
-                speaker,
                 start_window: phrase.start_window,
                 end_window: phrase.end_window,
                 alternatives: (first_alternative, matcher.alternatives.len() as u32),
             });
         }
         (matcher.trigger_starts, matcher.trigger_phrases) = csr(patterns.texts.len(), triggers);
-        matcher.wildcards = Wildcards::new(&patterns);
+        matcher.wildcards = Wildcards::new(&patterns, seed);
         matcher.literals = patterns.literals;
         matcher
     }
@@ -75,7 +87,7 @@ impl MatcherBuilder {
 
 /// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
 /// `values[starts[r]..starts[r + 1]]`, in ascending order.
-fn csr(rows: usize, mut pairs: Vec<(u32, u32)>) -> (Vec<u32>, Vec<u32>) {
+fn csr<T: Ord>(rows: usize, mut pairs: Vec<(u32, T)>) -> (Vec<u32>, Vec<T>) {
     pairs.sort_unstable();
     let mut starts = vec![0u32; rows + 1];
     for &(row, _) in &pairs {
@@ -88,15 +100,22 @@ fn csr(rows: usize, mut pairs: Vec<(u32, u32)>) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// The distinct word patterns of all phrases, numbered.
-#[derive(Default)]
 struct Patterns {
-    numbers: FxHashMap<String, u32>,
+    numbers: SeededMap<String, u32>,
     texts: Vec<String>,
     /// The patterns without wildcards, by their text.
-    literals: FxHashMap<Box<str>, u32>,
+    literals: WordMap<u32>,
 }
 
 impl Patterns {
+    fn new(seed: Seed) -> Self {
+        Patterns {
+            numbers: SeededMap::with_hasher(seed),
+            texts: Vec::new(),
+            literals: WordMap::with_seed(seed),
+        }
+    }
+
     fn intern(&mut self, pattern: &Pattern) -> u32 {
         if let Some(&number) = self.numbers.get(&pattern.text) {
             return number;
@@ -105,22 +124,31 @@ impl Patterns {
         self.numbers.insert(pattern.text.clone(), number);
         self.texts.push(pattern.text.clone());
         if !pattern.has_wildcards() {
-            self.literals.insert(pattern.text.as_str().into(), number);
+            self.literals.insert(&pattern.text, number);
         }
         number
     }
 
-    /// The pattern of a conjunction least likely to occur in a turn, so that the conjunction is tried only
-    /// on turns holding it (every pattern of it must occur for it to match): literal words before wildcard
-    /// patterns, then the most characters that are not wildcards.
-    fn most_selective(&self, all: impl Iterator<Item = u32>) -> u32 {
+    /// The two patterns of a conjunction least likely to occur in a turn, so that the conjunction is tried
+    /// only on turns holding both (every pattern of it must occur for it to match): literal words before
+    /// wildcard patterns, then the most characters that are not wildcards. The second is [`NONE`] when
+    /// the conjunction has a single distinct pattern.
+    fn most_selective(&self, all: impl Iterator<Item = u32>) -> (u32, u32) {
         let weight = |number: u32| {
             let text = &self.texts[number as usize];
             let literal = text.chars().filter(|c| !matches!(c, '*' | '?')).count();
-            (!text.contains(['*', '?']), literal)
+            (
+                (!text.contains(['*', '?']), literal),
+                std::cmp::Reverse(number),
+            )
         };
-        all.max_by_key(|&number| (weight(number), std::cmp::Reverse(number)))
-            .unwrap_or(0)
+        let mut all: Vec<u32> = all.collect();
+        all.sort_unstable_by_key(|&number| std::cmp::Reverse(weight(number)));
+        all.dedup();
+        (
+            all.first().copied().unwrap_or(0),
+            all.get(1).copied().unwrap_or(NONE),
+        )
     }
 }
 
@@ -129,18 +157,22 @@ impl Patterns {
 #[derive(Debug, Default)]
 pub(crate) struct Wildcards {
     pub(crate) texts: Vec<(u32, Box<str>)>,
-    pub(crate) by_prefix: FxHashMap<Box<str>, Vec<u32>>,
+    pub(crate) by_prefix: WordMap<Vec<u32>>,
     /// The distinct byte lengths of the prefixes, ascending.
     pub(crate) prefix_lengths: Vec<usize>,
-    pub(crate) by_suffix: FxHashMap<Box<str>, Vec<u32>>,
+    pub(crate) by_suffix: WordMap<Vec<u32>>,
     pub(crate) suffix_lengths: Vec<usize>,
     /// Patterns starting and ending with a wildcard.
     pub(crate) others: Vec<u32>,
 }
 
 impl Wildcards {
-    fn new(patterns: &Patterns) -> Self {
-        let mut wildcards = Wildcards::default();
+    fn new(patterns: &Patterns, seed: Seed) -> Self {
+        let mut wildcards = Wildcards {
+            by_prefix: WordMap::with_seed(seed),
+            by_suffix: WordMap::with_seed(seed),
+            ..Wildcards::default()
+        };
         for (number, text) in patterns.texts.iter().enumerate() {
             let Some(first) = text.find(['*', '?']) else {
                 continue;
@@ -151,19 +183,11 @@ impl Wildcards {
             let last = text.rfind(['*', '?']).unwrap_or(first);
             if first > 0 {
                 let prefix = &text[..first];
-                wildcards
-                    .by_prefix
-                    .entry(prefix.into())
-                    .or_default()
-                    .push(index);
+                push_to(&mut wildcards.by_prefix, prefix, index);
                 wildcards.prefix_lengths.push(prefix.len());
             } else if last + 1 < text.len() {
                 let suffix = &text[last + 1..];
-                wildcards
-                    .by_suffix
-                    .entry(suffix.into())
-                    .or_default()
-                    .push(index);
+                push_to(&mut wildcards.by_suffix, suffix, index);
                 wildcards.suffix_lengths.push(suffix.len());
             } else {
                 wildcards.others.push(index);
@@ -181,11 +205,34 @@ impl Wildcards {
     }
 }
 
-/// A phrase of the matcher: its id, speaker restriction, time windows and alternatives.
+/// Adds `index` to the list of `key`.
+fn push_to(map: &mut WordMap<Vec<u32>>, key: &str, index: u32) {
+    match map.get_mut(key) {
+        Some(list) => list.push(index),
+        None => map.insert(key, vec![index]),
+    }
+}
+
+/// No second pattern (see [`Trigger`]).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A phrase triggered by a pattern present in a turn: it is evaluated when its speaker restriction allows
+/// the turn's speaker and, unless it is [`NONE`], its second pattern `also` is present in the turn too.
+/// Both checks take no more than the trigger and the turn's patterns, so most phrases triggered by a
+/// frequent word are skipped without reading the phrase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Trigger {
+    /// Index in `Matcher::phrases`.
+    pub(crate) phrase: u32,
+    pub(crate) also: u32,
+    pub(crate) speaker: Option<Speaker>,
+}
+
+/// A phrase of the matcher: its id, time windows and alternatives (its speaker restriction is in its
+/// triggers).
 #[derive(Debug)]
 pub(crate) struct CompiledPhrase {
     pub(crate) id: u32,
-    pub(crate) speaker: Option<Speaker>,
     pub(crate) start_window: Option<f64>,
     pub(crate) end_window: Option<f64>,
     /// A range of `Matcher::alternatives`.
@@ -216,8 +263,10 @@ pub(crate) struct CompiledSeq {
 /// few pointers.
 #[derive(Debug, Default)]
 pub struct Matcher {
+    /// The seed of its maps' hash, and of its scanners' (see the hash module).
+    pub(crate) seed: Seed,
     /// Patterns without wildcards, by their text.
-    pub(crate) literals: FxHashMap<Box<str>, u32>,
+    pub(crate) literals: WordMap<u32>,
     pub(crate) wildcards: Wildcards,
     /// Sorted by id, then by the order they were added.
     pub(crate) phrases: Vec<CompiledPhrase>,
@@ -227,7 +276,7 @@ pub struct Matcher {
     pub(crate) seq_patterns: Vec<u32>,
     /// Pattern `p` triggers the phrases `trigger_phrases[trigger_starts[p]..trigger_starts[p + 1]]`.
     pub(crate) trigger_starts: Vec<u32>,
-    pub(crate) trigger_phrases: Vec<u32>,
+    pub(crate) trigger_phrases: Vec<Trigger>,
 }
 
 impl Matcher {
@@ -240,7 +289,7 @@ impl Matcher {
         self.phrases.is_empty()
     }
 
-    pub(crate) fn triggered(&self, pattern: u32) -> &[u32] {
+    pub(crate) fn triggered(&self, pattern: u32) -> &[Trigger] {
         let p = pattern as usize;
         &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]
     }
@@ -276,15 +325,15 @@ mod tests {
         assert_eq!(m.trigger_starts.len(), 8);
         assert_eq!(m.literals.len(), 3);
         assert_eq!(m.wildcards.texts.len(), 4);
-        let mut prefixes: Vec<&str> = m.wildcards.by_prefix.keys().map(|k| &**k).collect();
+        let mut prefixes: Vec<String> = m.wildcards.by_prefix.words().map(|(k, _)| k).collect();
         prefixes.sort_unstable();
         assert_eq!(prefixes, ["re", "refund"]);
         assert_eq!(m.wildcards.prefix_lengths, [2, 6]);
         assert_eq!(
             m.wildcards
                 .by_suffix
-                .keys()
-                .map(|k| &**k)
+                .words()
+                .map(|(k, _)| k)
                 .collect::<Vec<_>>(),
             ["fund"]
         );
@@ -292,15 +341,34 @@ mod tests {
     }
 
     #[test]
-    fn each_conjunction_is_triggered_by_its_most_selective_pattern() {
-        let m = build(&["a refund", "refund* & x | *fund", "pay & refunds"]);
-        let number = |text: &str| m.literals.get(text).copied();
-        assert_eq!(m.triggered(number("refund").unwrap()), [0]);
-        assert_eq!(m.triggered(number("a").unwrap()), [] as [u32; 0]);
+    fn each_conjunction_is_triggered_by_its_two_most_selective_patterns() {
+        let mut builder = MatcherBuilder::new();
+        for (text, speaker) in [
+            ("a refund", None),
+            ("refund* & x | *fund", Some(Speaker::Agent)),
+            ("pay & refunds", None),
+            ("a a", Some(Speaker::Client)),
+        ] {
+            builder.add(0, Phrase::parse(text).unwrap(), speaker);
+        }
+        let m = builder.build();
+        // Patterns in order of appearance: a, refund, refund*, x, *fund, pay, refunds.
+        let number = |text: &str| *m.literals.get(text).unwrap();
+        let triggered = |pattern: u32| {
+            m.triggered(pattern)
+                .iter()
+                .map(|t| (t.phrase, t.also, t.speaker))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(triggered(number("refund")), [(0, number("a"), None)]);
+        // "a a" has one distinct pattern: no second one to check.
+        assert_eq!(triggered(number("a")), [(3, NONE, Some(Speaker::Client))]);
         // "x" is a literal, so it beats "refund*"; "*fund" alone triggers the second alternative.
-        assert_eq!(m.triggered(number("x").unwrap()), [1]);
-        assert_eq!(m.triggered(number("refunds").unwrap()), [2]);
-        assert_eq!(m.triggered(number("pay").unwrap()), [] as [u32; 0]);
+        assert_eq!(triggered(number("x")), [(1, 2, Some(Speaker::Agent))]);
+        assert_eq!(triggered(4), [(1, NONE, Some(Speaker::Agent))]);
+        assert_eq!(triggered(number("refunds")), [(2, number("pay"), None)]);
+        assert_eq!(triggered(number("pay")), []);
+        assert_eq!(triggered(2), []);
     }
 
     #[test]
@@ -313,12 +381,7 @@ mod tests {
         let text = |p: &CompiledPhrase| {
             let seq = &m.seqs[m.alternatives[p.alternatives.0 as usize].0 as usize];
             let pattern = m.patterns_of_seq(seq)[0];
-            m.literals
-                .iter()
-                .find(|(_, &n)| n == pattern)
-                .unwrap()
-                .0
-                .to_string()
+            m.literals.words().find(|(_, &n)| n == pattern).unwrap().0
         };
         let order: Vec<(u32, String)> = m.phrases.iter().map(|p| (p.id, text(p))).collect();
         let expected = [(1, "d"), (3, "b"), (7, "a"), (7, "c")];

@@ -1,6 +1,9 @@
 //! The words of a turn: its text split on whitespace, each token trimmed of the punctuation around it and
 //! lowercased. [`normalize_word`] is the definition; [`normalize_into`] and [`split_whitespace`] are the
-//! allocation-free versions the compiled matcher runs on every token, tested to agree with it.
+//! allocation-free versions the compiled matcher runs on every token, and [`ascii_token`] its shortcut for
+//! the usual token (ASCII, one word, short), all tested to agree with it.
+
+use crate::hash::INLINE;
 
 /// Combining marks (accents written as separate code points): part of a word, like letters.
 pub(crate) fn is_mark(c: char) -> bool {
@@ -55,6 +58,47 @@ pub(crate) fn normalize_into(token: &str, out: &mut String) {
             push_lower(c, out);
         }
     }
+}
+
+/// What [`ascii_token`] makes of a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// ASCII without whitespace, normalized to at most 15 bytes: the inline key of that word
+    /// ([`crate::hash::inline_key`]).
+    Inline(u128),
+    /// ASCII without whitespace and no letter or digit: no word.
+    Empty,
+    /// Anything else (not ASCII, whitespace inside, or a longer word): normalize it the general way.
+    Other,
+}
+
+/// The usual token in one pass over its bytes: checked to be ASCII without whitespace, trimmed to its
+/// first and last letter or digit, lowercased straight into the word's inline key, with no buffer.
+#[inline]
+pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
+    let (mut first, mut last) = (usize::MAX, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if !b.is_ascii() || is_ascii_space(b) {
+            return Token::Other;
+        }
+        if b.is_ascii_alphanumeric() {
+            first = first.min(i);
+            last = i;
+        }
+    }
+    if first == usize::MAX {
+        return Token::Empty;
+    }
+    let word = &bytes[first..=last];
+    if word.len() > INLINE {
+        return Token::Other;
+    }
+    let mut key = [0u8; 16];
+    for (k, b) in key.iter_mut().zip(word) {
+        *k = b.to_ascii_lowercase();
+    }
+    key[INLINE] = word.len() as u8;
+    Token::Inline(u128::from_le_bytes(key))
 }
 
 /// The whitespace characters of ASCII (as `char::is_whitespace` has them: tab, line feed, vertical tab,
@@ -154,7 +198,49 @@ mod tests {
             for token in ours {
                 normalize_into(token, &mut buf);
                 prop_assert_eq!(&buf, &normalize_word(token));
+                check_ascii_token(token)?;
             }
+            check_ascii_token(&text)?;
         }
+
+        #[test]
+        fn the_ascii_shortcut_agrees_with_the_definition(
+            token in "[a-zA-Z0-9'\\-.,!?\"()$*]{0,24}"
+        ) {
+            check_ascii_token(&token)?;
+        }
+    }
+
+    /// [`ascii_token`] gives the inline key of the normalized word, or says there is none, or leaves the
+    /// token to the general path only when it must.
+    fn check_ascii_token(token: &str) -> Result<(), TestCaseError> {
+        let word = normalize_word(token);
+        let general = token.is_ascii() && !token.contains(char::is_whitespace);
+        match ascii_token(token.as_bytes()) {
+            Token::Inline(key) => {
+                prop_assert!(general);
+                prop_assert_eq!(Some(key), crate::hash::inline_key(&word));
+            }
+            Token::Empty => {
+                prop_assert!(general);
+                prop_assert_eq!(word, "");
+            }
+            Token::Other => prop_assert!(!general || word.len() > INLINE),
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_ascii_shortcut_on_examples() {
+        let key = |word: &str| Token::Inline(crate::hash::inline_key(word).unwrap());
+        assert_eq!(ascii_token(b"\"Refund!\","), key("refund"));
+        assert_eq!(ascii_token(b"U.S.A."), key("u.s.a"));
+        assert_eq!(ascii_token(b"fifteen-letters"), key("fifteen-letters"));
+        assert_eq!(ascii_token(b"(sixteen-letterss)"), Token::Other);
+        assert_eq!(ascii_token(b"..."), Token::Empty);
+        assert_eq!(ascii_token(b""), Token::Empty);
+        assert_eq!(ascii_token(b"a b"), Token::Other);
+        assert_eq!(ascii_token(b"a\x0bb"), Token::Other);
+        assert_eq!(ascii_token("caf\u{e9}".as_bytes()), Token::Other);
     }
 }

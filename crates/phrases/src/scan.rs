@@ -1,12 +1,13 @@
 //! Scanning calls with a compiled [`Matcher`]: each turn is tokenized once, each of its words is looked up
 //! in the matcher's indexes (once per distinct word a [`Scanner`] meets when there are wildcard patterns),
-//! and only the phrases triggered by a pattern present in the turn are evaluated, on the positions of
-//! their patterns rather than on the text.
+//! and only the phrases triggered by a pattern present in the turn, whose second pattern is present too
+//! and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns rather
+//! than on the text.
 
-use crate::compile::{CompiledPhrase, CompiledSeq, Matcher};
+use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, NONE};
 use crate::glob::glob_match;
-use crate::hash::FxHashMap;
-use crate::normalize::{normalize_into, split_whitespace};
+use crate::hash::{inline_key, with_inline_word, Seed, WordMap};
+use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::turn::Turn;
 
 /// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
@@ -21,12 +22,21 @@ pub struct Hit {
 
 /// The words already looked up, when the matcher has wildcard patterns: looking a word up then costs
 /// several probes and pattern matches, and the calls of a company share most of their words.
-#[derive(Default)]
 struct Lexicon {
     word: String,
     /// A word's patterns: a range of `patterns`.
-    known: FxHashMap<Box<str>, (u32, u32)>,
+    known: WordMap<(u32, u32)>,
     patterns: Vec<u32>,
+}
+
+impl Lexicon {
+    fn new(seed: Seed) -> Self {
+        Lexicon {
+            word: String::new(),
+            known: WordMap::with_seed(seed),
+            patterns: Vec::new(),
+        }
+    }
 }
 
 /// The patterns found in the turn being scanned.
@@ -49,13 +59,21 @@ struct TurnWords {
 }
 
 impl TurnWords {
-    /// A new stamp for the next turn, so that the slots of earlier ones no longer count.
-    fn next_turn(&mut self) {
+    /// A new stamp for the next turn, so that the slots of earlier ones no longer count; true when the
+    /// stamps wrapped around (and start again from 1).
+    fn next_turn(&mut self) -> bool {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.slots.fill((0, 0));
             self.stamp = 1;
+            return true;
         }
+        false
+    }
+
+    /// Whether a word of the turn matches the pattern.
+    fn has(&self, pattern: u32) -> bool {
+        self.slots[pattern as usize].0 == self.stamp
     }
 
     fn positions_of(&self, pattern: u32) -> &[u32] {
@@ -116,7 +134,11 @@ pub struct Scanner<'m> {
     lexicon: Lexicon,
     words: TurnWords,
     search: Search,
-    candidates: Vec<u32>,
+    /// Per phrase of the matcher: the stamp of the last turn it was evaluated on, so that a phrase
+    /// triggered by several patterns of a turn is evaluated once.
+    seen: Vec<u32>,
+    /// The turn's matches: (index of the phrase, start, end).
+    found: Vec<(u32, f64, f64)>,
 }
 
 impl Matcher {
@@ -131,13 +153,14 @@ impl Matcher {
     pub fn scanner(&self) -> Scanner<'_> {
         Scanner {
             matcher: self,
-            lexicon: Lexicon::default(),
+            lexicon: Lexicon::new(self.seed),
             words: TurnWords {
                 slots: vec![(0, 0); self.trigger_starts.len().saturating_sub(1)],
                 ..TurnWords::default()
             },
             search: Search::default(),
-            candidates: Vec::new(),
+            seen: vec![0; self.phrases.len()],
+            found: Vec::new(),
         }
     }
 }
@@ -147,47 +170,56 @@ impl Scanner<'_> {
     pub fn scan(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
         let matcher = self.matcher;
         if self.lexicon.known.len() > MAX_KNOWN_WORDS {
-            self.lexicon = Lexicon::default();
+            self.lexicon = Lexicon::new(matcher.seed);
         }
         let mut hits = Vec::new();
         for (index, turn) in turns.iter().enumerate() {
-            self.words.next_turn();
+            if self.words.next_turn() {
+                self.seen.fill(0);
+            }
             matcher.read_turn(turn, &mut self.lexicon, &mut self.words);
-            if self.words.ranges.is_empty() {
-                continue;
-            }
-            let candidates = &mut self.candidates;
-            candidates.clear();
-            for &(pattern, _, _) in &self.words.ranges {
-                candidates.extend_from_slice(matcher.triggered(pattern));
-            }
-            candidates.sort_unstable();
-            candidates.dedup();
-            for &candidate in candidates.iter() {
-                let phrase = &matcher.phrases[candidate as usize];
-                if phrase.speaker.is_some_and(|s| s != turn.speaker)
-                    || !phrase.in_windows(turn.start, duration)
-                {
-                    continue;
-                }
-                if let Some((start, end)) =
-                    matcher.evaluate(phrase, turn, &self.words, &mut self.search)
-                {
-                    hits.push(Hit {
-                        phrase: phrase.id,
-                        turn: index,
-                        start,
-                        end,
-                    });
+            let words = &self.words;
+            let found = &mut self.found;
+            found.clear();
+            for &(pattern, _, _) in &words.ranges {
+                for trigger in matcher.triggered(pattern) {
+                    if trigger.speaker.is_some_and(|s| s != turn.speaker)
+                        || (trigger.also != NONE && !words.has(trigger.also))
+                    {
+                        continue;
+                    }
+                    let seen = &mut self.seen[trigger.phrase as usize];
+                    if *seen == words.stamp {
+                        continue;
+                    }
+                    *seen = words.stamp;
+                    let phrase = &matcher.phrases[trigger.phrase as usize];
+                    if !phrase.in_windows(turn.start, duration) {
+                        continue;
+                    }
+                    if let Some((start, end)) =
+                        matcher.evaluate(phrase, turn, words, &mut self.search)
+                    {
+                        found.push((trigger.phrase, start, end));
+                    }
                 }
             }
+            // By phrase, which is by id, then by the order phrases were added.
+            found.sort_unstable_by_key(|&(phrase, _, _)| phrase);
+            hits.extend(found.iter().map(|&(phrase, start, end)| Hit {
+                phrase: matcher.phrases[phrase as usize].id,
+                turn: index,
+                start,
+                end,
+            }));
         }
         hits
     }
 }
 
 impl Matcher {
-    /// Tokenizes a turn and records which patterns its words match.
+    /// Tokenizes a turn and records which patterns its words match. A timed word or a token that is
+    /// ASCII, one word and short (nearly all of them) goes from its bytes to its key in one pass.
     fn read_turn(&self, turn: &Turn, lexicon: &mut Lexicon, words: &mut TurnWords) {
         words.count = 0;
         words.times.clear();
@@ -195,10 +227,25 @@ impl Matcher {
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
                 for word in timed {
-                    for token in split_whitespace(&word.text) {
-                        if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
+                    match ascii_token(word.text.as_bytes()) {
+                        Token::Inline(key) => {
+                            self.read_key(key, words.count, lexicon, &mut words.occurrences);
                             words.times.push((word.start, word.end));
                             words.count += 1;
+                        }
+                        Token::Empty => {}
+                        Token::Other => {
+                            for token in split_whitespace(&word.text) {
+                                if self.read_word(
+                                    token,
+                                    words.count,
+                                    lexicon,
+                                    &mut words.occurrences,
+                                ) {
+                                    words.times.push((word.start, word.end));
+                                    words.count += 1;
+                                }
+                            }
                         }
                     }
                 }
@@ -223,23 +270,33 @@ impl Matcher {
         lexicon: &mut Lexicon,
         occurrences: &mut Vec<(u32, u32)>,
     ) -> bool {
+        match ascii_token(token.as_bytes()) {
+            Token::Inline(key) => {
+                self.read_key(key, position, lexicon, occurrences);
+                return true;
+            }
+            Token::Empty => return false,
+            Token::Other => {}
+        }
         normalize_into(token, &mut lexicon.word);
         if lexicon.word.is_empty() {
             return false;
         }
+        if let Some(key) = inline_key(&lexicon.word) {
+            self.read_key(key, position, lexicon, occurrences);
+            return true;
+        }
         if self.wildcards.is_empty() {
-            if let Some(&pattern) = self.literals.get(lexicon.word.as_str()) {
+            if let Some(&pattern) = self.literals.get(&lexicon.word) {
                 occurrences.push((pattern, position));
             }
             return true;
         }
-        let (start, end) = match lexicon.known.get(lexicon.word.as_str()) {
+        let (start, end) = match lexicon.known.get(&lexicon.word) {
             Some(&range) => range,
             None => {
-                let start = lexicon.patterns.len() as u32;
-                self.patterns_of(&lexicon.word, &mut lexicon.patterns);
-                let range = (start, lexicon.patterns.len() as u32);
-                lexicon.known.insert(lexicon.word.as_str().into(), range);
+                let range = self.learn(&lexicon.word, &mut lexicon.patterns);
+                lexicon.known.insert(&lexicon.word, range);
                 range
             }
         };
@@ -247,6 +304,41 @@ impl Matcher {
             occurrences.push((pattern, position));
         }
         true
+    }
+
+    /// Records the patterns of the word of an inline key at `position`.
+    #[inline]
+    fn read_key(
+        &self,
+        key: u128,
+        position: u32,
+        lexicon: &mut Lexicon,
+        occurrences: &mut Vec<(u32, u32)>,
+    ) {
+        if self.wildcards.is_empty() {
+            if let Some(&pattern) = self.literals.get_inline(key) {
+                occurrences.push((pattern, position));
+            }
+            return;
+        }
+        let (start, end) = match lexicon.known.get_inline(key) {
+            Some(&range) => range,
+            None => with_inline_word(key, |word| {
+                let range = self.learn(word, &mut lexicon.patterns);
+                lexicon.known.insert(word, range);
+                range
+            }),
+        };
+        for &pattern in &lexicon.patterns[start as usize..end as usize] {
+            occurrences.push((pattern, position));
+        }
+    }
+
+    /// The patterns of a word met for the first time, appended to `patterns`: their range there.
+    fn learn(&self, word: &str, patterns: &mut Vec<u32>) -> (u32, u32) {
+        let start = patterns.len() as u32;
+        self.patterns_of(word, patterns);
+        (start, patterns.len() as u32)
     }
 
     /// Every pattern matching a normalized word: its literal, and the wildcard patterns sharing its prefix
