@@ -30,6 +30,7 @@ impl MatcherBuilder {
 
     pub fn build(self) -> Matcher {
         let mut entries = self.entries;
+        assert!(entries.len() < MAX_PHRASES, "more than 2^30 phrases");
         // Stable: equal ids keep the order they were added in.
         entries.sort_by_key(|(id, _, _)| *id);
         let seed = Seed::random();
@@ -63,14 +64,10 @@ impl MatcherBuilder {
             }
             own.sort_unstable();
             own.dedup();
-            triggers.extend(own.into_iter().map(|(pattern, also)| {
-                let trigger = Trigger {
-                    phrase: index as u32,
-                    also,
-                    speaker,
-                };
-                (pattern, trigger)
-            }));
+            triggers.extend(
+                own.into_iter()
+                    .map(|(pattern, also)| (pattern, Trigger::new(index as u32, also, speaker))),
+            );
             matcher.phrases.push(CompiledPhrase {
                 id,
                 start_window: phrase.start_window,
@@ -219,13 +216,56 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// A phrase triggered by a pattern present in a turn: it is evaluated when its speaker restriction allows
 /// the turn's speaker and, unless it is [`NONE`], its second pattern `also` is present in the turn too.
 /// Both checks take no more than the trigger and the turn's patterns, so most phrases triggered by a
-/// frequent word are skipped without reading the phrase.
+/// frequent word are skipped without reading the phrase. Eight bytes: the speaker restriction is in the
+/// top bits of the phrase's index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Trigger {
-    /// Index in `Matcher::phrases`.
-    pub(crate) phrase: u32,
+    /// Index in `Matcher::phrases`, below [`MAX_PHRASES`], with [`AGENT_ONLY`] or [`CLIENT_ONLY`].
+    packed: u32,
     pub(crate) also: u32,
-    pub(crate) speaker: Option<Speaker>,
+}
+
+/// How many phrases a matcher holds at most: their indexes leave two bits to the speaker restriction.
+pub(crate) const MAX_PHRASES: usize = 1 << 30;
+const AGENT_ONLY: u32 = 1 << 30;
+const CLIENT_ONLY: u32 = 1 << 31;
+
+impl Trigger {
+    fn new(phrase: u32, also: u32, speaker: Option<Speaker>) -> Self {
+        let restriction = match speaker {
+            None => 0,
+            Some(Speaker::Agent) => AGENT_ONLY,
+            Some(Speaker::Client) => CLIENT_ONLY,
+        };
+        Trigger {
+            packed: phrase | restriction,
+            also,
+        }
+    }
+
+    /// Index in `Matcher::phrases`.
+    pub(crate) fn phrase(self) -> u32 {
+        self.packed & !(AGENT_ONLY | CLIENT_ONLY)
+    }
+
+    /// Whether the phrase may match a turn of `speaker`.
+    #[inline]
+    pub(crate) fn allows(self, speaker: Speaker) -> bool {
+        let excluded = match speaker {
+            Speaker::Agent => CLIENT_ONLY,
+            Speaker::Client => AGENT_ONLY,
+        };
+        self.packed & excluded == 0
+    }
+
+    #[cfg(test)]
+    fn speaker(self) -> Option<Speaker> {
+        match (self.allows(Speaker::Agent), self.allows(Speaker::Client)) {
+            (true, false) => Some(Speaker::Agent),
+            (false, true) => Some(Speaker::Client),
+            _ => None,
+        }
+    }
 }
 
 /// A phrase of the matcher: its id, time windows and alternatives (its speaker restriction is in its
@@ -357,7 +397,7 @@ mod tests {
         let triggered = |pattern: u32| {
             m.triggered(pattern)
                 .iter()
-                .map(|t| (t.phrase, t.also, t.speaker))
+                .map(|t| (t.phrase(), t.also, t.speaker()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(triggered(number("refund")), [(0, number("a"), None)]);

@@ -1,7 +1,10 @@
 //! The hash of the matcher's maps from words, and those maps. Looking up a turn's words is most of a scan,
 //! so both are built for short words: the hash is a few multiplications (SipHash, the standard one, costs
 //! more per short word than the rest of a word's work), and a word of up to 15 bytes is kept inline as one
-//! number, so a lookup neither follows a pointer nor compares bytes.
+//! number in a table of its own (open addressing, linear probing, at most half full), so a lookup neither
+//! follows a pointer nor compares bytes, and usually reads one cache line: transcripts have tens of
+//! thousands of distinct words, so the table is larger than the core's cache and each line read is a
+//! wait.
 //!
 //! The hash is seeded from the process's random source (the keys of `std`'s `RandomState`), a new seed
 //! per matcher: transcripts and phrases come from outside, and with a fixed seed someone could write words
@@ -9,7 +12,7 @@
 //! gives is that collisions cannot be predicted without the seed, which is never exposed.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, Hasher, RandomState};
 
 /// The keys of the hash; every map of one matcher (and of its scanners) shares them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,34 +131,132 @@ pub(crate) fn with_inline_word<R>(key: u128, f: impl FnOnce(&str) -> R) -> R {
     f(std::str::from_utf8(&bytes[..length]).unwrap_or(""))
 }
 
-/// An inline key as two halves, so that map entries are aligned on 8 bytes rather than 16 (24 bytes with
-/// a small value rather than 32), and hashed in one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Inline([u64; 2]);
-
-impl From<u128> for Inline {
-    fn from(key: u128) -> Self {
-        Inline([key as u64, (key >> 64) as u64])
-    }
+/// The halves of an inline key; [0, 0] is the key of the empty word.
+fn halves(key: u128) -> [u64; 2] {
+    [key as u64, (key >> 64) as u64]
 }
 
-impl Hash for Inline {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u128(u128::from(self.0[0]) | (u128::from(self.0[1]) << 64));
+/// The words of up to 15 bytes, by their inline key: open addressing with linear probing, keys in the
+/// entries, at most half full. Key [0, 0] marks a free entry; the empty word, whose key it is, is kept
+/// aside.
+#[derive(Debug, Clone)]
+struct InlineTable<V> {
+    seed: Seed,
+    entries: Vec<([u64; 2], V)>,
+    len: usize,
+    empty: Option<V>,
+}
+
+impl<V: Default> InlineTable<V> {
+    fn new(seed: Seed) -> Self {
+        InlineTable {
+            seed,
+            entries: Vec::new(),
+            len: 0,
+            empty: None,
+        }
+    }
+
+    /// The entry holding `key`, or the free entry where it would go. The table has a free entry.
+    #[inline]
+    fn find(&self, key: [u64; 2]) -> Result<usize, usize> {
+        let mask = self.entries.len() - 1;
+        let mut i = fold(key[0] ^ self.seed.0[0], key[1] ^ self.seed.0[1]) as usize & mask;
+        loop {
+            let entry = &self.entries[i].0;
+            if *entry == key {
+                return Ok(i);
+            }
+            if *entry == [0, 0] {
+                return Err(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: u128) -> Option<&V> {
+        let key = halves(key);
+        if key == [0, 0] {
+            return self.empty.as_ref();
+        }
+        if self.entries.is_empty() {
+            return None;
+        }
+        self.find(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    fn get_mut(&mut self, key: u128) -> Option<&mut V> {
+        let key = halves(key);
+        if key == [0, 0] {
+            return self.empty.as_mut();
+        }
+        if self.entries.is_empty() {
+            return None;
+        }
+        self.find(key).ok().map(|i| &mut self.entries[i].1)
+    }
+
+    fn insert(&mut self, key: u128, value: V) {
+        let key = halves(key);
+        if key == [0, 0] {
+            self.empty = Some(value);
+            return;
+        }
+        if (self.len + 1) * 2 > self.entries.len() {
+            self.grow();
+        }
+        match self.find(key) {
+            Ok(i) => self.entries[i].1 = value,
+            Err(i) => {
+                self.entries[i] = (key, value);
+                self.len += 1;
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let capacity = (self.entries.len() * 2).max(16);
+        let free = (0..capacity).map(|_| ([0, 0], V::default())).collect();
+        for (key, value) in std::mem::replace(&mut self.entries, free) {
+            if key != [0, 0] {
+                if let Err(i) = self.find(key) {
+                    self.entries[i] = (key, value);
+                }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len + usize::from(self.empty.is_some())
+    }
+
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = (u128, &V)> {
+        let full = self.entries.iter().filter(|(key, _)| *key != [0, 0]);
+        let full =
+            full.map(|(key, value)| (u128::from(key[0]) | (u128::from(key[1]) << 64), value));
+        self.empty.iter().map(|value| (0, value)).chain(full)
     }
 }
 
 /// A map from words: short ones inline (see the module), longer ones boxed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct WordMap<V> {
-    short: SeededMap<Inline, V>,
+    short: InlineTable<V>,
     long: SeededMap<Box<str>, V>,
 }
 
-impl<V> WordMap<V> {
+impl<V: Default> Default for WordMap<V> {
+    fn default() -> Self {
+        WordMap::with_seed(Seed::random())
+    }
+}
+
+impl<V: Default> WordMap<V> {
     pub(crate) fn with_seed(seed: Seed) -> Self {
         WordMap {
-            short: HashMap::with_hasher(seed),
+            short: InlineTable::new(seed),
             long: HashMap::with_hasher(seed),
         }
     }
@@ -163,7 +264,7 @@ impl<V> WordMap<V> {
     #[inline]
     pub(crate) fn get(&self, word: &str) -> Option<&V> {
         match inline_key(word) {
-            Some(key) => self.short.get(&Inline::from(key)),
+            Some(key) => self.short.get(key),
             None => self.long.get(word),
         }
     }
@@ -171,21 +272,23 @@ impl<V> WordMap<V> {
     /// The value of the word of an inline key (see [`inline_key`]).
     #[inline]
     pub(crate) fn get_inline(&self, key: u128) -> Option<&V> {
-        self.short.get(&Inline::from(key))
+        self.short.get(key)
     }
 
     pub(crate) fn get_mut(&mut self, word: &str) -> Option<&mut V> {
         match inline_key(word) {
-            Some(key) => self.short.get_mut(&Inline::from(key)),
+            Some(key) => self.short.get_mut(key),
             None => self.long.get_mut(word),
         }
     }
 
     pub(crate) fn insert(&mut self, word: &str, value: V) {
         match inline_key(word) {
-            Some(key) => self.short.insert(Inline::from(key), value),
-            None => self.long.insert(word.into(), value),
-        };
+            Some(key) => self.short.insert(key, value),
+            None => {
+                self.long.insert(word.into(), value);
+            }
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -195,10 +298,10 @@ impl<V> WordMap<V> {
     /// The words, in no particular order.
     #[cfg(test)]
     pub(crate) fn words(&self) -> impl Iterator<Item = (String, &V)> {
-        let short = self.short.iter().map(|(key, value)| {
-            let key = u128::from(key.0[0]) | (u128::from(key.0[1]) << 64);
-            (with_inline_word(key, str::to_string), value)
-        });
+        let short = self
+            .short
+            .iter()
+            .map(|(key, value)| (with_inline_word(key, str::to_string), value));
         short.chain(
             self.long
                 .iter()
@@ -249,6 +352,25 @@ mod tests {
         assert_eq!(words[0], "");
         assert_eq!(words[words.len() - 1], "ärger");
         assert!(words.contains(&long.to_string()));
+    }
+
+    #[test]
+    fn the_inline_table_grows_and_finds_every_word() {
+        let mut map = WordMap::with_seed(Seed::random());
+        let words: Vec<String> = (0..5000).map(|i| format!("w{i}")).collect();
+        for (i, word) in words.iter().enumerate() {
+            map.insert(word, i);
+            assert_eq!(map.get(word), Some(&i));
+        }
+        assert_eq!(map.len(), 5000);
+        for (i, word) in words.iter().enumerate() {
+            assert_eq!(map.get(word), Some(&i), "{word}");
+            assert_eq!(map.get(&format!("{word}x")), None);
+        }
+        // At most half full: 5,000 words in 16,384 entries (it doubles past 4,096).
+        assert_eq!(map.short.entries.len(), 16_384);
+        map.insert("w7", 70);
+        assert_eq!((map.get("w7"), map.len()), (Some(&70), 5000));
     }
 
     #[test]

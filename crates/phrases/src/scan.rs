@@ -48,6 +48,8 @@ struct TurnWords {
     count: u32,
     /// Each word's own times, when the turn has them.
     times: Vec<(f64, f64)>,
+    /// Each word's inline key, or its patterns already found ([`resolved`]).
+    keys: Vec<u128>,
     /// (pattern, position) of each word matching a pattern, by position.
     occurrences: Vec<(u32, u32)>,
     /// The patterns found, in the order they were first found, each with its positions:
@@ -56,7 +58,13 @@ struct TurnWords {
     positions: Vec<u32>,
     /// Per pattern of the matcher: (stamp, index in `ranges`), valid when the stamp is this turn's.
     slots: Vec<(u32, u32)>,
+    /// Bit `p % 2048` set for each pattern `p` found: a set small enough for the core's fastest cache, so that
+    /// the many triggers whose second pattern is absent are told so without reading `slots`.
+    present: [u64; PRESENT_WORDS],
 }
+
+const PRESENT_WORDS: usize = 32;
+const PRESENT_BITS: u32 = PRESENT_WORDS as u32 * 64;
 
 impl TurnWords {
     /// A new stamp for the next turn, so that the slots of earlier ones no longer count; true when the
@@ -72,8 +80,11 @@ impl TurnWords {
     }
 
     /// Whether a word of the turn matches the pattern.
+    #[inline]
     fn has(&self, pattern: u32) -> bool {
-        self.slots[pattern as usize].0 == self.stamp
+        let bit = pattern % PRESENT_BITS;
+        self.present[(bit / 64) as usize] & (1 << (bit % 64)) != 0
+            && self.slots[pattern as usize].0 == self.stamp
     }
 
     fn positions_of(&self, pattern: u32) -> &[u32] {
@@ -88,12 +99,17 @@ impl TurnWords {
 
     /// Groups `occurrences` by pattern into `ranges` and `positions`, keeping positions ascending.
     fn group(&mut self) {
+        for &(pattern, _, _) in &self.ranges {
+            self.present[(pattern % PRESENT_BITS / 64) as usize] = 0;
+        }
         self.ranges.clear();
         for &(pattern, _) in &self.occurrences {
             let slot = &mut self.slots[pattern as usize];
             if slot.0 != self.stamp {
                 *slot = (self.stamp, self.ranges.len() as u32);
                 self.ranges.push((pattern, 0, 0));
+                let bit = pattern % PRESENT_BITS;
+                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
             }
             self.ranges[slot.1 as usize].2 += 1;
         }
@@ -122,6 +138,16 @@ struct Search {
     reachable: Vec<Vec<u32>>,
     /// The positions of the leftmost occurrence found.
     chosen: Vec<u32>,
+}
+
+/// The last byte of a key that holds a word's patterns rather than the word (an inline key's last byte is
+/// the word's length, at most 15): for a word too long to be a key, looked up in the first pass.
+const RESOLVED: u128 = 0xFF;
+
+/// The key holding the patterns of a long word: with wildcard patterns, the range of
+/// `Lexicon::patterns`; else its literal pattern (or [`NONE`]), and [`NONE`].
+fn resolved(a: u32, b: u32) -> u128 {
+    (RESOLVED << 120) | (u128::from(b) << 32) | u128::from(a)
 }
 
 /// The most distinct words a [`Scanner`] remembers; past that it forgets them all and starts again.
@@ -182,25 +208,25 @@ impl Scanner<'_> {
             let found = &mut self.found;
             found.clear();
             for &(pattern, _, _) in &words.ranges {
-                for trigger in matcher.triggered(pattern) {
-                    if trigger.speaker.is_some_and(|s| s != turn.speaker)
+                for &trigger in matcher.triggered(pattern) {
+                    if !trigger.allows(turn.speaker)
                         || (trigger.also != NONE && !words.has(trigger.also))
                     {
                         continue;
                     }
-                    let seen = &mut self.seen[trigger.phrase as usize];
+                    let seen = &mut self.seen[trigger.phrase() as usize];
                     if *seen == words.stamp {
                         continue;
                     }
                     *seen = words.stamp;
-                    let phrase = &matcher.phrases[trigger.phrase as usize];
+                    let phrase = &matcher.phrases[trigger.phrase() as usize];
                     if !phrase.in_windows(turn.start, duration) {
                         continue;
                     }
                     if let Some((start, end)) =
                         matcher.evaluate(phrase, turn, words, &mut self.search)
                     {
-                        found.push((trigger.phrase, start, end));
+                        found.push((trigger.phrase(), start, end));
                     }
                 }
             }
@@ -218,32 +244,30 @@ impl Scanner<'_> {
 }
 
 impl Matcher {
-    /// Tokenizes a turn and records which patterns its words match. A timed word or a token that is
-    /// ASCII, one word and short (nearly all of them) goes from its bytes to its key in one pass.
+    /// Tokenizes a turn and records which patterns its words match, in two passes: every word to its
+    /// key, then every key to its patterns. Each pass is a short loop whose steps do not wait on each
+    /// other, so the processor reads many words' bytes (first pass) and many words' entries in the table
+    /// of words (second pass) at once; done word by word, each of those reads, usually a miss in the
+    /// cache, would wait for the one before. A timed word or a token that is ASCII, one word and short
+    /// (nearly all of them) goes from its bytes to its key in one step.
     fn read_turn(&self, turn: &Turn, lexicon: &mut Lexicon, words: &mut TurnWords) {
-        words.count = 0;
         words.times.clear();
         words.occurrences.clear();
+        words.keys.clear();
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
                 for word in timed {
                     match ascii_token(word.text.as_bytes()) {
                         Token::Inline(key) => {
-                            self.read_key(key, words.count, lexicon, &mut words.occurrences);
+                            words.keys.push(key);
                             words.times.push((word.start, word.end));
-                            words.count += 1;
                         }
                         Token::Empty => {}
                         Token::Other => {
                             for token in split_whitespace(&word.text) {
-                                if self.read_word(
-                                    token,
-                                    words.count,
-                                    lexicon,
-                                    &mut words.occurrences,
-                                ) {
+                                if let Some(key) = self.key_of(token, lexicon) {
+                                    words.keys.push(key);
                                     words.times.push((word.start, word.end));
-                                    words.count += 1;
                                 }
                             }
                         }
@@ -252,45 +276,38 @@ impl Matcher {
             }
             _ => {
                 for token in split_whitespace(&turn.text) {
-                    if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
-                        words.count += 1;
+                    if let Some(key) = self.key_of(token, lexicon) {
+                        words.keys.push(key);
                     }
                 }
             }
         }
+        words.count = words.keys.len() as u32;
+        for (position, &key) in words.keys.iter().enumerate() {
+            self.read_key(key, position as u32, lexicon, &mut words.occurrences);
+        }
         words.group();
     }
 
-    /// Normalizes one token and records the patterns it matches at `position`; false when it is not a
-    /// word (nothing left after normalizing).
-    fn read_word(
-        &self,
-        token: &str,
-        position: u32,
-        lexicon: &mut Lexicon,
-        occurrences: &mut Vec<(u32, u32)>,
-    ) -> bool {
+    /// The key of a token's word (see `keys`); None when it is not a word (nothing left after
+    /// normalizing).
+    fn key_of(&self, token: &str, lexicon: &mut Lexicon) -> Option<u128> {
         match ascii_token(token.as_bytes()) {
-            Token::Inline(key) => {
-                self.read_key(key, position, lexicon, occurrences);
-                return true;
-            }
-            Token::Empty => return false,
+            Token::Inline(key) => return Some(key),
+            Token::Empty => return None,
             Token::Other => {}
         }
         normalize_into(token, &mut lexicon.word);
         if lexicon.word.is_empty() {
-            return false;
+            return None;
         }
         if let Some(key) = inline_key(&lexicon.word) {
-            self.read_key(key, position, lexicon, occurrences);
-            return true;
+            return Some(key);
         }
+        // Longer than a key: its patterns now.
         if self.wildcards.is_empty() {
-            if let Some(&pattern) = self.literals.get(&lexicon.word) {
-                occurrences.push((pattern, position));
-            }
-            return true;
+            let pattern = self.literals.get(&lexicon.word).copied().unwrap_or(NONE);
+            return Some(resolved(pattern, NONE));
         }
         let (start, end) = match lexicon.known.get(&lexicon.word) {
             Some(&range) => range,
@@ -300,13 +317,10 @@ impl Matcher {
                 range
             }
         };
-        for &pattern in &lexicon.patterns[start as usize..end as usize] {
-            occurrences.push((pattern, position));
-        }
-        true
+        Some(resolved(start, end))
     }
 
-    /// Records the patterns of the word of an inline key at `position`.
+    /// Records the patterns of a word, given by its key, at `position`.
     #[inline]
     fn read_key(
         &self,
@@ -315,22 +329,29 @@ impl Matcher {
         lexicon: &mut Lexicon,
         occurrences: &mut Vec<(u32, u32)>,
     ) {
+        let found = if key >> 120 == RESOLVED {
+            (key as u32, (key >> 32) as u32)
+        } else if self.wildcards.is_empty() {
+            (self.literals.get_inline(key).copied().unwrap_or(NONE), NONE)
+        } else {
+            match lexicon.known.get_inline(key) {
+                Some(&range) => range,
+                None => with_inline_word(key, |word| {
+                    let range = self.learn(word, &mut lexicon.patterns);
+                    lexicon.known.insert(word, range);
+                    range
+                }),
+            }
+        };
         if self.wildcards.is_empty() {
-            if let Some(&pattern) = self.literals.get_inline(key) {
+            // The word's literal pattern, if any.
+            if found.0 != NONE {
+                occurrences.push((found.0, position));
+            }
+        } else {
+            for &pattern in &lexicon.patterns[found.0 as usize..found.1 as usize] {
                 occurrences.push((pattern, position));
             }
-            return;
-        }
-        let (start, end) = match lexicon.known.get_inline(key) {
-            Some(&range) => range,
-            None => with_inline_word(key, |word| {
-                let range = self.learn(word, &mut lexicon.patterns);
-                lexicon.known.insert(word, range);
-                range
-            }),
-        };
-        for &pattern in &lexicon.patterns[start as usize..end as usize] {
-            occurrences.push((pattern, position));
         }
     }
 
