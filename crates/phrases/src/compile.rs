@@ -41,7 +41,7 @@ impl MatcherBuilder {
         };
         let mut triggers: Vec<(u32, Trigger)> = Vec::new();
         for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
-            let first_alternative = matcher.alternatives.len() as u32;
+            let first_seq_of_phrase = matcher.seqs.len() as u32;
             let mut own = Vec::new();
             for all in &phrase.alternatives {
                 let first_seq = matcher.seqs.len() as u32;
@@ -51,16 +51,19 @@ impl MatcherBuilder {
                         .seq_patterns
                         .extend(seq.words.iter().map(|w| patterns.intern(w)));
                     matcher.seqs.push(CompiledSeq {
+                        first: matcher.seq_patterns[start as usize],
                         patterns: (start, matcher.seq_patterns.len() as u32),
                         starts: seq.starts,
                         ends: seq.ends,
+                        closes: false,
                         within: seq.within,
                     });
                 }
+                if let Some(last) = matcher.seqs.last_mut() {
+                    last.closes = true;
+                }
                 let seqs = (first_seq, matcher.seqs.len() as u32);
                 own.push(patterns.most_selective(matcher.seq_patterns_of_all(seqs)));
-
-                matcher.alternatives.push(seqs);
             }
             own.sort_unstable();
             own.dedup();
@@ -70,9 +73,9 @@ impl MatcherBuilder {
             );
             matcher.phrases.push(CompiledPhrase {
                 id,
-                start_window: phrase.start_window,
-                end_window: phrase.end_window,
-                alternatives: (first_alternative, matcher.alternatives.len() as u32),
+                seqs: (first_seq_of_phrase, matcher.seqs.len() as u32),
+                start_window: phrase.start_window.unwrap_or(f64::INFINITY),
+                end_window: phrase.end_window.unwrap_or(f64::INFINITY),
             });
         }
         (matcher.trigger_starts, matcher.trigger_phrases) = csr(patterns.texts.len(), triggers);
@@ -218,7 +221,7 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Both checks take no more than the trigger and the turn's patterns, so most phrases triggered by a
 /// frequent word are skipped without reading the phrase. Eight bytes: the speaker restriction is in the
 /// top bits of the phrase's index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Trigger {
     /// Index in `Matcher::phrases`, below [`MAX_PHRASES`], with [`AGENT_ONLY`] or [`CLIENT_ONLY`].
     packed: u32,
@@ -268,39 +271,46 @@ impl Trigger {
     }
 }
 
-/// A phrase of the matcher: its id, time windows and alternatives (its speaker restriction is in its
-/// triggers).
+/// A phrase of the matcher: its id, sequences and time windows (its speaker restriction is in its
+/// triggers), in 32 bytes.
 #[derive(Debug)]
 pub(crate) struct CompiledPhrase {
     pub(crate) id: u32,
-    pub(crate) start_window: Option<f64>,
-    pub(crate) end_window: Option<f64>,
-    /// A range of `Matcher::alternatives`.
-    pub(crate) alternatives: (u32, u32),
+    /// A range of `Matcher::seqs`: its alternatives in textual order, each ended by a sequence that
+    /// `closes` it.
+    pub(crate) seqs: (u32, u32),
+    /// `~s<T`, else infinity.
+    pub(crate) start_window: f64,
+    /// `~e<T`, else infinity.
+    pub(crate) end_window: f64,
 }
 
 impl CompiledPhrase {
     /// Whether a turn starting at `start` in a call of `duration` seconds is inside the phrase's windows:
-    /// `~s<T` starts before T, `~e<T` starts at or after the duration minus T.
+    /// `~s<T` starts before T, `~e<T` starts at or after the duration minus T (without a window: below
+    /// infinity, at or after minus infinity).
     pub(crate) fn in_windows(&self, start: f64, duration: f64) -> bool {
-        self.start_window.is_none_or(|t| start < t)
-            && self.end_window.is_none_or(|t| start >= duration - t)
+        start < self.start_window && start >= duration - self.end_window
     }
 }
 
+/// One sequence of an alternative.
 #[derive(Debug)]
 pub(crate) struct CompiledSeq {
-    /// A range of `Matcher::seq_patterns`.
+    /// Its first pattern, here so that a one-word sequence (most of them) needs nothing else.
+    pub(crate) first: u32,
+    /// A range of `Matcher::seq_patterns`: all its patterns.
     pub(crate) patterns: (u32, u32),
     pub(crate) starts: bool,
     pub(crate) ends: bool,
+    /// The last sequence of its alternative.
+    pub(crate) closes: bool,
     pub(crate) within: u32,
 }
 
 /// Many phrases compiled together, to find which of them match each turn of a call ([`Matcher::scan`]).
 /// Immutable once built, so one matcher can serve many threads. The phrases are stored flat (phrases,
-/// their alternatives, their sequences, their patterns, each in one array) so that evaluating one follows
-/// few pointers.
+/// their sequences, their patterns, each in one array) so that evaluating one reads few cache lines.
 #[derive(Debug, Default)]
 pub struct Matcher {
     /// The seed of its maps' hash, and of its scanners' (see the hash module).
@@ -310,8 +320,6 @@ pub struct Matcher {
     pub(crate) wildcards: Wildcards,
     /// Sorted by id, then by the order they were added.
     pub(crate) phrases: Vec<CompiledPhrase>,
-    /// Each alternative (`|` operand) as a range of `seqs`.
-    pub(crate) alternatives: Vec<(u32, u32)>,
     pub(crate) seqs: Vec<CompiledSeq>,
     pub(crate) seq_patterns: Vec<u32>,
     /// Pattern `p` triggers the phrases `trigger_phrases[trigger_starts[p]..trigger_starts[p + 1]]`.
@@ -334,8 +342,13 @@ impl Matcher {
         &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]
     }
 
-    pub(crate) fn patterns_of_seq(&self, seq: &CompiledSeq) -> &[u32] {
-        &self.seq_patterns[seq.patterns.0 as usize..seq.patterns.1 as usize]
+    #[inline]
+    pub(crate) fn patterns_of_seq<'a>(&'a self, seq: &'a CompiledSeq) -> &'a [u32] {
+        if seq.patterns.1 - seq.patterns.0 == 1 {
+            std::slice::from_ref(&seq.first)
+        } else {
+            &self.seq_patterns[seq.patterns.0 as usize..seq.patterns.1 as usize]
+        }
     }
 
     /// The patterns of a range of sequences.
@@ -419,7 +432,7 @@ mod tests {
         }
         let m = builder.build();
         let text = |p: &CompiledPhrase| {
-            let seq = &m.seqs[m.alternatives[p.alternatives.0 as usize].0 as usize];
+            let seq = &m.seqs[p.seqs.0 as usize];
             let pattern = m.patterns_of_seq(seq)[0];
             m.literals.words().find(|(_, &n)| n == pattern).unwrap().0
         };

@@ -4,7 +4,7 @@
 //! and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns rather
 //! than on the text.
 
-use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, NONE};
+use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, Trigger, NONE};
 use crate::glob::glob_match;
 use crate::hash::{inline_key, with_inline_word, Seed, WordMap};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
@@ -77,6 +77,13 @@ impl TurnWords {
             return true;
         }
         false
+    }
+
+    /// False when no word of the turn matches the pattern; true when one may ([`NONE`] included).
+    #[inline]
+    fn may_have(&self, pattern: u32) -> bool {
+        let bit = pattern % PRESENT_BITS;
+        (pattern == NONE) | (self.present[(bit / 64) as usize] >> (bit % 64) & 1 == 1)
     }
 
     /// Whether a word of the turn matches the pattern.
@@ -163,6 +170,8 @@ pub struct Scanner<'m> {
     /// Per phrase of the matcher: the stamp of the last turn it was evaluated on, so that a phrase
     /// triggered by several patterns of a turn is evaluated once.
     seen: Vec<u32>,
+    /// The triggers to check on the turn.
+    candidates: Vec<Trigger>,
     /// The turn's matches: (index of the phrase, start, end).
     found: Vec<(u32, f64, f64)>,
 }
@@ -186,6 +195,7 @@ impl Matcher {
             },
             search: Search::default(),
             seen: vec![0; self.phrases.len()],
+            candidates: Vec::new(),
             found: Vec::new(),
         }
     }
@@ -205,29 +215,40 @@ impl Scanner<'_> {
             }
             matcher.read_turn(turn, &mut self.lexicon, &mut self.words);
             let words = &self.words;
+            // The triggers of the turn's patterns whose speaker restriction allows the turn and whose
+            // second pattern may be present, without a branch per trigger: a turn has a hundred or so
+            // triggers, most of them passing or failing at random, and a mispredicted branch costs more
+            // than the checks.
+            let candidates = &mut self.candidates;
+            candidates.clear();
+            for &(pattern, _, _) in &words.ranges {
+                let triggered = matcher.triggered(pattern);
+                let mut n = candidates.len();
+                candidates.resize(n + triggered.len(), Trigger::default());
+                for &trigger in triggered {
+                    candidates[n] = trigger;
+                    n += usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
+                }
+                candidates.truncate(n);
+            }
             let found = &mut self.found;
             found.clear();
-            for &(pattern, _, _) in &words.ranges {
-                for &trigger in matcher.triggered(pattern) {
-                    if !trigger.allows(turn.speaker)
-                        || (trigger.also != NONE && !words.has(trigger.also))
-                    {
-                        continue;
-                    }
-                    let seen = &mut self.seen[trigger.phrase() as usize];
-                    if *seen == words.stamp {
-                        continue;
-                    }
-                    *seen = words.stamp;
-                    let phrase = &matcher.phrases[trigger.phrase() as usize];
-                    if !phrase.in_windows(turn.start, duration) {
-                        continue;
-                    }
-                    if let Some((start, end)) =
-                        matcher.evaluate(phrase, turn, words, &mut self.search)
-                    {
-                        found.push((trigger.phrase(), start, end));
-                    }
+            for &trigger in candidates.iter() {
+                if trigger.also != NONE && !words.has(trigger.also) {
+                    continue;
+                }
+                let seen = &mut self.seen[trigger.phrase() as usize];
+                if *seen == words.stamp {
+                    continue;
+                }
+                *seen = words.stamp;
+                let phrase = &matcher.phrases[trigger.phrase() as usize];
+                if !phrase.in_windows(turn.start, duration) {
+                    continue;
+                }
+                if let Some((start, end)) = matcher.evaluate(phrase, turn, words, &mut self.search)
+                {
+                    found.push((trigger.phrase(), start, end));
                 }
             }
             // By phrase, which is by id, then by the order phrases were added.
@@ -414,26 +435,31 @@ impl Matcher {
         words: &TurnWords,
         search: &mut Search,
     ) -> Option<(f64, f64)> {
-        let (first, last) = phrase.alternatives;
-        'alternatives: for &(first_seq, last_seq) in
-            &self.alternatives[first as usize..last as usize]
-        {
-            let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
-            for seq in &self.seqs[first_seq as usize..last_seq as usize] {
-                if !leftmost(seq, self.patterns_of_seq(seq), words, search) {
-                    continue 'alternatives;
-                }
-                for &position in &search.chosen {
-                    let (s, e) = words
-                        .times
-                        .get(position as usize)
-                        .copied()
-                        .unwrap_or((turn.start, turn.end));
-                    start = start.min(s);
-                    end = end.max(e);
+        let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
+        // Whether a sequence of the current alternative is missing: skip to the alternative's end.
+        let mut missing = false;
+        for seq in &self.seqs[phrase.seqs.0 as usize..phrase.seqs.1 as usize] {
+            if !missing {
+                if leftmost(seq, self.patterns_of_seq(seq), words, search) {
+                    for &position in &search.chosen {
+                        let (s, e) = words
+                            .times
+                            .get(position as usize)
+                            .copied()
+                            .unwrap_or((turn.start, turn.end));
+                        start = start.min(s);
+                        end = end.max(e);
+                    }
+                } else {
+                    missing = true;
                 }
             }
-            return Some((start, end));
+            if seq.closes {
+                if !missing {
+                    return Some((start, end));
+                }
+                (start, end, missing) = (f64::INFINITY, f64::NEG_INFINITY, false);
+            }
         }
         None
     }
