@@ -174,6 +174,19 @@ impl<V: Default> InlineTable<V> {
         }
     }
 
+    /// Reads the first entry where `key` is or would be, and returns a part of it: only so that the
+    /// entry is in the cache when the key is looked up.
+    #[inline]
+    fn touch(&self, key: u128) -> u64 {
+        if self.entries.is_empty() {
+            return 0;
+        }
+        let key = halves(key);
+        let mask = self.entries.len() - 1;
+        let i = fold(key[0] ^ self.seed.0[0], key[1] ^ self.seed.0[1]) as usize & mask;
+        self.entries[i].0[0]
+    }
+
     #[inline]
     fn get(&self, key: u128) -> Option<&V> {
         let key = halves(key);
@@ -267,6 +280,12 @@ impl<V: Default> WordMap<V> {
             Some(key) => self.short.get(key),
             None => self.long.get(word),
         }
+    }
+
+    /// Reads where the word of an inline key is or would be, so that it is in the cache when looked up.
+    #[inline]
+    pub(crate) fn touch(&self, key: u128) -> u64 {
+        self.short.touch(key)
     }
 
     /// The value of the word of an inline key (see [`inline_key`]).

@@ -277,6 +277,14 @@ impl Matcher {
         words.keys.clear();
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
+                // Each word's text is an allocation of its own, rarely in the cache: a loop that only
+                // reads each one's first byte has all of them on the way at once (a prefetch, in safe
+                // code), where the loop below would wait for each in turn.
+                let mut sink = 0;
+                for word in timed {
+                    sink ^= word.text.as_bytes().first().copied().unwrap_or(0);
+                }
+                std::hint::black_box(sink);
                 for word in timed {
                     match ascii_token(word.text.as_bytes()) {
                         Token::Inline(key) => {
@@ -304,10 +312,27 @@ impl Matcher {
             }
         }
         words.count = words.keys.len() as u32;
+        // The same for the entries of the table of words: the frequent words' are in the cache, the
+        // rarer words' not.
+        let mut sink = 0;
+        for &key in &words.keys {
+            sink ^= self.touch(lexicon, key);
+        }
+        std::hint::black_box(sink);
         for (position, &key) in words.keys.iter().enumerate() {
             self.read_key(key, position as u32, lexicon, &mut words.occurrences);
         }
         words.group();
+    }
+
+    /// Reads the entry where the table of words holds a key, or would (see `read_turn`).
+    #[inline]
+    fn touch(&self, lexicon: &Lexicon, key: u128) -> u64 {
+        if self.wildcards.is_empty() {
+            self.literals.touch(key)
+        } else {
+            lexicon.known.touch(key)
+        }
     }
 
     /// The key of a token's word (see `keys`); None when it is not a word (nothing left after
