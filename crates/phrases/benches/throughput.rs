@@ -82,19 +82,6 @@ fn main() {
         );
         results.push(bytes as f64 / 1e6 / seconds);
     }
-    if std::env::var_os("FLOOR").is_some() {
-        let clock = Clock::start();
-        let mut sink = 0u64;
-        for call in &calls {
-            for turn in &call.turns {
-                for w in turn.words.as_deref().unwrap() {
-                    sink = sink.wrapping_add(u64::from(w.text.as_bytes()[0]));
-                }
-            }
-        }
-        let (sec, _) = clock.seconds();
-        eprintln!("floor {sink} {:.1} MB/s", bytes as f64 / 1e6 / sec);
-    }
     results.sort_by(f64::total_cmp);
     let compiled = results[results.len() / 2];
 
@@ -131,17 +118,6 @@ fn main() {
     let mut scanner = matcher.scanner();
     for call in &calls[..naive_hits.len()] {
         compiled_hits.push(scanner.scan(&call.turns, call.duration));
-    }
-    if std::env::var("PHRASES_BENCH_DEBUG").is_ok() {
-        let mut per: std::collections::HashMap<u32, usize> = Default::default();
-        for h in compiled_hits.iter().flatten() {
-            *per.entry(h.phrase).or_default() += 1;
-        }
-        let mut v: Vec<_> = per.into_iter().collect();
-        v.sort_by_key(|x| std::cmp::Reverse(x.1));
-        for (id, n) in v.iter().take(40) {
-            eprintln!("{n} {}", phrases[*id as usize].1);
-        }
     }
     let counts = |hits: &[Vec<Hit>]| hits.iter().map(Vec::len).sum::<usize>();
     let (expected, got) = (counts(&naive_hits), counts(&compiled_hits));

@@ -170,6 +170,8 @@ pub struct Scanner<'m> {
     /// Per phrase of the matcher: the stamp of the last turn it was evaluated on, so that a phrase
     /// triggered by several patterns of a turn is evaluated once.
     seen: Vec<u32>,
+    /// How many hits the last call had.
+    last_hits: usize,
     /// The triggers to check on the turn.
     candidates: Vec<Trigger>,
     /// The turn's matches: (index of the phrase, start, end).
@@ -195,6 +197,7 @@ impl Matcher {
             },
             search: Search::default(),
             seen: vec![0; self.phrases.len()],
+            last_hits: 0,
             candidates: Vec::new(),
             found: Vec::new(),
         }
@@ -208,7 +211,9 @@ impl Scanner<'_> {
         if self.lexicon.known.len() > MAX_KNOWN_WORDS {
             self.lexicon = Lexicon::new(matcher.seed);
         }
-        let mut hits = Vec::new();
+        // As many as the last call had: calls alike have about as many hits, and growing the vector
+        // from nothing takes a dozen reallocations for a call with hundreds.
+        let mut hits = Vec::with_capacity(self.last_hits);
         for (index, turn) in turns.iter().enumerate() {
             if self.words.next_turn() {
                 self.seen.fill(0);
@@ -222,14 +227,18 @@ impl Scanner<'_> {
             let candidates = &mut self.candidates;
             candidates.clear();
             for &(pattern, _, _) in &words.ranges {
-                let triggered = matcher.triggered(pattern);
-                let mut n = candidates.len();
-                candidates.resize(n + triggered.len(), Trigger::default());
-                for &trigger in triggered {
-                    candidates[n] = trigger;
-                    n += usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
+                let start = candidates.len();
+                candidates.extend_from_slice(matcher.triggered(pattern));
+                // Kept in place: each trigger moves down over those dropped before it.
+                let new = &mut candidates[start..];
+                let mut kept = 0;
+                for i in 0..new.len() {
+                    let trigger = new[i];
+                    new[kept] = trigger;
+                    kept +=
+                        usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
                 }
-                candidates.truncate(n);
+                candidates.truncate(start + kept);
             }
             let found = &mut self.found;
             found.clear();
@@ -260,6 +269,7 @@ impl Scanner<'_> {
                 end,
             }));
         }
+        self.last_hits = hits.len();
         hits
     }
 }
