@@ -72,11 +72,34 @@ pub(crate) enum Token {
     Other,
 }
 
-/// The usual token in one pass over its bytes: checked to be ASCII without whitespace, trimmed to its
-/// first and last letter or digit, lowercased straight into the word's inline key, with no buffer.
+/// The usual token in one pass over its bytes: checked to be ASCII without whitespace, lowercased into a
+/// 16-byte buffer as it goes, then trimmed to its first and last letter or digit by shifting that buffer,
+/// which is then the word's inline key. A token of more than 16 bytes takes a second pass.
 #[inline]
 pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
     let (mut first, mut last) = (usize::MAX, 0);
+    let mut lowered = [0u8; 16];
+    if bytes.len() <= lowered.len() {
+        for (i, (&b, slot)) in bytes.iter().zip(&mut lowered).enumerate() {
+            if !b.is_ascii() || is_ascii_space(b) {
+                return Token::Other;
+            }
+            if b.is_ascii_alphanumeric() {
+                first = first.min(i);
+                last = i;
+            }
+            *slot = b.to_ascii_lowercase();
+        }
+        if first == usize::MAX {
+            return Token::Empty;
+        }
+        let length = last + 1 - first;
+        if length > INLINE {
+            return Token::Other;
+        }
+        let word = (u128::from_le_bytes(lowered) >> (8 * first)) & ((1u128 << (8 * length)) - 1);
+        return Token::Inline(word | ((length as u128) << (8 * INLINE)));
+    }
     for (i, &b) in bytes.iter().enumerate() {
         if !b.is_ascii() || is_ascii_space(b) {
             return Token::Other;
@@ -237,6 +260,13 @@ mod tests {
         assert_eq!(ascii_token(b"U.S.A."), key("u.s.a"));
         assert_eq!(ascii_token(b"fifteen-letters"), key("fifteen-letters"));
         assert_eq!(ascii_token(b"(sixteen-letterss)"), Token::Other);
+        assert_eq!(ascii_token(b"sixteen-letterss"), Token::Other);
+        assert_eq!(
+            ascii_token(b"...fifteen-letters!!!"),
+            key("fifteen-letters")
+        );
+        assert_eq!(ascii_token(b"(Fifteen-Letters"), key("fifteen-letters"));
+        assert_eq!(ascii_token(b"A"), key("a"));
         assert_eq!(ascii_token(b"..."), Token::Empty);
         assert_eq!(ascii_token(b""), Token::Empty);
         assert_eq!(ascii_token(b"a b"), Token::Other);

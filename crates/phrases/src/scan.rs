@@ -474,7 +474,21 @@ impl Matcher {
         // Whether a sequence of the current alternative is missing: skip to the alternative's end.
         let mut missing = false;
         for seq in &self.seqs[phrase.seqs.0 as usize..phrase.seqs.1 as usize] {
-            if !missing {
+            if !missing && seq.patterns.1 - seq.patterns.0 == 1 && !seq.starts && !seq.ends {
+                // One word anywhere (most sequences): its first position.
+                match words.positions_of(seq.first).first() {
+                    Some(&position) => {
+                        let (s, e) = words
+                            .times
+                            .get(position as usize)
+                            .copied()
+                            .unwrap_or((turn.start, turn.end));
+                        start = start.min(s);
+                        end = end.max(e);
+                    }
+                    None => missing = true,
+                }
+            } else if !missing {
                 if leftmost(seq, self.patterns_of_seq(seq), words, search) {
                     for &position in &search.chosen {
                         let (s, e) = words
