@@ -224,25 +224,26 @@ impl Scanner<'_> {
             // second pattern may be present, without a branch per trigger: a turn has a hundred or so
             // triggers, most of them passing or failing at random, and a mispredicted branch costs more
             // than the checks.
+            // Each trigger is written after those kept so far, and kept by counting it; the buffer
+            // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
             let candidates = &mut self.candidates;
-            candidates.clear();
+            let mut kept = 0;
             for &(pattern, _, _) in &words.ranges {
-                let start = candidates.len();
-                candidates.extend_from_slice(matcher.triggered(pattern));
-                // Kept in place: each trigger moves down over those dropped before it.
-                let new = &mut candidates[start..];
-                let mut kept = 0;
-                for i in 0..new.len() {
-                    let trigger = new[i];
-                    new[kept] = trigger;
-                    kept +=
-                        usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
+                let triggered = matcher.triggered(pattern);
+                if candidates.len() < kept + triggered.len() {
+                    candidates.resize(kept + triggered.len(), Trigger::default());
                 }
-                candidates.truncate(start + kept);
+                let room = &mut candidates[kept..kept + triggered.len()];
+                let mut n = 0;
+                for &trigger in triggered {
+                    room[n] = trigger;
+                    n += usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
+                }
+                kept += n;
             }
             let found = &mut self.found;
             found.clear();
-            for &trigger in candidates.iter() {
+            for &trigger in &candidates[..kept] {
                 if trigger.also != NONE && !words.has(trigger.also) {
                     continue;
                 }
