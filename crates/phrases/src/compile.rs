@@ -39,10 +39,11 @@ impl MatcherBuilder {
             seed,
             ..Matcher::default()
         };
-        let mut triggers: Vec<(u32, Trigger)> = Vec::new();
+        // Each phrase's alternatives as ranges of sequences, to choose their triggers once every
+        // pattern is known (see `Patterns::most_selective`).
+        let mut alternatives: Vec<(u32, (u32, u32), Option<Speaker>)> = Vec::new();
         for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
             let first_seq_of_phrase = matcher.seqs.len() as u32;
-            let mut own = Vec::new();
             for all in &phrase.alternatives {
                 let first_seq = matcher.seqs.len() as u32;
                 for seq in all {
@@ -62,15 +63,12 @@ impl MatcherBuilder {
                 if let Some(last) = matcher.seqs.last_mut() {
                     last.closes = true;
                 }
-                let seqs = (first_seq, matcher.seqs.len() as u32);
-                own.push(patterns.most_selective(matcher.seq_patterns_of_all(seqs)));
+                alternatives.push((
+                    index as u32,
+                    (first_seq, matcher.seqs.len() as u32),
+                    speaker,
+                ));
             }
-            own.sort_unstable();
-            own.dedup();
-            triggers.extend(
-                own.into_iter()
-                    .map(|(pattern, also)| (pattern, Trigger::new(index as u32, also, speaker))),
-            );
             matcher.phrases.push(CompiledPhrase {
                 id,
                 seqs: (first_seq_of_phrase, matcher.seqs.len() as u32),
@@ -78,6 +76,29 @@ impl MatcherBuilder {
                 end_window: phrase.end_window.unwrap_or(f64::INFINITY),
             });
         }
+        // How many alternatives use each pattern.
+        let mut shared = vec![0u32; patterns.texts.len()];
+        let mut distinct = Vec::new();
+        for &(_, seqs, _) in &alternatives {
+            distinct.clear();
+            distinct.extend(matcher.seq_patterns_of_all(seqs));
+            distinct.sort_unstable();
+            distinct.dedup();
+            for &pattern in &distinct {
+                shared[pattern as usize] += 1;
+            }
+        }
+        let mut triggers: Vec<(u32, Trigger)> = alternatives
+            .iter()
+            .map(|&(index, seqs, speaker)| {
+                let (pattern, also) =
+                    patterns.most_selective(matcher.seq_patterns_of_all(seqs), &shared);
+                (pattern, Trigger::new(index, also, speaker))
+            })
+            .collect();
+        // A phrase whose alternatives have the same trigger is triggered once by it.
+        triggers.sort_unstable();
+        triggers.dedup();
         (matcher.trigger_starts, matcher.trigger_phrases) = csr(patterns.texts.len(), triggers);
         matcher.wildcards = Wildcards::new(&patterns, seed);
         matcher.literals = patterns.literals;
@@ -130,14 +151,17 @@ impl Patterns {
     }
 
     /// The two patterns of a conjunction least likely to occur in a turn, so that the conjunction is tried
-    /// only on turns holding both (every pattern of it must occur for it to match): literal words before
-    /// wildcard patterns, then the most characters that are not wildcards. The second is [`NONE`] when
-    /// the conjunction has a single distinct pattern.
-    fn most_selective(&self, all: impl Iterator<Item = u32>) -> (u32, u32) {
+    /// only on turns holding both (every pattern of it must occur for it to match). A pattern that few
+    /// phrases use is taken to be a rare word (`shared`: how many alternatives use each pattern; the
+    /// phrases of a company repeat its frequent words), then literal words before wildcard patterns,
+    /// then the most characters that are not wildcards. The second is [`NONE`] when the conjunction has a
+    /// single distinct pattern.
+    fn most_selective(&self, all: impl Iterator<Item = u32>, shared: &[u32]) -> (u32, u32) {
         let weight = |number: u32| {
             let text = &self.texts[number as usize];
             let literal = text.chars().filter(|c| !matches!(c, '*' | '?')).count();
             (
+                std::cmp::Reverse(shared[number as usize]),
                 (!text.contains(['*', '?']), literal),
                 std::cmp::Reverse(number),
             )
@@ -422,6 +446,29 @@ mod tests {
         assert_eq!(triggered(number("refunds")), [(2, number("pay"), None)]);
         assert_eq!(triggered(number("pay")), []);
         assert_eq!(triggered(2), []);
+    }
+
+    #[test]
+    fn a_pattern_few_phrases_use_triggers_before_a_longer_shared_one() {
+        let m = build(&["account xy", "account* zq | account hi", "account", "xy zq"]);
+        let number = |text: &str| *m.literals.get(text).unwrap();
+        let triggered = |pattern: u32| {
+            m.triggered(pattern)
+                .iter()
+                .map(|t| (t.phrase(), t.also))
+                .collect::<Vec<_>>()
+        };
+        // Patterns account, xy, account*, zq, hi: "account" is in three alternatives, "xy" and "zq" in
+        // two, "account*" and "hi" in one.
+        assert_eq!(triggered(number("account")), [(2, NONE)]);
+        assert_eq!(triggered(number("hi")), [(1, number("account"))]);
+        assert_eq!(triggered(2), [(1, number("zq"))]);
+        // Equally shared: the literal with more characters first, then the first pattern.
+        assert_eq!(
+            triggered(number("xy")),
+            [(0, number("account")), (3, number("zq"))]
+        );
+        assert_eq!(triggered(number("zq")), []);
     }
 
     #[test]
