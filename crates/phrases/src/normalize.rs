@@ -72,34 +72,98 @@ pub(crate) enum Token {
     Other,
 }
 
-/// The usual token in one pass over its bytes: checked to be ASCII without whitespace, lowercased into a
-/// 16-byte buffer as it goes, then trimmed to its first and last letter or digit by shifting that buffer,
-/// which is then the word's inline key. A token of more than 16 bytes takes a second pass.
+/// The usual token without a loop over its bytes: a token of up to 16 bytes is loaded as one 128-bit
+/// number and checked, lowercased and trimmed a byte lane at a time in parallel (SIMD within a register:
+/// each lane holds an ASCII byte, below 128, so no sum in these checks carries into the next lane), then
+/// shifted to its first letter or digit and cut after its last, which is the word's inline key. A longer
+/// token takes a loop.
 #[inline]
 pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
-    let (mut first, mut last) = (usize::MAX, 0);
-    let mut lowered = [0u8; 16];
-    if bytes.len() <= lowered.len() {
-        for (i, (&b, slot)) in bytes.iter().zip(&mut lowered).enumerate() {
-            if !b.is_ascii() || is_ascii_space(b) {
-                return Token::Other;
-            }
-            if b.is_ascii_alphanumeric() {
-                first = first.min(i);
-                last = i;
-            }
-            *slot = b.to_ascii_lowercase();
-        }
-        if first == usize::MAX {
-            return Token::Empty;
-        }
-        let length = last + 1 - first;
-        if length > INLINE {
-            return Token::Other;
-        }
-        let word = (u128::from_le_bytes(lowered) >> (8 * first)) & ((1u128 << (8 * length)) - 1);
-        return Token::Inline(word | ((length as u128) << (8 * INLINE)));
+    if bytes.len() > 16 {
+        return long_ascii_token(bytes);
     }
+    let x = load(bytes);
+    if x & HIGH != 0 {
+        return Token::Other;
+    }
+    // Lanes past the token hold 0, which is neither a space nor a letter or digit.
+    let space = equal(x, b' ') | within(x, b'\t', b'\r');
+    if space != 0 {
+        return Token::Other;
+    }
+    let upper = within(x, b'A', b'Z');
+    let alnum = within(x, b'0', b'9') | within(x, b'a', b'z') | upper;
+    if alnum == 0 {
+        return Token::Empty;
+    }
+    let first = alnum.trailing_zeros() / 8;
+    let last = (127 - alnum.leading_zeros()) / 8;
+    let length = last + 1 - first;
+    if length as usize > INLINE {
+        return Token::Other;
+    }
+    // Upper-case letters gain 0x20, their lane's high bit moved down two places.
+    let lowered = x | (upper >> 2);
+    let word = (lowered >> (8 * first)) & ((1u128 << (8 * length)) - 1);
+    Token::Inline(word | (u128::from(length) << (8 * INLINE)))
+}
+
+/// The byte lanes' high bits.
+const HIGH: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
+/// Each lane's low seven bits.
+const LOW: u128 = !HIGH;
+/// One in every lane.
+const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+
+/// Up to 16 bytes as a little-endian number, zeros after them: two loads that may overlap, so that no
+/// loop runs over the bytes.
+#[inline]
+fn load(bytes: &[u8]) -> u128 {
+    let n = bytes.len();
+    let word = |at: usize| {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(&bytes[at..at + 8]);
+        u128::from(u64::from_le_bytes(eight))
+    };
+    let half = |at: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[at..at + 4]);
+        u128::from(u32::from_le_bytes(four))
+    };
+    // The second load repeats some bytes of the first at their own places: or-ing them changes nothing.
+    if n >= 8 {
+        word(0) | (word(n - 8) << (8 * (n - 8)))
+    } else if n >= 4 {
+        half(0) | (half(n - 4) << (8 * (n - 4)))
+    } else if n > 0 {
+        u128::from(bytes[0])
+            | (u128::from(bytes[n / 2]) << (8 * (n / 2)))
+            | (u128::from(bytes[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+/// The high bit of each lane of ASCII bytes `x` holding `b`.
+#[inline]
+fn equal(x: u128, b: u8) -> u128 {
+    let y = x ^ (ONES * u128::from(b));
+    // A lane of y is at most 0x7F, so adding 0x7F sets its high bit unless it is 0, and never carries.
+    !(y + LOW) & HIGH
+}
+
+/// The high bit of each lane of ASCII bytes `x` from `low` to `high` (both ASCII).
+#[inline]
+fn within(x: u128, low: u8, high: u8) -> u128 {
+    // x + (0x80 - low) reaches 0x80 when x >= low; x + (0x7F - high) when x > high. Neither carries.
+    let at_least = x + ONES * u128::from(0x80 - low);
+    let above = x + ONES * u128::from(0x7F - high);
+    at_least & !above & HIGH
+}
+
+/// [`ascii_token`] of a token of more than 16 bytes.
+fn long_ascii_token(bytes: &[u8]) -> Token {
+    let (mut first, mut last) = (usize::MAX, 0);
     for (i, &b) in bytes.iter().enumerate() {
         if !b.is_ascii() || is_ascii_space(b) {
             return Token::Other;
@@ -228,7 +292,7 @@ mod tests {
 
         #[test]
         fn the_ascii_shortcut_agrees_with_the_definition(
-            token in "[a-zA-Z0-9'\\-.,!?\"()$*]{0,24}"
+            token in "[a-zA-Z0-9'\\-.,!?\"()$*@\\[`{\\x00-\\x1f\\x7f é]{0,24}"
         ) {
             check_ascii_token(&token)?;
         }
