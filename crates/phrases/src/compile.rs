@@ -361,6 +361,7 @@ impl Matcher {
         self.phrases.is_empty()
     }
 
+    #[cfg(test)]
     pub(crate) fn triggered(&self, pattern: u32) -> &[Trigger] {
         let p = pattern as usize;
         &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]

@@ -50,17 +50,39 @@ struct TurnWords {
     times: Vec<(f64, f64)>,
     /// Each word's inline key, or its patterns already found ([`resolved`]).
     keys: Vec<u128>,
-    /// (pattern, position) of each word matching a pattern, by position.
+    /// (pattern, position) of each word matching a pattern, by position; once grouped, (index in
+    /// `ranges`, position).
     occurrences: Vec<(u32, u32)>,
-    /// The patterns found, in the order they were first found, each with its positions:
-    /// `(pattern, start, end)` for `positions[start..end]`, ascending.
-    ranges: Vec<(u32, u32, u32)>,
+    /// The patterns found, in the order they were first found.
+    ranges: Vec<Found>,
     positions: Vec<u32>,
-    /// Per pattern of the matcher: (stamp, index in `ranges`), valid when the stamp is this turn's.
-    slots: Vec<(u32, u32)>,
+    /// Per pattern of the matcher.
+    slots: Vec<Slot>,
     /// Bit `p % 2048` set for each pattern `p` found: a set small enough for the core's fastest cache, so that
     /// the many triggers whose second pattern is absent are told so without reading `slots`.
     present: [u64; PRESENT_WORDS],
+}
+
+/// A pattern found in the turn.
+struct Found {
+    pattern: u32,
+    /// Its positions are `positions[start..end]`, ascending.
+    start: u32,
+    end: u32,
+    /// The phrases it triggers, a range of `Matcher::trigger_phrases` (from its [`Slot`]).
+    triggers: (u32, u32),
+}
+
+/// What a scan keeps of one pattern, in 16 bytes: whether the turn has it and where, and which phrases it
+/// triggers, a copy of the matcher's, so that a pattern found in a turn costs one read that may miss the
+/// cache, not two.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Valid when it is the turn's stamp.
+    stamp: u32,
+    /// Its index in `ranges`.
+    range: u32,
+    triggers: (u32, u32),
 }
 
 const PRESENT_WORDS: usize = 32;
@@ -72,7 +94,7 @@ impl TurnWords {
     fn next_turn(&mut self) -> bool {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.slots.fill((0, 0));
+            self.slots.iter_mut().for_each(|slot| slot.stamp = 0);
             self.stamp = 1;
             return true;
         }
@@ -91,48 +113,55 @@ impl TurnWords {
     fn has(&self, pattern: u32) -> bool {
         let bit = pattern % PRESENT_BITS;
         self.present[(bit / 64) as usize] & (1 << (bit % 64)) != 0
-            && self.slots[pattern as usize].0 == self.stamp
+            && self.slots[pattern as usize].stamp == self.stamp
     }
 
     fn positions_of(&self, pattern: u32) -> &[u32] {
-        match self.slots[pattern as usize] {
-            (stamp, index) if stamp == self.stamp => {
-                let (_, start, end) = self.ranges[index as usize];
-                &self.positions[start as usize..end as usize]
-            }
-            _ => &[],
+        let slot = self.slots[pattern as usize];
+        if slot.stamp != self.stamp {
+            return &[];
         }
+        let found = &self.ranges[slot.range as usize];
+        &self.positions[found.start as usize..found.end as usize]
     }
 
     /// Groups `occurrences` by pattern into `ranges` and `positions`, keeping positions ascending.
     fn group(&mut self) {
-        for &(pattern, _, _) in &self.ranges {
-            self.present[(pattern % PRESENT_BITS / 64) as usize] = 0;
+        for found in &self.ranges {
+            self.present[(found.pattern % PRESENT_BITS / 64) as usize] = 0;
         }
         self.ranges.clear();
-        for &(pattern, _) in &self.occurrences {
+        for occurrence in &mut self.occurrences {
+            let pattern = occurrence.0;
             let slot = &mut self.slots[pattern as usize];
-            if slot.0 != self.stamp {
-                *slot = (self.stamp, self.ranges.len() as u32);
-                self.ranges.push((pattern, 0, 0));
+            if slot.stamp != self.stamp {
+                (slot.stamp, slot.range) = (self.stamp, self.ranges.len() as u32);
+                self.ranges.push(Found {
+                    pattern,
+                    start: 0,
+                    end: 0,
+                    triggers: slot.triggers,
+                });
                 let bit = pattern % PRESENT_BITS;
                 self.present[(bit / 64) as usize] |= 1 << (bit % 64);
             }
-            self.ranges[slot.1 as usize].2 += 1;
+            self.ranges[slot.range as usize].end += 1;
+            // The second pass below then needs no slot.
+            occurrence.0 = slot.range;
         }
         let mut start = 0;
-        for range in &mut self.ranges {
-            let count = range.2;
+        for found in &mut self.ranges {
+            let count = found.end;
             // `end` counts up from `start` while filling.
-            (range.1, range.2) = (start, start);
+            (found.start, found.end) = (start, start);
             start += count;
         }
         self.positions.clear();
         self.positions.resize(self.occurrences.len(), 0);
-        for &(pattern, position) in &self.occurrences {
-            let range = &mut self.ranges[self.slots[pattern as usize].1 as usize];
-            self.positions[range.2 as usize] = position;
-            range.2 += 1;
+        for &(range, position) in &self.occurrences {
+            let found = &mut self.ranges[range as usize];
+            self.positions[found.end as usize] = position;
+            found.end += 1;
         }
     }
 }
@@ -192,7 +221,15 @@ impl Matcher {
             matcher: self,
             lexicon: Lexicon::new(self.seed),
             words: TurnWords {
-                slots: vec![(0, 0); self.trigger_starts.len().saturating_sub(1)],
+                slots: self
+                    .trigger_starts
+                    .windows(2)
+                    .map(|pair| Slot {
+                        stamp: 0,
+                        range: 0,
+                        triggers: (pair[0], pair[1]),
+                    })
+                    .collect(),
                 ..TurnWords::default()
             },
             search: Search::default(),
@@ -228,8 +265,9 @@ impl Scanner<'_> {
             // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
             let candidates = &mut self.candidates;
             let mut kept = 0;
-            for &(pattern, _, _) in &words.ranges {
-                let triggered = matcher.triggered(pattern);
+            for found in &words.ranges {
+                let (first, end) = found.triggers;
+                let triggered = &matcher.trigger_phrases[first as usize..end as usize];
                 if candidates.len() < kept + triggered.len() {
                     candidates.resize(kept + triggered.len(), Trigger::default());
                 }
