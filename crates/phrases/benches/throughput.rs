@@ -9,7 +9,9 @@
 //! they match about as often as real ones.
 //!
 //! The compiled matcher scans all the calls in each run with one scanner, warmed up on a tenth of them
-//! first, as a worker keeps one; the figure is the median run. The naive way scans only the first calls
+//! first, as a worker keeps one; the figure is the median run. It is measured as built, then retuned to the
+//! patterns a scanner met in that tenth (`Matcher::retuned`), as a worker would after its first calls; both
+//! must find the same hits. The naive way scans only the first calls
 //! (200 KB: at a few KB/s it takes half a minute), and both must find the same hits there, or the bench
 //! fails. Times are the thread's time on the CPU (from /proc/thread-self/schedstat), so that the figures
 //! hold on a machine shared with other work; the wall-clock figures are printed beside them.
@@ -65,34 +67,20 @@ fn main() {
         started.elapsed().as_secs_f64() * 1e3
     );
 
-    // Warm-up: a tenth of the calls.
-    let mut scanner = matcher.scanner();
-    for call in &calls[..calls.len() / 10] {
-        std::hint::black_box(scanner.scan(&call.turns, call.duration));
-    }
-    // Every run with the warmed-up scanner, as a worker keeps one: the words it has learnt are most of
-    // the calls' words, as in a company's calls.
-    let (mut results, mut wall_results) = (Vec::new(), Vec::new());
-    let mut hit_count = 0;
-    for run in 0..runs {
-        let clock = Clock::start();
-        hit_count = 0;
-        for call in &calls {
-            hit_count += std::hint::black_box(scanner.scan(&call.turns, call.duration)).len();
+    // The matcher as built, then retuned to the patterns its scanner met in the warm-up.
+    let (built, built_wall, hit_count) = measure(&matcher, &calls, bytes, runs, "as built");
+    let retuned = {
+        let mut scanner = matcher.scanner();
+        for call in &calls[..calls.len() / 10] {
+            std::hint::black_box(scanner.scan(&call.turns, call.duration));
         }
-        let (seconds, wall) = clock.seconds();
-        eprintln!(
-            "run {}: {seconds:.2} s on the CPU ({wall:.2} s), {:.1} MB/s",
-            run + 1,
-            bytes as f64 / 1e6 / seconds
-        );
-        results.push(bytes as f64 / 1e6 / seconds);
-        wall_results.push(bytes as f64 / 1e6 / wall);
-    }
-    results.sort_by(f64::total_cmp);
-    wall_results.sort_by(f64::total_cmp);
-    let compiled = results[results.len() / 2];
-    let compiled_wall = wall_results[wall_results.len() / 2];
+        matcher.retuned(&scanner.observed())
+    };
+    let (compiled, compiled_wall, retuned_hits) = measure(&retuned, &calls, bytes, runs, "retuned");
+    assert_eq!(
+        retuned_hits, hit_count,
+        "the retuned matcher found other hits"
+    );
 
     // The naive way on the first calls, and both must find the same hits there.
     let mut order: Vec<usize> = (0..phrases.len()).collect();
@@ -125,8 +113,11 @@ fn main() {
     let (naive_seconds, naive_wall) = clock.seconds();
     let naive = subset as f64 / 1e6 / naive_seconds;
     let mut scanner = matcher.scanner();
+    let mut retuned_scanner = retuned.scanner();
     for call in &calls[..naive_hits.len()] {
-        compiled_hits.push(scanner.scan(&call.turns, call.duration));
+        let hits = scanner.scan(&call.turns, call.duration);
+        assert_eq!(retuned_scanner.scan(&call.turns, call.duration), hits);
+        compiled_hits.push(hits);
     }
     let counts = |hits: &[Vec<Hit>]| hits.iter().map(Vec::len).sum::<usize>();
     let (expected, got) = (counts(&naive_hits), counts(&compiled_hits));
@@ -162,11 +153,58 @@ fn main() {
         figure(subset as f64 / 1e6 / naive_wall)
     );
     println!(
-        "| compiled matcher (Scanner::scan) | {} | {} | {:.0} |",
+        "| compiled matcher as built (Scanner::scan) | {} | {} | {:.0} |",
+        figure(built),
+        figure(built_wall),
+        built / naive
+    );
+    println!(
+        "| compiled matcher retuned after the warm-up (Matcher::retuned) | {} | {} | {:.0} |",
         figure(compiled),
         figure(compiled_wall),
         compiled / naive
     );
+}
+
+/// Scans all the calls `runs` times with one scanner of `matcher`, warmed up on a tenth of them first:
+/// the median MB/s of CPU time and of wall-clock time, and the hits of a run.
+fn measure(
+    matcher: &phrases::Matcher,
+    calls: &[Call],
+    bytes: usize,
+    runs: usize,
+    what: &str,
+) -> (f64, f64, usize) {
+    let mut scanner = matcher.scanner();
+    for call in &calls[..calls.len() / 10] {
+        std::hint::black_box(scanner.scan(&call.turns, call.duration));
+    }
+    // Every run with the warmed-up scanner, as a worker keeps one: the words it has learnt are most of
+    // the calls' words, as in a company's calls.
+    let (mut results, mut wall_results) = (Vec::new(), Vec::new());
+    let mut hit_count = 0;
+    for run in 0..runs {
+        let clock = Clock::start();
+        hit_count = 0;
+        for call in calls {
+            hit_count += std::hint::black_box(scanner.scan(&call.turns, call.duration)).len();
+        }
+        let (seconds, wall) = clock.seconds();
+        eprintln!(
+            "{what}, run {}: {seconds:.2} s on the CPU ({wall:.2} s), {:.1} MB/s",
+            run + 1,
+            bytes as f64 / 1e6 / seconds
+        );
+        results.push(bytes as f64 / 1e6 / seconds);
+        wall_results.push(bytes as f64 / 1e6 / wall);
+    }
+    results.sort_by(f64::total_cmp);
+    wall_results.sort_by(f64::total_cmp);
+    (
+        results[results.len() / 2],
+        wall_results[wall_results.len() / 2],
+        hit_count,
+    )
 }
 
 /// The time this thread spends on the CPU, from the kernel's scheduler statistics (in nanoseconds), so that

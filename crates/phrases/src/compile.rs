@@ -39,9 +39,6 @@ impl MatcherBuilder {
             seed,
             ..Matcher::default()
         };
-        // Each phrase's alternatives as ranges of sequences, to choose their triggers once every
-        // pattern is known (see `Patterns::most_selective`).
-        let mut alternatives: Vec<(u32, (u32, u32), Option<Speaker>)> = Vec::new();
         for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
             let first_seq_of_phrase = matcher.seqs.len() as u32;
             for all in &phrase.alternatives {
@@ -63,11 +60,11 @@ impl MatcherBuilder {
                 if let Some(last) = matcher.seqs.last_mut() {
                     last.closes = true;
                 }
-                alternatives.push((
-                    index as u32,
-                    (first_seq, matcher.seqs.len() as u32),
+                matcher.alternatives.push(Alternative {
+                    phrase: index as u32,
+                    seqs: (first_seq, matcher.seqs.len() as u32),
                     speaker,
-                ));
+                });
             }
             matcher.phrases.push(CompiledPhrase {
                 id,
@@ -76,30 +73,9 @@ impl MatcherBuilder {
                 end_window: phrase.end_window.unwrap_or(f64::INFINITY),
             });
         }
-        // How many alternatives use each pattern.
-        let mut shared = vec![0u32; patterns.texts.len()];
-        let mut distinct = Vec::new();
-        for &(_, seqs, _) in &alternatives {
-            distinct.clear();
-            distinct.extend(matcher.seq_patterns_of_all(seqs));
-            distinct.sort_unstable();
-            distinct.dedup();
-            for &pattern in &distinct {
-                shared[pattern as usize] += 1;
-            }
-        }
-        let mut triggers: Vec<(u32, Trigger)> = alternatives
-            .iter()
-            .map(|&(index, seqs, speaker)| {
-                let (pattern, also) =
-                    patterns.most_selective(matcher.seq_patterns_of_all(seqs), &shared);
-                (pattern, Trigger::new(index, also, speaker))
-            })
-            .collect();
-        // A phrase whose alternatives have the same trigger is triggered once by it.
-        triggers.sort_unstable();
-        triggers.dedup();
-        (matcher.trigger_starts, matcher.trigger_phrases) = csr(patterns.texts.len(), triggers);
+        matcher.guesses = patterns.guesses(&matcher);
+        let guesses = matcher.guesses.clone();
+        matcher.choose_triggers(|pattern| (0, guesses[pattern as usize]));
         matcher.wildcards = Wildcards::new(&patterns, seed);
         matcher.literals = patterns.literals;
         matcher
@@ -150,35 +126,45 @@ impl Patterns {
         number
     }
 
-    /// The two patterns of a conjunction least likely to occur in a turn, so that the conjunction is tried
-    /// only on turns holding both (every pattern of it must occur for it to match). A pattern that few
-    /// phrases use is taken to be a rare word (`shared`: how many alternatives use each pattern; the
-    /// phrases of a company repeat its frequent words), then literal words before wildcard patterns,
-    /// then the most characters that are not wildcards. The second is [`NONE`] when the conjunction has a
-    /// single distinct pattern.
-    fn most_selective(&self, all: impl Iterator<Item = u32>, shared: &[u32]) -> (u32, u32) {
+    /// Each pattern's rank among all, from the least likely to occur in a turn as far as the phrases tell:
+    /// a pattern that few alternatives use is taken to be a rare word (the phrases of a company repeat
+    /// its frequent words), then literal words before wildcard patterns, then the most characters that
+    /// are not wildcards, then the first numbered.
+    fn guesses(&self, matcher: &Matcher) -> Vec<u32> {
+        let mut shared = vec![0u32; self.texts.len()];
+        let mut distinct = Vec::new();
+        for alternative in &matcher.alternatives {
+            distinct.clear();
+            distinct.extend(matcher.seq_patterns_of_all(alternative.seqs));
+            distinct.sort_unstable();
+            distinct.dedup();
+            for &pattern in &distinct {
+                shared[pattern as usize] += 1;
+            }
+        }
         let weight = |number: u32| {
             let text = &self.texts[number as usize];
             let literal = text.chars().filter(|c| !matches!(c, '*' | '?')).count();
             (
-                std::cmp::Reverse(shared[number as usize]),
-                (!text.contains(['*', '?']), literal),
-                std::cmp::Reverse(number),
+                shared[number as usize],
+                text.contains(['*', '?']),
+                std::cmp::Reverse(literal),
+                number,
             )
         };
-        let mut all: Vec<u32> = all.collect();
-        all.sort_unstable_by_key(|&number| std::cmp::Reverse(weight(number)));
-        all.dedup();
-        (
-            all.first().copied().unwrap_or(0),
-            all.get(1).copied().unwrap_or(NONE),
-        )
+        let mut order: Vec<u32> = (0..self.texts.len() as u32).collect();
+        order.sort_unstable_by_key(|&number| weight(number));
+        let mut ranks = vec![0; order.len()];
+        for (rank, &number) in order.iter().enumerate() {
+            ranks[number as usize] = rank as u32;
+        }
+        ranks
     }
 }
 
 /// The wildcard patterns, found for a word by the literal text before their first wildcard (its prefix),
 /// else after their last (its suffix), else tried on every word.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Wildcards {
     pub(crate) texts: Vec<(u32, Box<str>)>,
     pub(crate) by_prefix: WordMap<Vec<u32>>,
@@ -297,7 +283,7 @@ impl Trigger {
 
 /// A phrase of the matcher: its id, sequences and time windows (its speaker restriction is in its
 /// triggers), in 32 bytes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct CompiledPhrase {
     pub(crate) id: u32,
     /// A range of `Matcher::seqs`: its alternatives in textual order, each ended by a sequence that
@@ -319,7 +305,7 @@ impl CompiledPhrase {
 }
 
 /// One sequence of an alternative.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct CompiledSeq {
     /// Its first pattern, here so that a one-word sequence (most of them) needs nothing else.
     pub(crate) first: u32,
@@ -332,10 +318,17 @@ pub(crate) struct CompiledSeq {
     pub(crate) within: u32,
 }
 
+/// How many turns each pattern of a matcher occurred in, as counted by a scanner
+/// ([`crate::Scanner::observed`]), for [`Matcher::retuned`].
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    pub(crate) turns: Vec<u32>,
+}
+
 /// Many phrases compiled together, to find which of them match each turn of a call ([`Matcher::scan`]).
 /// Immutable once built, so one matcher can serve many threads. The phrases are stored flat (phrases,
 /// their sequences, their patterns, each in one array) so that evaluating one reads few cache lines.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Matcher {
     /// The seed of its maps' hash, and of its scanners' (see the hash module).
     pub(crate) seed: Seed,
@@ -349,6 +342,18 @@ pub struct Matcher {
     /// Pattern `p` triggers the phrases `trigger_phrases[trigger_starts[p]..trigger_starts[p + 1]]`.
     pub(crate) trigger_starts: Vec<u32>,
     pub(crate) trigger_phrases: Vec<Trigger>,
+    /// Every alternative of every phrase, for choosing their triggers.
+    alternatives: Vec<Alternative>,
+    /// Per pattern: its rank from the least likely to occur, guessed from the phrases alone.
+    guesses: Vec<u32>,
+}
+
+/// One alternative of a phrase: a range of `Matcher::seqs`.
+#[derive(Debug, Clone, Copy)]
+struct Alternative {
+    phrase: u32,
+    seqs: (u32, u32),
+    speaker: Option<Speaker>,
 }
 
 impl Matcher {
@@ -374,6 +379,40 @@ impl Matcher {
         } else {
             &self.seq_patterns[seq.patterns.0 as usize..seq.patterns.1 as usize]
         }
+    }
+
+    /// Chooses the triggers of every alternative: its two patterns with the least `rarity` (the first
+    /// triggers it, the second must be present too).
+    fn choose_triggers(&mut self, rarity: impl Fn(u32) -> (u32, u32)) {
+        let mut all = Vec::new();
+        let mut triggers: Vec<(u32, Trigger)> = Vec::with_capacity(self.alternatives.len());
+        for alternative in &self.alternatives {
+            all.clear();
+            all.extend(self.seq_patterns_of_all(alternative.seqs));
+            all.sort_unstable_by_key(|&pattern| (rarity(pattern), pattern));
+            all.dedup();
+            let pattern = all.first().copied().unwrap_or(0);
+            let also = all.get(1).copied().unwrap_or(NONE);
+            triggers.push((
+                pattern,
+                Trigger::new(alternative.phrase, also, alternative.speaker),
+            ));
+        }
+        // A phrase whose alternatives have the same trigger is triggered once by it.
+        triggers.sort_unstable();
+        triggers.dedup();
+        (self.trigger_starts, self.trigger_phrases) = csr(self.guesses.len(), triggers);
+    }
+
+    /// The same matcher with triggers chosen by how often each pattern occurred in the turns a scanner
+    /// has read (`Scanner::observed`), the guesses from the phrases breaking ties: a worker can rebuild
+    /// its matcher this way once it has scanned enough calls, so that frequent words trigger fewer
+    /// phrases. Matches are the same whatever the triggers.
+    pub fn retuned(&self, observed: &Observed) -> Matcher {
+        let mut matcher = self.clone();
+        let turns = |pattern: u32| observed.turns.get(pattern as usize).copied().unwrap_or(0);
+        matcher.choose_triggers(|pattern| (turns(pattern), self.guesses[pattern as usize]));
+        matcher
     }
 
     /// The patterns of a range of sequences.
@@ -470,6 +509,68 @@ mod tests {
             [(0, number("account")), (3, number("zq"))]
         );
         assert_eq!(triggered(number("zq")), []);
+    }
+
+    #[test]
+    fn a_retuned_matcher_is_triggered_by_the_patterns_seen_least() {
+        use crate::Turn;
+        let m = build(&["refund please", "please help", "refund policy"]);
+        let number = |text: &str| *m.literals.get(text).unwrap();
+        let triggered = |m: &Matcher, pattern: u32| {
+            m.triggered(pattern)
+                .iter()
+                .map(|t| (t.phrase(), t.also))
+                .collect::<Vec<_>>()
+        };
+        // From the phrases: "refund" and "please" are in two alternatives each (and as long: the first
+        // wins), "help" and "policy" in one.
+        assert_eq!(triggered(&m, number("refund")), [(0, number("please"))]);
+        assert_eq!(triggered(&m, number("please")), []);
+        assert_eq!(triggered(&m, number("help")), [(1, number("please"))]);
+        assert_eq!(triggered(&m, number("policy")), [(2, number("refund"))]);
+        // Turns where "please" and "policy" are frequent and "refund" and "help" rare.
+        let texts = [
+            "please",
+            "please policy",
+            "refund, please",
+            "policy",
+            "help",
+        ];
+        let turns: Vec<Turn> = texts
+            .iter()
+            .map(|text| Turn::new(Speaker::Agent, 0.0, 1.0, *text))
+            .collect();
+        let mut scanner = m.scanner();
+        scanner.scan(&turns, 10.0);
+        let observed = scanner.observed();
+        let seen = |text: &str| observed.turns[number(text) as usize];
+        assert_eq!(
+            [seen("refund"), seen("please"), seen("help"), seen("policy")],
+            [1, 3, 1, 2]
+        );
+        let r = m.retuned(&observed);
+        assert_eq!(
+            triggered(&r, number("refund")),
+            [(0, number("please")), (2, number("policy"))]
+        );
+        assert_eq!(triggered(&r, number("help")), [(1, number("please"))]);
+        assert_eq!(triggered(&r, number("please")), []);
+        assert_eq!(triggered(&r, number("policy")), []);
+        // Retuning changes no hit.
+        let more = [Turn::new(
+            Speaker::Client,
+            0.0,
+            1.0,
+            "Refund please, refund policy? Please help",
+        )];
+        let hits = |m: &Matcher| {
+            m.scan(&more, 10.0)
+                .iter()
+                .map(|h| h.phrase)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits(&m), [0, 1, 2]);
+        assert_eq!(hits(&r), [0, 1, 2]);
     }
 
     #[test]

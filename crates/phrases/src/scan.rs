@@ -4,7 +4,7 @@
 //! and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns rather
 //! than on the text.
 
-use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, Trigger, NONE};
+use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, Observed, Trigger, NONE};
 use crate::glob::glob_match;
 use crate::hash::{inline_key, with_inline_word, Seed, WordMap};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
@@ -83,6 +83,8 @@ struct Slot {
     /// Its index in `ranges`.
     range: u32,
     triggers: (u32, u32),
+    /// How many turns had it ([`Scanner::observed`]).
+    turns: u32,
 }
 
 const PRESENT_WORDS: usize = 32;
@@ -136,6 +138,7 @@ impl TurnWords {
             let slot = &mut self.slots[pattern as usize];
             if slot.stamp != self.stamp {
                 (slot.stamp, slot.range) = (self.stamp, self.ranges.len() as u32);
+                slot.turns = slot.turns.saturating_add(1);
                 self.ranges.push(Found {
                     pattern,
                     start: 0,
@@ -228,6 +231,7 @@ impl Matcher {
                         stamp: 0,
                         range: 0,
                         triggers: (pair[0], pair[1]),
+                        turns: 0,
                     })
                     .collect(),
                 ..TurnWords::default()
@@ -242,6 +246,14 @@ impl Matcher {
 }
 
 impl Scanner<'_> {
+    /// How many of the turns it has scanned had each pattern of its matcher, to rebuild the matcher with
+    /// triggers fit for such turns ([`Matcher::retuned`]).
+    pub fn observed(&self) -> Observed {
+        Observed {
+            turns: self.words.slots.iter().map(|slot| slot.turns).collect(),
+        }
+    }
+
     /// As [`Matcher::scan`].
     pub fn scan(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
         let matcher = self.matcher;
