@@ -37,7 +37,7 @@ mod scan;
 mod score;
 mod turn;
 
-pub use compile::{Matcher, MatcherBuilder};
+pub use compile::{Matcher, MatcherBuilder, Observed};
 pub use error::PhraseError;
 pub use parse::{MAX_PHRASE_CHARS, MAX_WITHIN};
 pub use phrase::Phrase;

@@ -1,6 +1,9 @@
 //! The words of a turn: its text split on whitespace, each token trimmed of the punctuation around it and
 //! lowercased. [`normalize_word`] is the definition; [`normalize_into`] and [`split_whitespace`] are the
-//! allocation-free versions the compiled matcher runs on every token, tested to agree with it.
+//! allocation-free versions the compiled matcher runs on every token, and [`ascii_token`] its shortcut for
+//! the usual token (ASCII, one word, short), all tested to agree with it.
+
+use crate::hash::INLINE;
 
 /// Combining marks (accents written as separate code points): part of a word, like letters.
 pub(crate) fn is_mark(c: char) -> bool {
@@ -55,6 +58,134 @@ pub(crate) fn normalize_into(token: &str, out: &mut String) {
             push_lower(c, out);
         }
     }
+}
+
+/// What [`ascii_token`] makes of a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// ASCII without whitespace, normalized to at most 15 bytes: the inline key of that word
+    /// ([`crate::hash::inline_key`]).
+    Inline(u128),
+    /// ASCII without whitespace and no letter or digit: no word.
+    Empty,
+    /// Anything else (not ASCII, whitespace inside, or a longer word): normalize it the general way.
+    Other,
+}
+
+/// The usual token without a loop over its bytes: a token of up to 16 bytes is loaded as one 128-bit
+/// number and checked, lowercased and trimmed a byte lane at a time in parallel (SIMD within a register:
+/// each lane holds an ASCII byte, below 128, so no sum in these checks carries into the next lane), then
+/// shifted to its first letter or digit and cut after its last, which is the word's inline key. A longer
+/// token takes a loop.
+#[inline]
+pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
+    if bytes.len() > 16 {
+        return long_ascii_token(bytes);
+    }
+    let x = load(bytes);
+    if x & HIGH != 0 {
+        return Token::Other;
+    }
+    // Lanes past the token hold 0, which is neither a space nor a letter or digit.
+    let space = equal(x, b' ') | within(x, b'\t', b'\r');
+    if space != 0 {
+        return Token::Other;
+    }
+    let upper = within(x, b'A', b'Z');
+    let alnum = within(x, b'0', b'9') | within(x, b'a', b'z') | upper;
+    if alnum == 0 {
+        return Token::Empty;
+    }
+    let first = alnum.trailing_zeros() / 8;
+    let last = (127 - alnum.leading_zeros()) / 8;
+    let length = last + 1 - first;
+    if length as usize > INLINE {
+        return Token::Other;
+    }
+    // Upper-case letters gain 0x20, their lane's high bit moved down two places.
+    let lowered = x | (upper >> 2);
+    let word = (lowered >> (8 * first)) & ((1u128 << (8 * length)) - 1);
+    Token::Inline(word | (u128::from(length) << (8 * INLINE)))
+}
+
+/// The byte lanes' high bits.
+const HIGH: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
+/// Each lane's low seven bits.
+const LOW: u128 = !HIGH;
+/// One in every lane.
+const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+
+/// Up to 16 bytes as a little-endian number, zeros after them: two loads that may overlap, so that no
+/// loop runs over the bytes.
+#[inline]
+fn load(bytes: &[u8]) -> u128 {
+    let n = bytes.len();
+    let word = |at: usize| {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(&bytes[at..at + 8]);
+        u128::from(u64::from_le_bytes(eight))
+    };
+    let half = |at: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[at..at + 4]);
+        u128::from(u32::from_le_bytes(four))
+    };
+    // The second load repeats some bytes of the first at their own places: or-ing them changes nothing.
+    if n >= 8 {
+        word(0) | (word(n - 8) << (8 * (n - 8)))
+    } else if n >= 4 {
+        half(0) | (half(n - 4) << (8 * (n - 4)))
+    } else if n > 0 {
+        u128::from(bytes[0])
+            | (u128::from(bytes[n / 2]) << (8 * (n / 2)))
+            | (u128::from(bytes[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+/// The high bit of each lane of ASCII bytes `x` holding `b`.
+#[inline]
+fn equal(x: u128, b: u8) -> u128 {
+    let y = x ^ (ONES * u128::from(b));
+    // A lane of y is at most 0x7F, so adding 0x7F sets its high bit unless it is 0, and never carries.
+    !(y + LOW) & HIGH
+}
+
+/// The high bit of each lane of ASCII bytes `x` from `low` to `high` (both ASCII).
+#[inline]
+fn within(x: u128, low: u8, high: u8) -> u128 {
+    // x + (0x80 - low) reaches 0x80 when x >= low; x + (0x7F - high) when x > high. Neither carries.
+    let at_least = x + ONES * u128::from(0x80 - low);
+    let above = x + ONES * u128::from(0x7F - high);
+    at_least & !above & HIGH
+}
+
+/// [`ascii_token`] of a token of more than 16 bytes.
+fn long_ascii_token(bytes: &[u8]) -> Token {
+    let (mut first, mut last) = (usize::MAX, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if !b.is_ascii() || is_ascii_space(b) {
+            return Token::Other;
+        }
+        if b.is_ascii_alphanumeric() {
+            first = first.min(i);
+            last = i;
+        }
+    }
+    if first == usize::MAX {
+        return Token::Empty;
+    }
+    let word = &bytes[first..=last];
+    if word.len() > INLINE {
+        return Token::Other;
+    }
+    let mut key = [0u8; 16];
+    for (k, b) in key.iter_mut().zip(word) {
+        *k = b.to_ascii_lowercase();
+    }
+    key[INLINE] = word.len() as u8;
+    Token::Inline(u128::from_le_bytes(key))
 }
 
 /// The whitespace characters of ASCII (as `char::is_whitespace` has them: tab, line feed, vertical tab,
@@ -154,7 +285,56 @@ mod tests {
             for token in ours {
                 normalize_into(token, &mut buf);
                 prop_assert_eq!(&buf, &normalize_word(token));
+                check_ascii_token(token)?;
             }
+            check_ascii_token(&text)?;
         }
+
+        #[test]
+        fn the_ascii_shortcut_agrees_with_the_definition(
+            token in "[a-zA-Z0-9'\\-.,!?\"()$*@\\[`{\\x00-\\x1f\\x7f é]{0,24}"
+        ) {
+            check_ascii_token(&token)?;
+        }
+    }
+
+    /// [`ascii_token`] gives the inline key of the normalized word, or says there is none, or leaves the
+    /// token to the general path only when it must.
+    fn check_ascii_token(token: &str) -> Result<(), TestCaseError> {
+        let word = normalize_word(token);
+        let general = token.is_ascii() && !token.contains(char::is_whitespace);
+        match ascii_token(token.as_bytes()) {
+            Token::Inline(key) => {
+                prop_assert!(general);
+                prop_assert_eq!(Some(key), crate::hash::inline_key(&word));
+            }
+            Token::Empty => {
+                prop_assert!(general);
+                prop_assert_eq!(word, "");
+            }
+            Token::Other => prop_assert!(!general || word.len() > INLINE),
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_ascii_shortcut_on_examples() {
+        let key = |word: &str| Token::Inline(crate::hash::inline_key(word).unwrap());
+        assert_eq!(ascii_token(b"\"Refund!\","), key("refund"));
+        assert_eq!(ascii_token(b"U.S.A."), key("u.s.a"));
+        assert_eq!(ascii_token(b"fifteen-letters"), key("fifteen-letters"));
+        assert_eq!(ascii_token(b"(sixteen-letterss)"), Token::Other);
+        assert_eq!(ascii_token(b"sixteen-letterss"), Token::Other);
+        assert_eq!(
+            ascii_token(b"...fifteen-letters!!!"),
+            key("fifteen-letters")
+        );
+        assert_eq!(ascii_token(b"(Fifteen-Letters"), key("fifteen-letters"));
+        assert_eq!(ascii_token(b"A"), key("a"));
+        assert_eq!(ascii_token(b"..."), Token::Empty);
+        assert_eq!(ascii_token(b""), Token::Empty);
+        assert_eq!(ascii_token(b"a b"), Token::Other);
+        assert_eq!(ascii_token(b"a\x0bb"), Token::Other);
+        assert_eq!(ascii_token("caf\u{e9}".as_bytes()), Token::Other);
     }
 }

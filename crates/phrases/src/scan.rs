@@ -1,12 +1,13 @@
 //! Scanning calls with a compiled [`Matcher`]: each turn is tokenized once, each of its words is looked up
 //! in the matcher's indexes (once per distinct word a [`Scanner`] meets when there are wildcard patterns),
-//! and only the phrases triggered by a pattern present in the turn are evaluated, on the positions of
-//! their patterns rather than on the text.
+//! and only the phrases triggered by a pattern present in the turn, whose second pattern is present too
+//! and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns rather
+//! than on the text.
 
-use crate::compile::{CompiledPhrase, CompiledSeq, Matcher};
+use crate::compile::{CompiledPhrase, CompiledSeq, Matcher, Observed, Trigger, NONE};
 use crate::glob::glob_match;
-use crate::hash::FxHashMap;
-use crate::normalize::{normalize_into, split_whitespace};
+use crate::hash::{inline_key, with_inline_word, Seed, WordMap};
+use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::turn::Turn;
 
 /// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
@@ -21,12 +22,21 @@ pub struct Hit {
 
 /// The words already looked up, when the matcher has wildcard patterns: looking a word up then costs
 /// several probes and pattern matches, and the calls of a company share most of their words.
-#[derive(Default)]
 struct Lexicon {
     word: String,
     /// A word's patterns: a range of `patterns`.
-    known: FxHashMap<Box<str>, (u32, u32)>,
+    known: WordMap<(u32, u32)>,
     patterns: Vec<u32>,
+}
+
+impl Lexicon {
+    fn new(seed: Seed) -> Self {
+        Lexicon {
+            word: String::new(),
+            known: WordMap::with_seed(seed),
+            patterns: Vec::new(),
+        }
+    }
 }
 
 /// The patterns found in the turn being scanned.
@@ -38,60 +48,123 @@ struct TurnWords {
     count: u32,
     /// Each word's own times, when the turn has them.
     times: Vec<(f64, f64)>,
-    /// (pattern, position) of each word matching a pattern, by position.
+    /// Each word's inline key, or its patterns already found ([`resolved`]).
+    keys: Vec<u128>,
+    /// (pattern, position) of each word matching a pattern, by position; once grouped, (index in
+    /// `ranges`, position).
     occurrences: Vec<(u32, u32)>,
-    /// The patterns found, in the order they were first found, each with its positions:
-    /// `(pattern, start, end)` for `positions[start..end]`, ascending.
-    ranges: Vec<(u32, u32, u32)>,
+    /// The patterns found, in the order they were first found.
+    ranges: Vec<Found>,
     positions: Vec<u32>,
-    /// Per pattern of the matcher: (stamp, index in `ranges`), valid when the stamp is this turn's.
-    slots: Vec<(u32, u32)>,
+    /// Per pattern of the matcher.
+    slots: Vec<Slot>,
+    /// Bit `p % 2048` set for each pattern `p` found: a set small enough for the core's fastest cache, so that
+    /// the many triggers whose second pattern is absent are told so without reading `slots`.
+    present: [u64; PRESENT_WORDS],
 }
 
+/// A pattern found in the turn.
+struct Found {
+    pattern: u32,
+    /// Its positions are `positions[start..end]`, ascending.
+    start: u32,
+    end: u32,
+    /// The phrases it triggers, a range of `Matcher::trigger_phrases` (from its [`Slot`]).
+    triggers: (u32, u32),
+}
+
+/// What a scan keeps of one pattern, in 16 bytes: whether the turn has it and where, and which phrases it
+/// triggers, a copy of the matcher's, so that a pattern found in a turn costs one read that may miss the
+/// cache, not two.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Valid when it is the turn's stamp.
+    stamp: u32,
+    /// Its index in `ranges`.
+    range: u32,
+    triggers: (u32, u32),
+    /// How many turns had it ([`Scanner::observed`]).
+    turns: u32,
+}
+
+const PRESENT_WORDS: usize = 32;
+const PRESENT_BITS: u32 = PRESENT_WORDS as u32 * 64;
+
 impl TurnWords {
-    /// A new stamp for the next turn, so that the slots of earlier ones no longer count.
-    fn next_turn(&mut self) {
+    /// A new stamp for the next turn, so that the slots of earlier ones no longer count; true when the
+    /// stamps wrapped around (and start again from 1).
+    fn next_turn(&mut self) -> bool {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.slots.fill((0, 0));
+            self.slots.iter_mut().for_each(|slot| slot.stamp = 0);
             self.stamp = 1;
+            return true;
         }
+        false
+    }
+
+    /// False when no word of the turn matches the pattern; true when one may ([`NONE`] included).
+    #[inline]
+    fn may_have(&self, pattern: u32) -> bool {
+        let bit = pattern % PRESENT_BITS;
+        (pattern == NONE) | (self.present[(bit / 64) as usize] >> (bit % 64) & 1 == 1)
+    }
+
+    /// Whether a word of the turn matches the pattern.
+    #[inline]
+    fn has(&self, pattern: u32) -> bool {
+        let bit = pattern % PRESENT_BITS;
+        self.present[(bit / 64) as usize] & (1 << (bit % 64)) != 0
+            && self.slots[pattern as usize].stamp == self.stamp
     }
 
     fn positions_of(&self, pattern: u32) -> &[u32] {
-        match self.slots[pattern as usize] {
-            (stamp, index) if stamp == self.stamp => {
-                let (_, start, end) = self.ranges[index as usize];
-                &self.positions[start as usize..end as usize]
-            }
-            _ => &[],
+        let slot = self.slots[pattern as usize];
+        if slot.stamp != self.stamp {
+            return &[];
         }
+        let found = &self.ranges[slot.range as usize];
+        &self.positions[found.start as usize..found.end as usize]
     }
 
     /// Groups `occurrences` by pattern into `ranges` and `positions`, keeping positions ascending.
     fn group(&mut self) {
+        for found in &self.ranges {
+            self.present[(found.pattern % PRESENT_BITS / 64) as usize] = 0;
+        }
         self.ranges.clear();
-        for &(pattern, _) in &self.occurrences {
+        for occurrence in &mut self.occurrences {
+            let pattern = occurrence.0;
             let slot = &mut self.slots[pattern as usize];
-            if slot.0 != self.stamp {
-                *slot = (self.stamp, self.ranges.len() as u32);
-                self.ranges.push((pattern, 0, 0));
+            if slot.stamp != self.stamp {
+                (slot.stamp, slot.range) = (self.stamp, self.ranges.len() as u32);
+                slot.turns = slot.turns.saturating_add(1);
+                self.ranges.push(Found {
+                    pattern,
+                    start: 0,
+                    end: 0,
+                    triggers: slot.triggers,
+                });
+                let bit = pattern % PRESENT_BITS;
+                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
             }
-            self.ranges[slot.1 as usize].2 += 1;
+            self.ranges[slot.range as usize].end += 1;
+            // The second pass below then needs no slot.
+            occurrence.0 = slot.range;
         }
         let mut start = 0;
-        for range in &mut self.ranges {
-            let count = range.2;
+        for found in &mut self.ranges {
+            let count = found.end;
             // `end` counts up from `start` while filling.
-            (range.1, range.2) = (start, start);
+            (found.start, found.end) = (start, start);
             start += count;
         }
         self.positions.clear();
         self.positions.resize(self.occurrences.len(), 0);
-        for &(pattern, position) in &self.occurrences {
-            let range = &mut self.ranges[self.slots[pattern as usize].1 as usize];
-            self.positions[range.2 as usize] = position;
-            range.2 += 1;
+        for &(range, position) in &self.occurrences {
+            let found = &mut self.ranges[range as usize];
+            self.positions[found.end as usize] = position;
+            found.end += 1;
         }
     }
 }
@@ -106,6 +179,16 @@ struct Search {
     chosen: Vec<u32>,
 }
 
+/// The last byte of a key that holds a word's patterns rather than the word (an inline key's last byte is
+/// the word's length, at most 15): for a word too long to be a key, looked up in the first pass.
+const RESOLVED: u128 = 0xFF;
+
+/// The key holding the patterns of a long word: with wildcard patterns, the range of
+/// `Lexicon::patterns`; else its literal pattern (or [`NONE`]), and [`NONE`].
+fn resolved(a: u32, b: u32) -> u128 {
+    (RESOLVED << 120) | (u128::from(b) << 32) | u128::from(a)
+}
+
 /// The most distinct words a [`Scanner`] remembers; past that it forgets them all and starts again.
 const MAX_KNOWN_WORDS: usize = 1 << 20;
 
@@ -116,7 +199,15 @@ pub struct Scanner<'m> {
     lexicon: Lexicon,
     words: TurnWords,
     search: Search,
-    candidates: Vec<u32>,
+    /// Per phrase of the matcher: the stamp of the last turn it was evaluated on, so that a phrase
+    /// triggered by several patterns of a turn is evaluated once.
+    seen: Vec<u32>,
+    /// How many hits the last call had.
+    last_hits: usize,
+    /// The triggers to check on the turn.
+    candidates: Vec<Trigger>,
+    /// The turn's matches: (index of the phrase, start, end).
+    found: Vec<(u32, f64, f64)>,
 }
 
 impl Matcher {
@@ -131,122 +222,251 @@ impl Matcher {
     pub fn scanner(&self) -> Scanner<'_> {
         Scanner {
             matcher: self,
-            lexicon: Lexicon::default(),
+            lexicon: Lexicon::new(self.seed),
             words: TurnWords {
-                slots: vec![(0, 0); self.trigger_starts.len().saturating_sub(1)],
+                slots: self
+                    .trigger_starts
+                    .windows(2)
+                    .map(|pair| Slot {
+                        stamp: 0,
+                        range: 0,
+                        triggers: (pair[0], pair[1]),
+                        turns: 0,
+                    })
+                    .collect(),
                 ..TurnWords::default()
             },
             search: Search::default(),
+            seen: vec![0; self.phrases.len()],
+            last_hits: 0,
             candidates: Vec::new(),
+            found: Vec::new(),
         }
     }
 }
 
 impl Scanner<'_> {
+    /// How many of the turns it has scanned had each pattern of its matcher, to rebuild the matcher with
+    /// triggers fit for such turns ([`Matcher::retuned`]).
+    pub fn observed(&self) -> Observed {
+        Observed {
+            turns: self.words.slots.iter().map(|slot| slot.turns).collect(),
+        }
+    }
+
     /// As [`Matcher::scan`].
     pub fn scan(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
         let matcher = self.matcher;
         if self.lexicon.known.len() > MAX_KNOWN_WORDS {
-            self.lexicon = Lexicon::default();
+            self.lexicon = Lexicon::new(matcher.seed);
         }
-        let mut hits = Vec::new();
+        // As many as the last call had: calls alike have about as many hits, and growing the vector
+        // from nothing takes a dozen reallocations for a call with hundreds.
+        let mut hits = Vec::with_capacity(self.last_hits);
         for (index, turn) in turns.iter().enumerate() {
-            self.words.next_turn();
+            if self.words.next_turn() {
+                self.seen.fill(0);
+            }
             matcher.read_turn(turn, &mut self.lexicon, &mut self.words);
-            if self.words.ranges.is_empty() {
-                continue;
-            }
+            let words = &self.words;
+            // The triggers of the turn's patterns whose speaker restriction allows the turn and whose
+            // second pattern may be present, without a branch per trigger: a turn has a hundred or so
+            // triggers, most of them passing or failing at random, and a mispredicted branch costs more
+            // than the checks.
+            // Each trigger is written after those kept so far, and kept by counting it; the buffer
+            // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
             let candidates = &mut self.candidates;
-            candidates.clear();
-            for &(pattern, _, _) in &self.words.ranges {
-                candidates.extend_from_slice(matcher.triggered(pattern));
+            let mut kept = 0;
+            for found in &words.ranges {
+                let (first, end) = found.triggers;
+                let triggered = &matcher.trigger_phrases[first as usize..end as usize];
+                if candidates.len() < kept + triggered.len() {
+                    candidates.resize(kept + triggered.len(), Trigger::default());
+                }
+                let room = &mut candidates[kept..kept + triggered.len()];
+                let mut n = 0;
+                for &trigger in triggered {
+                    room[n] = trigger;
+                    n += usize::from(trigger.allows(turn.speaker) & words.may_have(trigger.also));
+                }
+                kept += n;
             }
-            candidates.sort_unstable();
-            candidates.dedup();
-            for &candidate in candidates.iter() {
-                let phrase = &matcher.phrases[candidate as usize];
-                if phrase.speaker.is_some_and(|s| s != turn.speaker)
-                    || !phrase.in_windows(turn.start, duration)
-                {
+            let found = &mut self.found;
+            found.clear();
+            for &trigger in &candidates[..kept] {
+                if trigger.also != NONE && !words.has(trigger.also) {
                     continue;
                 }
-                if let Some((start, end)) =
-                    matcher.evaluate(phrase, turn, &self.words, &mut self.search)
+                let seen = &mut self.seen[trigger.phrase() as usize];
+                if *seen == words.stamp {
+                    continue;
+                }
+                *seen = words.stamp;
+                let phrase = &matcher.phrases[trigger.phrase() as usize];
+                if !phrase.in_windows(turn.start, duration) {
+                    continue;
+                }
+                if let Some((start, end)) = matcher.evaluate(phrase, turn, words, &mut self.search)
                 {
-                    hits.push(Hit {
-                        phrase: phrase.id,
-                        turn: index,
-                        start,
-                        end,
-                    });
+                    found.push((trigger.phrase(), start, end));
                 }
             }
+            // By phrase, which is by id, then by the order phrases were added.
+            found.sort_unstable_by_key(|&(phrase, _, _)| phrase);
+            hits.extend(found.iter().map(|&(phrase, start, end)| Hit {
+                phrase: matcher.phrases[phrase as usize].id,
+                turn: index,
+                start,
+                end,
+            }));
         }
+        self.last_hits = hits.len();
         hits
     }
 }
 
 impl Matcher {
-    /// Tokenizes a turn and records which patterns its words match.
+    /// Tokenizes a turn and records which patterns its words match, in two passes: every word to its
+    /// key, then every key to its patterns. Each pass is a short loop whose steps do not wait on each
+    /// other, so the processor reads many words' bytes (first pass) and many words' entries in the table
+    /// of words (second pass) at once; done word by word, each of those reads, usually a miss in the
+    /// cache, would wait for the one before. A timed word or a token that is ASCII, one word and short
+    /// (nearly all of them) goes from its bytes to its key in one step.
     fn read_turn(&self, turn: &Turn, lexicon: &mut Lexicon, words: &mut TurnWords) {
-        words.count = 0;
         words.times.clear();
         words.occurrences.clear();
+        words.keys.clear();
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
+                // Each word's text is an allocation of its own, rarely in the cache: a loop that only
+                // reads each one's first byte has all of them on the way at once (a prefetch, in safe
+                // code), where the loop below would wait for each in turn.
+                let mut sink = 0;
                 for word in timed {
-                    for token in split_whitespace(&word.text) {
-                        if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
+                    sink ^= word.text.as_bytes().first().copied().unwrap_or(0);
+                }
+                std::hint::black_box(sink);
+                for word in timed {
+                    match ascii_token(word.text.as_bytes()) {
+                        Token::Inline(key) => {
+                            words.keys.push(key);
                             words.times.push((word.start, word.end));
-                            words.count += 1;
+                        }
+                        Token::Empty => {}
+                        Token::Other => {
+                            for token in split_whitespace(&word.text) {
+                                if let Some(key) = self.key_of(token, lexicon) {
+                                    words.keys.push(key);
+                                    words.times.push((word.start, word.end));
+                                }
+                            }
                         }
                     }
                 }
             }
             _ => {
                 for token in split_whitespace(&turn.text) {
-                    if self.read_word(token, words.count, lexicon, &mut words.occurrences) {
-                        words.count += 1;
+                    if let Some(key) = self.key_of(token, lexicon) {
+                        words.keys.push(key);
                     }
                 }
             }
         }
+        words.count = words.keys.len() as u32;
+        // The same for the entries of the table of words: the frequent words' are in the cache, the
+        // rarer words' not.
+        let mut sink = 0;
+        for &key in &words.keys {
+            sink ^= self.touch(lexicon, key);
+        }
+        std::hint::black_box(sink);
+        for (position, &key) in words.keys.iter().enumerate() {
+            self.read_key(key, position as u32, lexicon, &mut words.occurrences);
+        }
         words.group();
     }
 
-    /// Normalizes one token and records the patterns it matches at `position`; false when it is not a
-    /// word (nothing left after normalizing).
-    fn read_word(
-        &self,
-        token: &str,
-        position: u32,
-        lexicon: &mut Lexicon,
-        occurrences: &mut Vec<(u32, u32)>,
-    ) -> bool {
+    /// Reads the entry where the table of words holds a key, or would (see `read_turn`).
+    #[inline]
+    fn touch(&self, lexicon: &Lexicon, key: u128) -> u64 {
+        if self.wildcards.is_empty() {
+            self.literals.touch(key)
+        } else {
+            lexicon.known.touch(key)
+        }
+    }
+
+    /// The key of a token's word (see `keys`); None when it is not a word (nothing left after
+    /// normalizing).
+    fn key_of(&self, token: &str, lexicon: &mut Lexicon) -> Option<u128> {
+        match ascii_token(token.as_bytes()) {
+            Token::Inline(key) => return Some(key),
+            Token::Empty => return None,
+            Token::Other => {}
+        }
         normalize_into(token, &mut lexicon.word);
         if lexicon.word.is_empty() {
-            return false;
+            return None;
         }
+        if let Some(key) = inline_key(&lexicon.word) {
+            return Some(key);
+        }
+        // Longer than a key: its patterns now.
         if self.wildcards.is_empty() {
-            if let Some(&pattern) = self.literals.get(lexicon.word.as_str()) {
-                occurrences.push((pattern, position));
-            }
-            return true;
+            let pattern = self.literals.get(&lexicon.word).copied().unwrap_or(NONE);
+            return Some(resolved(pattern, NONE));
         }
-        let (start, end) = match lexicon.known.get(lexicon.word.as_str()) {
+        let (start, end) = match lexicon.known.get(&lexicon.word) {
             Some(&range) => range,
             None => {
-                let start = lexicon.patterns.len() as u32;
-                self.patterns_of(&lexicon.word, &mut lexicon.patterns);
-                let range = (start, lexicon.patterns.len() as u32);
-                lexicon.known.insert(lexicon.word.as_str().into(), range);
+                let range = self.learn(&lexicon.word, &mut lexicon.patterns);
+                lexicon.known.insert(&lexicon.word, range);
                 range
             }
         };
-        for &pattern in &lexicon.patterns[start as usize..end as usize] {
-            occurrences.push((pattern, position));
+        Some(resolved(start, end))
+    }
+
+    /// Records the patterns of a word, given by its key, at `position`.
+    #[inline]
+    fn read_key(
+        &self,
+        key: u128,
+        position: u32,
+        lexicon: &mut Lexicon,
+        occurrences: &mut Vec<(u32, u32)>,
+    ) {
+        let found = if key >> 120 == RESOLVED {
+            (key as u32, (key >> 32) as u32)
+        } else if self.wildcards.is_empty() {
+            (self.literals.get_inline(key).copied().unwrap_or(NONE), NONE)
+        } else {
+            match lexicon.known.get_inline(key) {
+                Some(&range) => range,
+                None => with_inline_word(key, |word| {
+                    let range = self.learn(word, &mut lexicon.patterns);
+                    lexicon.known.insert(word, range);
+                    range
+                }),
+            }
+        };
+        if self.wildcards.is_empty() {
+            // The word's literal pattern, if any.
+            if found.0 != NONE {
+                occurrences.push((found.0, position));
+            }
+        } else {
+            for &pattern in &lexicon.patterns[found.0 as usize..found.1 as usize] {
+                occurrences.push((pattern, position));
+            }
         }
-        true
+    }
+
+    /// The patterns of a word met for the first time, appended to `patterns`: their range there.
+    fn learn(&self, word: &str, patterns: &mut Vec<u32>) -> (u32, u32) {
+        let start = patterns.len() as u32;
+        self.patterns_of(word, patterns);
+        (start, patterns.len() as u32)
     }
 
     /// Every pattern matching a normalized word: its literal, and the wildcard patterns sharing its prefix
@@ -301,26 +521,45 @@ impl Matcher {
         words: &TurnWords,
         search: &mut Search,
     ) -> Option<(f64, f64)> {
-        let (first, last) = phrase.alternatives;
-        'alternatives: for &(first_seq, last_seq) in
-            &self.alternatives[first as usize..last as usize]
-        {
-            let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
-            for seq in &self.seqs[first_seq as usize..last_seq as usize] {
-                if !leftmost(seq, self.patterns_of_seq(seq), words, search) {
-                    continue 'alternatives;
+        let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
+        // Whether a sequence of the current alternative is missing: skip to the alternative's end.
+        let mut missing = false;
+        for seq in &self.seqs[phrase.seqs.0 as usize..phrase.seqs.1 as usize] {
+            if !missing && seq.patterns.1 - seq.patterns.0 == 1 && !seq.starts && !seq.ends {
+                // One word anywhere (most sequences): its first position.
+                match words.positions_of(seq.first).first() {
+                    Some(&position) => {
+                        let (s, e) = words
+                            .times
+                            .get(position as usize)
+                            .copied()
+                            .unwrap_or((turn.start, turn.end));
+                        start = start.min(s);
+                        end = end.max(e);
+                    }
+                    None => missing = true,
                 }
-                for &position in &search.chosen {
-                    let (s, e) = words
-                        .times
-                        .get(position as usize)
-                        .copied()
-                        .unwrap_or((turn.start, turn.end));
-                    start = start.min(s);
-                    end = end.max(e);
+            } else if !missing {
+                if leftmost(seq, self.patterns_of_seq(seq), words, search) {
+                    for &position in &search.chosen {
+                        let (s, e) = words
+                            .times
+                            .get(position as usize)
+                            .copied()
+                            .unwrap_or((turn.start, turn.end));
+                        start = start.min(s);
+                        end = end.max(e);
+                    }
+                } else {
+                    missing = true;
                 }
             }
-            return Some((start, end));
+            if seq.closes {
+                if !missing {
+                    return Some((start, end));
+                }
+                (start, end, missing) = (f64::INFINITY, f64::NEG_INFINITY, false);
+            }
         }
         None
     }

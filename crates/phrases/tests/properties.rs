@@ -300,7 +300,11 @@ proptest! {
         let mut scanner = matcher.scanner();
         let reversed: Vec<Turn> = turns.iter().rev().cloned().collect();
         prop_assert_eq!(scanner.scan(&reversed, duration), reference_hits(&phrases, &reversed, duration));
-        prop_assert_eq!(scanner.scan(&turns, duration), expected);
+        prop_assert_eq!(scanner.scan(&turns, duration), expected.clone());
+        // Retuned to the patterns those turns had, it gives the same hits, on them and on others.
+        let retuned = matcher.retuned(&scanner.observed());
+        prop_assert_eq!(retuned.scan(&turns, duration), expected);
+        prop_assert_eq!(retuned.scan(&reversed, duration), reference_hits(&phrases, &reversed, duration));
     }
 
     #[test]
