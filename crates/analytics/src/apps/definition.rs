@@ -12,6 +12,9 @@ use sha2::{Digest, Sha256};
 
 /// The deepest level of categories: the top-level categories are level 1.
 pub const MAX_DEPTH: usize = 4;
+
+/// Keys of an agent's object in `/appstats` beside its top-level categories.
+pub const RESERVED_TOP_LEVEL: [&str; 2] = ["calls", "overall"];
 /// The longest category or application name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
 /// The most phrases of one application (all leaves together).
@@ -151,6 +154,14 @@ fn parse_children(
                 format!(
                     "invalid category name {name:?}: 1 to {MAX_NAME_CHARS} characters, no '.', no \
                      control characters, no whitespace at either end"
+                ),
+            );
+        }
+        if depth == 1 && RESERVED_TOP_LEVEL.contains(&name.as_str()) {
+            return refuse(
+                path,
+                format!(
+                    "{name:?} cannot name a top-level category: /appstats uses it for its own field"
                 ),
             );
         }
@@ -517,6 +528,21 @@ mod tests {
         assert_eq!(
             error_of(body),
             format!("categories.B.phrases: an application holds at most {MAX_PHRASES} phrases")
+        );
+    }
+
+    #[test]
+    fn top_level_names_of_appstats_fields_are_refused() {
+        let body = json!({"categories": {"overall": {"phrases": ["a"]}}});
+        let e = Definition::parse(&body).unwrap_err().to_string();
+        assert!(
+            e.contains("\"overall\" cannot name a top-level category"),
+            "{e}"
+        );
+        let nested = json!({"categories": {"A": {"subcategories": {"calls": {"phrases": ["a"]}}}}});
+        assert!(
+            Definition::parse(&nested).is_ok(),
+            "only the top level shares keys with those fields"
         );
     }
 }

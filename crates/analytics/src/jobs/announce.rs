@@ -1,12 +1,28 @@
-//! The scoring messages a change publishes inside its own transaction (docs/scoring.md, The pipeline), so
-//! a call or an application change is announced exactly when it commits.
+//! The messages a change publishes inside its own transaction (docs/scoring.md, The pipeline), so a call,
+//! metadata or application change is announced exactly when it commits.
 
 use common::bus::Message;
-use messages::v1::{RescoreScope, ScoreCall};
+use messages::v1::{ReindexCall, RescoreScope, ScoreCall};
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 use crate::store::CallRow;
+
+/// Publishes, inside `tx`, that the call's search document must be brought up to date.
+pub async fn reindex_call(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    row: &CallRow,
+) -> Result<(), AnalyticsError> {
+    let message = ReindexCall {
+        company: row.company.clone(),
+        organization: row.organization.clone(),
+        folder: row.folder.clone(),
+        call_id: row.id.clone(),
+        changed_at_ms: common::db::now_millis(),
+    };
+    publish(state, tx, messages::topics::REINDEX, &message).await
+}
 
 /// Publishes, inside `tx`, that the call must be scored by its folder's applications.
 pub async fn score_call(

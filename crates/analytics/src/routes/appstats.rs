@@ -14,7 +14,7 @@ use super::stats::request_range;
 use crate::error::AnalyticsError;
 use crate::figures::format::{decimal4, hms, ratio};
 use crate::state::AnalyticsState;
-use crate::store::stats::{app_exists, category_rows, CategoryDayRow, StatsScope};
+use crate::store::stats::{category_rows, CategoryDayRow, StatsScope};
 
 #[derive(Debug, Default)]
 struct Options {
@@ -113,7 +113,10 @@ async fn run(
     (company, organization, app, folder): (String, String, String, Option<String>),
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "-").await?;
-    if !app_exists(&state.db, &company, &app).await? {
+    if crate::store::get_app(&state.db, &company, &app)
+        .await?
+        .is_none()
+    {
         return Err(AnalyticsError::NotFound(format!(
             "Application not found: {app}"
         )));

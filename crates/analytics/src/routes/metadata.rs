@@ -15,13 +15,12 @@ use std::collections::BTreeMap;
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use common::bus::Message;
-use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 
 use super::json_body;
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
+use crate::jobs::announce;
 use crate::model::{metadata_json, metadata_value};
 use crate::names::check_field;
 use crate::state::AnalyticsState;
@@ -170,7 +169,7 @@ async fn change(
     json.insert("last_modified".into(), Value::String(last_modified.clone()));
     let stored = serde_json::to_vec(&json).map_err(AnalyticsError::internal)?;
     state.objects.put(&key, stored).await?;
-    announce_reindex(state, &mut tx, &row).await?;
+    announce::reindex_call(state, &mut tx, &row).await?;
     tx.commit().await?;
 
     let row = CallRow {
@@ -178,31 +177,6 @@ async fn change(
         ..row
     };
     Ok(HttpResponse::Ok().json(metadata_answer(&row, &metadata)))
-}
-
-/// Publishes, inside `tx`, that the call's search document must be brought up to date.
-pub async fn announce_reindex(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &CallRow,
-) -> Result<(), AnalyticsError> {
-    let message = ReindexCall {
-        company: row.company.clone(),
-        organization: row.organization.clone(),
-        folder: row.folder.clone(),
-        call_id: row.id.clone(),
-        changed_at_ms: common::db::now_millis(),
-    };
-    let message = Message::new(
-        messages::topics::REINDEX,
-        messages::Message::encode_to_vec(&message),
-    )
-    .with_traceparent(common::telemetry::current_traceparent());
-    state
-        .bus
-        .publish(tx, &message)
-        .await
-        .map_err(AnalyticsError::internal)
 }
 
 /// The call's metadata as the API answers it: the transcript's own fields, then every metadata field.

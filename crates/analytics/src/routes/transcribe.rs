@@ -14,9 +14,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::metadata::announce_reindex;
 use crate::access::{authorize, request_token, Need};
 use crate::error::AnalyticsError;
+use crate::jobs::announce;
 use crate::model::{parse_timezone, Stamp, Transcript};
 use crate::state::AnalyticsState;
 use crate::store::{self, CallRow};
@@ -209,8 +209,8 @@ async fn store_call(
             store::set_metadata(&mut tx, &row.id, field, value).await?;
         }
     }
-    announce_reindex(state, &mut tx, row).await?;
-    crate::jobs::announce::score_call(state, &mut tx, row).await?;
+    announce::reindex_call(state, &mut tx, row).await?;
+    announce::score_call(state, &mut tx, row).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -119,15 +119,6 @@ pub async fn category_day_cut<'a>(
     )
 }
 
-/// Whether the company has an application of that name.
-pub async fn app_exists<'a>(
-    h: impl Into<Handle<'a>>,
-    company: &str,
-    app: &str,
-) -> Result<bool, StoreError> {
-    dispatch!(h, app_exists(company, app))
-}
-
 /// The agent-day sums of a planned range, in day and agent order.
 pub async fn agent_rows(
     db: &Database,

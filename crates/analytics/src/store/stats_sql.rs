@@ -156,14 +156,3 @@ pub(crate) async fn category_day_cut(
     .fetch_all(&mut *c)
     .await?)
 }
-
-pub(crate) async fn app_exists(c: &mut Conn, company: &str, app: &str) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar::<Db, String>(
-        "SELECT name FROM analytics_apps WHERE company = $1 AND name = $2",
-    )
-    .bind(company)
-    .bind(app)
-    .fetch_optional(&mut *c)
-    .await?
-    .is_some())
-}

@@ -4,32 +4,21 @@
 
 use analytics::store::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges};
 use analytics::store::{self, CallScoreRow};
-use common::db::Database;
 use serde_json::{json, Value};
 
 use crate::support::*;
 
 async fn add_app(world: &World, name: &str) {
-    let sql = "INSERT INTO analytics_apps (company, name, definition, revision, updated) \
-               VALUES ($1, $2, '{}', 'r1', '2026-11-01T00:00:00Z')";
-    match &world.analytics.service.state.db {
-        Database::Postgres(pool) => {
-            sqlx::query(sql)
-                .bind(COMPANY)
-                .bind(name)
-                .execute(pool)
-                .await
-                .unwrap();
-        }
-        Database::Sqlite(pool, _) => {
-            sqlx::query(sql)
-                .bind(COMPANY)
-                .bind(name)
-                .execute(pool)
-                .await
-                .unwrap();
-        }
-    }
+    let row = store::AppRow {
+        company: COMPANY.into(),
+        name: name.into(),
+        definition: "{}".into(),
+        revision: "r1".into(),
+        updated: "2026-11-01T00:00:00Z".into(),
+    };
+    store::put_app(&world.analytics.service.state.db, &row)
+        .await
+        .unwrap();
 }
 
 /// The call's scores in ('' and the three categories): (hit, coverage, score) each.
