@@ -47,6 +47,11 @@ impl AnalyticsError {
     pub fn scope_not_found(name: &str) -> AnalyticsError {
         AnalyticsError::NotFound(format!("Folder not found: {name}"))
     }
+
+    /// A call that does not exist, or not in the path's company and organization.
+    pub fn call_not_found(call: &str) -> AnalyticsError {
+        AnalyticsError::NotFound(format!("Transcript not found: {call}"))
+    }
 }
 
 impl From<StoreError> for AnalyticsError {

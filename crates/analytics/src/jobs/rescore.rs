@@ -56,10 +56,9 @@ async fn rescore_folder(state: &AnalyticsState, job: &RescoreScope) -> Result<()
     loop {
         // The applications are read again for every page: when one changes meanwhile, the rest of the
         // walk uses the new one (and the job its change published finds less to do).
-        let Some(apps) =
-            FolderApps::load(state, None, &job.company, &job.organization, &job.folder)
-                .await
-                .map_err(JobError::retry)?
+        let Some(apps) = FolderApps::load(state, &job.company, &job.organization, &job.folder)
+            .await
+            .map_err(JobError::retry)?
         else {
             return Ok(());
         };

@@ -23,7 +23,7 @@ use crate::state::AnalyticsState;
 use crate::store::rollups::{
     AgentDayDelta, AgentDayKey, CategoryDayDelta, CategoryDayKey, RollupChanges,
 };
-use crate::store::{self, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
+use crate::store::{self, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
 
 /// Messages handled per transaction.
 pub const BATCH: usize = 100;
@@ -36,45 +36,76 @@ pub struct FolderApps {
 }
 
 impl FolderApps {
-    /// The applications of the folder (those of its `apps` that exist); None when the folder is gone or
-    /// being deleted. Read inside `tx` when given: a transaction that holds locks must not wait for a
-    /// second connection of the pool, which the requests waiting for those locks may all hold.
+    /// The folder's applications, compiled; None when the folder is gone or being deleted.
     pub async fn load(
         state: &AnalyticsState,
-        mut tx: Option<&mut Tx>,
         company: &str,
         organization: &str,
         folder: &str,
     ) -> Result<Option<FolderApps>, AnalyticsError> {
-        let row = match tx.as_deref_mut() {
-            Some(tx) => store::peek_folder(tx, company, organization, folder).await?,
-            None => store::peek_folder(&state.db, company, organization, folder).await?,
-        };
-        let Some(row) = row.filter(|r| r.status == STATUS_OK) else {
+        let Some(rows) = folder_app_rows(state, None, company, organization, folder).await? else {
             return Ok(None);
         };
-        let settings: FolderSettings =
-            serde_json::from_str(&row.settings).map_err(AnalyticsError::internal)?;
-        let mut names = settings.apps.clone();
-        names.sort();
-        names.dedup();
-        let mut apps = Vec::new();
-        let mut fingerprint = Vec::new();
-        for name in names {
-            let app = match tx.as_deref_mut() {
-                Some(tx) => store::get_app(tx, company, &name).await?,
-                None => store::get_app(&state.db, company, &name).await?,
-            };
-            if let Some(app) = app {
-                fingerprint.push(format!("{}@{}", app.name, app.revision));
-                apps.push(state.apps.compiled(&app)?);
-            }
-        }
+        let apps = rows
+            .iter()
+            .map(|row| state.apps.compiled(row))
+            .collect::<Result<_, _>>()?;
         Ok(Some(FolderApps {
             apps,
-            fingerprint: fingerprint.join(","),
+            fingerprint: fingerprint(&rows),
         }))
     }
+}
+
+/// `name@revision` of each application, joined by ','.
+fn fingerprint(rows: &[AppRow]) -> String {
+    rows.iter()
+        .map(|a| format!("{}@{}", a.name, a.revision))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The rows of the folder's applications that exist (its `apps`, each once, by name); None when the
+/// folder is gone or being deleted. Read inside `tx` when given: a transaction that holds locks must not
+/// wait for a second connection of the pool, which the requests waiting for those locks may all hold.
+async fn folder_app_rows(
+    state: &AnalyticsState,
+    mut tx: Option<&mut Tx>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+) -> Result<Option<Vec<AppRow>>, AnalyticsError> {
+    let row = match tx.as_deref_mut() {
+        Some(tx) => store::peek_folder(tx, company, organization, folder).await?,
+        None => store::peek_folder(&state.db, company, organization, folder).await?,
+    };
+    let Some(row) = row.filter(|r| r.status == STATUS_OK) else {
+        return Ok(None);
+    };
+    let settings: FolderSettings =
+        serde_json::from_str(&row.settings).map_err(AnalyticsError::internal)?;
+    Ok(Some(app_rows(state, tx, company, &settings.apps).await?))
+}
+
+/// The rows of the named applications that exist, each once, by name.
+pub async fn app_rows(
+    state: &AnalyticsState,
+    mut tx: Option<&mut Tx>,
+    company: &str,
+    names: &[String],
+) -> Result<Vec<AppRow>, AnalyticsError> {
+    let mut names = names.to_vec();
+    names.sort();
+    names.dedup();
+    let mut rows = Vec::new();
+    for name in names {
+        let app = match tx.as_deref_mut() {
+            Some(tx) => store::get_app(tx, company, &name).await?,
+            None => store::get_app(&state.db, company, &name).await?,
+        };
+        rows.extend(app);
+    }
+    Ok(rows)
 }
 
 /// A call scored outside any transaction, to be written by `write`.
@@ -102,7 +133,7 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
                 .map_err(|e| JobError::Poison(e.to_string()))?;
             let key = (message.company, message.organization, message.folder);
             if !folders.contains_key(&key) {
-                let apps = FolderApps::load(state, None, &key.0, &key.1, &key.2)
+                let apps = FolderApps::load(state, &key.0, &key.1, &key.2)
                     .await
                     .map_err(JobError::retry)?;
                 folders.insert(key.clone(), apps);
@@ -209,8 +240,9 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
             s.call.folder.clone(),
         );
         if !current.contains_key(&key) {
-            let apps = FolderApps::load(state, Some(&mut tx), &key.0, &key.1, &key.2).await?;
-            current.insert(key.clone(), apps.map(|a| a.fingerprint));
+            // Only the rows: compiling is no work for a transaction holding locks.
+            let rows = folder_app_rows(state, Some(&mut tx), &key.0, &key.1, &key.2).await?;
+            current.insert(key.clone(), rows.map(|rows| fingerprint(&rows)));
         }
     }
     let mut changes = RollupChanges::default();

@@ -16,6 +16,7 @@ use super::json_body;
 use crate::access::{authorize_request, Need};
 use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;
+use crate::jobs::score::app_rows;
 use crate::model::utterances::{turns, utterances};
 use crate::model::FolderSettings;
 use crate::state::AnalyticsState;
@@ -36,10 +37,6 @@ pub struct AppMatches {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub scorecard: Option<Map<String, Value>>,
-}
-
-fn call_not_found(call: &str) -> AnalyticsError {
-    AnalyticsError::NotFound(format!("Transcript not found: {call}"))
 }
 
 /// Where a call's applications matched
@@ -67,23 +64,19 @@ pub async fn app_matches(
     let row = store::get_call(&state.db, &call)
         .await?
         .filter(|r| r.company == company && r.organization == organization)
-        .ok_or_else(|| call_not_found(&call))?;
+        .ok_or_else(|| AnalyticsError::call_not_found(&call))?;
     let folder = store::get_folder(&state.db, &company, &organization, &row.folder)
         .await?
-        .ok_or_else(|| call_not_found(&call))?;
+        .ok_or_else(|| AnalyticsError::call_not_found(&call))?;
     let settings: FolderSettings =
         serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
 
-    // The folder's applications that exist, each once, in the folder's order.
-    let mut apps: Vec<Arc<CompiledApp>> = Vec::new();
-    for name in &settings.apps {
-        if apps.iter().any(|a| &a.app == name) {
-            continue;
-        }
-        if let Some(app) = store::get_app(&state.db, &company, name).await? {
-            apps.push(state.apps.compiled(&app)?);
-        }
-    }
+    // The folder's applications that exist, each once.
+    let apps: Vec<Arc<CompiledApp>> = app_rows(&state, None, &company, &settings.apps)
+        .await?
+        .iter()
+        .map(|row| state.apps.compiled(row))
+        .collect::<Result<_, _>>()?;
     let selected = select(apps, request)?;
 
     let key = row.transcript_key();
@@ -113,8 +106,8 @@ pub async fn app_matches(
 }
 
 /// The applications of the answer with what each gives match data for. Without a request (or with an
-/// empty one), every application with every leaf; otherwise the named applications, in the folder's
-/// order, each with its paths, which must be categories of it.
+/// empty one), every application with every leaf; otherwise the named applications, by name, each with
+/// its paths, which must be categories of it.
 fn select(
     apps: Vec<Arc<CompiledApp>>,
     request: Option<BTreeMap<String, Vec<String>>>,

@@ -93,10 +93,6 @@ pub async fn delete(
     .await
 }
 
-fn call_not_found(call: &str) -> AnalyticsError {
-    AnalyticsError::NotFound(format!("Transcript not found: {call}"))
-}
-
 /// The next `last_modified`: now, or a millisecond after the previous one if the clock has not moved on.
 pub fn next_last_modified(previous: &str) -> String {
     let now = Utc::now();
@@ -120,10 +116,10 @@ async fn change(
     let row = store::get_call(&mut tx, call)
         .await?
         .filter(|r| r.company == company && r.organization == organization)
-        .ok_or_else(|| call_not_found(call))?;
+        .ok_or_else(|| AnalyticsError::call_not_found(call))?;
     let folder = store::get_folder(&mut tx, company, organization, &row.folder)
         .await?
-        .ok_or_else(|| call_not_found(call))?;
+        .ok_or_else(|| AnalyticsError::call_not_found(call))?;
     let settings = folder.usable_settings()?;
 
     let key = row.transcript_key();

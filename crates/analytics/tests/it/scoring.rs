@@ -285,7 +285,7 @@ async fn late_and_repeated_scores_change_nothing_in(mut world: World) {
 
     let state = &world.analytics.service.state;
     let scored_with_first = || async {
-        let apps = FolderApps::load(state, None, COMPANY, ORG, FOLDER)
+        let apps = FolderApps::load(state, COMPANY, ORG, FOLDER)
             .await
             .unwrap()
             .unwrap();
@@ -306,7 +306,7 @@ async fn late_and_repeated_scores_change_nothing_in(mut world: World) {
 
     // Scored before the application changed, written after: left for the rescore job.
     let stale = {
-        let apps = FolderApps::load(state, None, COMPANY, ORG, FOLDER)
+        let apps = FolderApps::load(state, COMPANY, ORG, FOLDER)
             .await
             .unwrap()
             .unwrap();
@@ -365,7 +365,7 @@ async fn a_rescore_killed_midway_counts_no_call_twice_in(mut world: World) {
     stand_in.bus().ack(fan_out).await.unwrap();
     let job = receive(messages::topics::RESCORE).await;
     // The worker rescores the first call, then dies before the second.
-    let apps = FolderApps::load(&state, None, COMPANY, ORG, FOLDER)
+    let apps = FolderApps::load(&state, COMPANY, ORG, FOLDER)
         .await
         .unwrap()
         .unwrap();
