@@ -1,0 +1,2 @@
+//! Enrichment of tracking events: browser, operating system and device from `session_dua`, city, state and
+//! country from `session_ip`.

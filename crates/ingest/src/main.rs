@@ -1,0 +1,3 @@
+//! `ingest-service`: the event-ingestion API.
+
+fn main() {}
