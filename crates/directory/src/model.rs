@@ -177,7 +177,9 @@ pub mod scopes {
     pub const ANALYTICS_READ: &str = "analytics:read";
     pub const ANALYTICS_WRITE: &str = "analytics:write";
     pub const EVENTS_READ: &str = "events:read";
-    pub const ALL: &[&str] = &[ANALYTICS_READ, ANALYTICS_WRITE, EVENTS_READ];
+    /// Creating, changing and deleting ingestion projects (app keys).
+    pub const EVENTS_MANAGE: &str = "events:manage";
+    pub const ALL: &[&str] = &[ANALYTICS_READ, ANALYTICS_WRITE, EVENTS_READ, EVENTS_MANAGE];
 }
 
 pub const DEFAULT_ACCESS_TOKEN_TTL: i64 = 3600;

@@ -2,4 +2,87 @@
 //! event, enriched (browser and operating system from the user agent, place from the address) and stored
 //! before the answer; a project's company reads them back with a bearer token (docs/ingest-api.md).
 
+pub mod access;
+pub mod config;
 pub mod enrich;
+pub mod model;
+pub mod openapi;
+pub mod routes;
+pub mod state;
+pub mod store;
+pub mod track;
+pub mod writer;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use common::db::Database;
+use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+
+pub use config::IngestConfig;
+pub use state::IngestState;
+
+/// The OpenAPI document of the ingestion service.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    openapi::document()
+}
+
+/// Applies the migrations the ingestion service needs: its own tables and the revocation list it reads.
+pub async fn migrate(db: &Database) -> anyhow::Result<()> {
+    db.migrate(&store::MIGRATIONS).await?;
+    db.migrate(&revocation::MIGRATIONS).await?;
+    Ok(())
+}
+
+/// A ready-to-serve ingestion service: migrated database, writer tasks, shared state.
+#[derive(Clone)]
+pub struct IngestService {
+    pub state: web::Data<IngestState>,
+}
+
+impl IngestService {
+    /// Connects to `config.common.database_url`, migrates it and starts the writers.
+    pub async fn connect(config: IngestConfig) -> anyhow::Result<IngestService> {
+        let db = Database::connect(
+            &config.common.database_url,
+            config.common.db_max_connections,
+        )
+        .await?;
+        IngestService::with_database(config, db).await
+    }
+
+    pub async fn with_database(
+        config: IngestConfig,
+        db: Database,
+    ) -> anyhow::Result<IngestService> {
+        migrate(&db).await?;
+        Ok(IngestService {
+            state: web::Data::new(IngestState::new(config, db)?),
+        })
+    }
+
+    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+        let state = self.state.clone();
+        let probe = state.clone();
+        let spec = ServerSpec {
+            name: "ingest",
+            openapi: openapi(),
+            readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
+            metrics: HttpMetrics::new("ingest"),
+            workers: state.config.common.workers,
+        };
+        serve(spec, listener, move |cfg| {
+            cfg.app_data(state.clone());
+            cfg.configure(routes::configure);
+        })
+    }
+}
+
+async fn readiness(state: Arc<IngestState>) -> Vec<(&'static str, bool)> {
+    vec![("database", state.db.ping().await)]
+}

@@ -1,3 +1,15 @@
-//! `ingest-service`: the event-ingestion API.
+//! `ingest-service`: the event-ingestion API, configured from the environment (see `IngestConfig`).
 
-fn main() {}
+use ingest::{IngestConfig, IngestService};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config: IngestConfig = common::config::load()?;
+    let _telemetry = common::telemetry::init("ingest", &config.common.log_format);
+    let addr = config.common.addr.clone();
+    let service = IngestService::connect(config).await?;
+    let server = service.serve(common::http::bind(&addr)?)?;
+    tracing::info!(%addr, "ingest-service listening");
+    common::http::run_until_signal(vec![server]).await?;
+    Ok(())
+}

@@ -1,5 +1,5 @@
 //! `speechd bootstrap`: a company with everything needed to try the platform (its administrator, an OAuth
-//! client, and an organization with a folder in analytics), created idempotently in one transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
+//! client, an organization with a folder in analytics, and an ingestion project), created idempotently in one transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
 //! the admin password and the client secret are replaced. Nothing secret is written to disk.
 
 use anyhow::Context;
@@ -18,6 +18,8 @@ const ADMIN_ROLE: &str = "Administrator";
 const ADMIN_USERNAME: &str = "admin";
 const CLIENT_NAME: &str = "bootstrap";
 const BY: &str = "bootstrap";
+/// The ingestion project every bootstrapped company gets.
+const DEFAULT_PROJECT: &str = "default";
 
 pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyhow::Result<Value> {
     validate_company(company)?;
@@ -41,6 +43,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     ensure_admin(&mut tx, company, &password_hash).await?;
     let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
     let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
+    let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
     tx.commit().await?;
     // Earlier versions kept the credentials in this file, in plain text.
     let _ = std::fs::remove_file(
@@ -58,7 +61,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "authorize_url": format!("{auth_url}/oauth/{company}/authorize"),
         "api_url": platform.api_url(),
         "base_url": platform.base_url(),
-        "track_url": null,
+        "track_url": platform.track_url(),
         "client_id": client_id,
         "client_secret": client_secret,
         "redirect_uri": redirect_uri,
@@ -66,7 +69,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "admin_password": admin_password,
         "organization": organization,
         "folder": folder,
-        "app_key": null,
+        "app_key": project.app_key,
     }))
 }
 

@@ -10,12 +10,14 @@ use anyhow::Context;
 use auth::{AuthConfig, AuthService};
 use common::db::Database;
 use common::secrets::SecretKey;
+use ingest::{IngestConfig, IngestService};
 
 pub struct Platform {
     pub data_dir: PathBuf,
     pub auth: AuthConfig,
     pub admin: AdminConfig,
     pub analytics: AnalyticsConfig,
+    pub ingest: IngestConfig,
 }
 
 impl Platform {
@@ -57,6 +59,11 @@ impl Platform {
             .common
             .public_auth_url
             .get_or_insert_with(|| auth.public_url());
+        let mut ingest: IngestConfig = common::config::load()?;
+        ingest
+            .common
+            .public_auth_url
+            .get_or_insert_with(|| auth.public_url());
         // The embedded object store and search index live under the data directory unless set apart.
         if std::env::var("SPEECH_ANALYTICS_DATA_DIR").is_err() {
             analytics.data_dir = data_dir.join("analytics");
@@ -66,6 +73,7 @@ impl Platform {
             auth,
             admin,
             analytics,
+            ingest,
         })
     }
 
@@ -76,7 +84,8 @@ impl Platform {
             .common
             .db_max_connections
             .max(self.admin.common.db_max_connections)
-            .max(self.analytics.common.db_max_connections);
+            .max(self.analytics.common.db_max_connections)
+            .max(self.ingest.common.db_max_connections);
         let db = Database::connect(&self.auth.common.database_url, connections).await?;
         // SQLite creates its files with the process umask; they hold password and secret hashes.
         #[cfg(unix)]
@@ -97,6 +106,7 @@ impl Platform {
         auth::migrate(db).await?;
         admin::migrate(db).await?;
         analytics::migrate(db).await?;
+        ingest::migrate(db).await?;
         Ok(())
     }
 
@@ -112,27 +122,34 @@ impl Platform {
         format!("http://{}", self.analytics.common.addr)
     }
 
+    pub fn track_url(&self) -> String {
+        format!("http://{}", self.ingest.common.addr)
+    }
+
     pub async fn serve(&self) -> anyhow::Result<()> {
         let db = self.database().await?;
         self.migrate(&db).await?;
         let auth = AuthService::with_database(self.auth.clone(), db.clone()).await?;
         let admin = AdminService::with_database(self.admin.clone(), db.clone()).await?;
-        let analytics = AnalyticsService::with_database(self.analytics.clone(), db).await?;
+        let analytics = AnalyticsService::with_database(self.analytics.clone(), db.clone()).await?;
+        let ingest = IngestService::with_database(self.ingest.clone(), db).await?;
         let bind = |addr: &str| common::http::bind(addr).with_context(|| format!("binding {addr}"));
         let servers = vec![
             auth.serve(bind(&self.auth.common.addr)?)?,
             admin.serve(bind(&self.admin.common.addr)?)?,
             analytics.serve(bind(&self.analytics.common.addr)?)?,
+            ingest.serve(bind(&self.ingest.common.addr)?)?,
         ];
         let workers = analytics.spawn_workers();
         tracing::info!(auth = %self.auth.common.addr, admin = %self.admin.common.addr,
-            analytics = %self.analytics.common.addr, "speechd listening");
+            analytics = %self.analytics.common.addr, ingest = %self.ingest.common.addr, "speechd listening");
         eprintln!(
-            "speechd is running: auth {auth}, admin {admin}, analytics {analytics}\nCreate a company and its \
+            "speechd is running: auth {auth}, admin {admin}, analytics {analytics}, ingest {ingest}\nCreate a company and its \
              credentials with:\n  {exe} bootstrap --company acme --redirect-uri http://localhost:3000/callback --json",
             auth = self.auth_url(),
             admin = self.api_url(),
             analytics = self.base_url(),
+            ingest = self.track_url(),
             exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "speechd".into()),
         );
         common::http::run_until_signal(servers).await?;

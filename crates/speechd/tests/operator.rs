@@ -35,6 +35,7 @@ struct Ports {
     auth: u16,
     admin: u16,
     analytics: u16,
+    ingest: u16,
 }
 
 impl Ports {
@@ -43,6 +44,7 @@ impl Ports {
             auth: free_port(),
             admin: free_port(),
             analytics: free_port(),
+            ingest: free_port(),
         }
     }
 }
@@ -57,6 +59,7 @@ fn speechd(data: &Path, ports: &Ports) -> Command {
             "SPEECH_ANALYTICS_ADDR",
             format!("127.0.0.1:{}", ports.analytics),
         )
+        .env("SPEECH_INGEST_ADDR", format!("127.0.0.1:{}", ports.ingest))
         .env("SPEECH_LOG_FORMAT", "text")
         .env_remove("DATABASE_URL")
         .env_remove("SPEECH_SECRET_KEY")
@@ -181,10 +184,17 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
         first["auth_url"],
         format!("http://127.0.0.1:{}", ports.auth)
     );
+    assert_eq!(
+        first["track_url"],
+        format!("http://127.0.0.1:{}", ports.ingest)
+    );
+    let app_key = first["app_key"].as_str().expect("an app key");
+    assert!(app_key.len() == 32 && app_key.bytes().all(|b| b.is_ascii_hexdigit()));
     // A second run keeps what exists and replaces the secrets: secrets are stored only as hashes, so
     // there is nothing to print again.
     let second = bootstrap(&data, &ports);
     assert_eq!(second["client_id"], first["client_id"], "the same client");
+    assert_eq!(second["app_key"], first["app_key"], "the same project");
     assert_ne!(second["client_secret"], first["client_secret"]);
     assert_ne!(second["admin_password"], first["admin_password"]);
     assert!(
@@ -246,6 +256,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     let token = client_token(&creds).await;
     assert_eq!(token["token_type"], "Bearer", "{token}");
     quick_start(&creds, token["access_token"].as_str().unwrap()).await;
+    track_and_read_back(&creds, token["access_token"].as_str().unwrap()).await;
 
     // The admin user signs in through the login page.
     let browser = reqwest::Client::builder()
@@ -371,6 +382,42 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// The README's ingestion quick start: a batch sent to the bootstrap project, read back with the client's
+/// token.
+async fn track_and_read_back(creds: &Value, token: &str) {
+    let track_url = creds["track_url"].as_str().unwrap();
+    let app_key = creds["app_key"].as_str().unwrap();
+    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+        let response = reqwest::get(format!("{track_url}{path}")).await.unwrap();
+        assert_eq!(response.status(), 200, "ingest {path}");
+    }
+    let batch = r#"{"events":[{"event_name":"signup","user_id":"u-1","event_timestamp_epoch":"2026-11-20T10:15:00","plan":"pro"}]}"#;
+    let body: String = url::form_urlencoded::byte_serialize(batch.as_bytes()).collect();
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{track_url}/v3/{app_key}/track"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["status"], true, "{answer}");
+    assert_eq!(answer["events_count"], 1, "{answer}");
+    let page: Value = reqwest::Client::new()
+        .get(format!("{track_url}/v3/{app_key}/events"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["events"][0]["event_name"], "signup", "{page}");
+    assert_eq!(page["events"][0]["properties"]["plan"], "pro", "{page}");
+}
+
 /// The token endpoint's answer to a client-credentials request of the bootstrap client.
 async fn client_token(creds: &Value) -> Value {
     reqwest::Client::new()
@@ -416,6 +463,7 @@ async fn the_environment_puts_analytics_on_s3_and_meilisearch() {
     let _server = serve_with(&data, &ports, &env).await;
     let token = client_token(&creds).await;
     quick_start(&creds, token["access_token"].as_str().unwrap()).await;
+    track_and_read_back(&creds, token["access_token"].as_str().unwrap()).await;
 
     let bucket = S3Store::connect(s3.options("speech-objects"))
         .await

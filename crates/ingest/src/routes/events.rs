@@ -1,0 +1,167 @@
+//! `GET /v3/<app_key>/events`: a project's stored events, oldest first, for a token of the project's
+//! company with `events:read`; filtered by time range and event name, a page at a time behind an
+//! opaque cursor (docs/ingest-api.md, Reading events).
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use base64::Engine;
+use common::{ApiError, ErrorCode};
+use serde::{Deserialize, Serialize};
+
+use crate::access::{self, READ_SCOPE};
+use crate::model::StoredEvent;
+use crate::state::IngestState;
+use crate::store::{self, EventQuery};
+
+pub const DEFAULT_LIMIT: i64 = 100;
+pub const MAX_LIMIT: i64 = 1000;
+/// The end of 9999 in epoch milliseconds: the `to` of a query without one (both databases hold it).
+const END_OF_TIME: i64 = 253_402_300_800_000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Events at or after this time: RFC 3339 or epoch milliseconds. Default: the earliest.
+    pub from: Option<String>,
+    /// Events before this time: RFC 3339 or epoch milliseconds. Default: no end.
+    pub to: Option<String>,
+    /// Only events of this name.
+    pub event_name: Option<String>,
+    /// Events per page, 1 to 1000 (default 100).
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventsPage {
+    pub events: Vec<StoredEvent>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v3/{app_key}/events", tag = "events",
+    params(("app_key" = String, Path, description = "The project's app key"), EventsQuery),
+    responses(
+        (status = 200, description = "A page of events", body = EventsPage),
+        (status = 400, description = "A parameter is wrong", body = common::error::ErrorBody),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:read", body = common::error::ErrorBody),
+        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list(
+    state: web::Data<IngestState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<EventsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let claims = access::authorize(&state, &req, READ_SCOPE).await?;
+    let project = access::own_project(&state, &claims, &path).await?;
+    let from_ms = match &query.from {
+        Some(text) => instant("from", text)?,
+        None => 0,
+    };
+    let to_ms = match &query.to {
+        Some(text) => instant("to", text)?,
+        None => END_OF_TIME,
+    };
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidLimit,
+            format!("limit is 1 to {MAX_LIMIT}, got {limit}"),
+        ));
+    }
+    let after = match &query.cursor {
+        Some(cursor) => decode_cursor(cursor)?,
+        None => (from_ms, -1),
+    };
+    // Asking for one more than the page tells whether another page follows.
+    let mut events = store::events(
+        &state.db,
+        &EventQuery {
+            app_key: &project.app_key,
+            from_ms,
+            to_ms,
+            event_name: query.event_name.as_deref(),
+            after,
+            limit: limit + 1,
+        },
+    )
+    .await?;
+    let next_cursor = if events.len() as i64 > limit {
+        events.truncate(limit as usize);
+        events
+            .last()
+            .map(|e| encode_cursor(e.event_timestamp_epoch, e.seq))
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(EventsPage {
+        events,
+        next_cursor,
+    }))
+}
+
+/// RFC 3339 or epoch milliseconds.
+fn instant(name: &str, text: &str) -> Result<i64, ApiError> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.timestamp_millis())
+        .map_err(|_| {
+            ApiError::field(
+                name,
+                format!("{name} is an RFC 3339 time or epoch milliseconds, got {text:?}"),
+            )
+        })
+}
+
+fn encode_cursor(time_ms: i64, seq: i64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{time_ms}:{seq}"))
+}
+
+fn decode_cursor(cursor: &str) -> Result<(i64, i64), ApiError> {
+    let invalid = || ApiError::new(ErrorCode::InvalidCursor, "cursor is not one this API gave");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+    let (time, seq) = text.split_once(':').ok_or_else(invalid)?;
+    Ok((
+        time.parse().map_err(|_| invalid())?,
+        seq.parse().map_err(|_| invalid())?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        let cursor = encode_cursor(1_795_428_000_000, 42);
+        assert_eq!(decode_cursor(&cursor).unwrap(), (1_795_428_000_000, 42));
+        for bad in ["", "!!", "bm9wZQ"] {
+            assert_eq!(
+                decode_cursor(bad).unwrap_err().code,
+                ErrorCode::InvalidCursor,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn instants_are_rfc3339_or_milliseconds() {
+        assert_eq!(instant("from", "1795428000000").unwrap(), 1_795_428_000_000);
+        assert_eq!(
+            instant("from", "2026-11-23T10:00:00Z").unwrap(),
+            1_795_428_000_000
+        );
+        assert_eq!(
+            instant("to", "yesterday").unwrap_err().field.as_deref(),
+            Some("to")
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! Events on PostgreSQL: a group of batches lands in one transaction, its rows sent with one binary `COPY`
+//! into the table partitioned by month, after the insert ids it carries are claimed. Each month's
+//! partition is created before the first write into it.
+
+use std::collections::{BTreeSet, HashSet};
+
+use chrono::{DateTime, Datelike, TimeZone, Utc};
+use common::db::StoreError;
+use parking_lot::Mutex;
+use sqlx::{PgConnection, PgPool, Row};
+
+use super::{EventQuery, Fresh};
+use crate::model::{NewEvent, StoredEvent};
+
+/// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01), for binary timestamps.
+const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+
+const COPY: &str =
+    "COPY ingest_events (app_key, event_time, event_name, user_id, received_at, insert_id, \
+     session_dua, ip, browser, browser_version, os, device_type, city, state, country, properties) \
+     FROM STDIN (FORMAT binary)";
+
+/// The months whose partitions this process knows to exist.
+#[derive(Default)]
+pub struct Partitions {
+    known: Mutex<HashSet<i32>>,
+}
+
+impl Partitions {
+    /// Creates the partitions of the months of `times` that this process has not seen yet. Creation is
+    /// serialized across processes by an advisory lock, so two replicas never race on one month.
+    pub async fn ensure(
+        &self,
+        pool: &PgPool,
+        times: impl Iterator<Item = i64>,
+    ) -> Result<(), StoreError> {
+        let missing: BTreeSet<i32> = {
+            let known = self.known.lock();
+            times.map(month_of).filter(|m| !known.contains(m)).collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut tx = pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(6001)")
+            .execute(&mut *tx)
+            .await?;
+        for month in &missing {
+            let (year, m) = (month / 100, (month % 100) as u32);
+            let from = Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0).unwrap();
+            let to = if m == 12 {
+                Utc.with_ymd_and_hms(year + 1, 1, 1, 0, 0, 0).unwrap()
+            } else {
+                Utc.with_ymd_and_hms(year, m + 1, 1, 0, 0, 0).unwrap()
+            };
+            sqlx::query(&format!(
+                "CREATE TABLE IF NOT EXISTS ingest_events_p{month} PARTITION OF ingest_events \
+                 FOR VALUES FROM ('{}') TO ('{}')",
+                from.to_rfc3339(),
+                to.to_rfc3339()
+            ))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        self.known.lock().extend(missing);
+        Ok(())
+    }
+}
+
+/// `yyyymm` of an instant.
+fn month_of(ms: i64) -> i32 {
+    let t = DateTime::from_timestamp_millis(ms).unwrap_or_default();
+    t.year() * 100 + t.month() as i32
+}
+
+/// Claims the insert ids of `events` and copies the events that are new; `fresh[i]` says whether
+/// `events[i]` was stored (false: a duplicate within the window).
+pub async fn insert(
+    c: &mut PgConnection,
+    events: &[&NewEvent],
+    window_start_ms: i64,
+    now_ms: i64,
+) -> Result<Fresh, StoreError> {
+    let fresh = super::claim_in_memory(events);
+    let mut fresh = fresh;
+    let mut keyed: Vec<(&str, &str, usize)> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| fresh[*i])
+        .filter_map(|(i, e)| e.insert_id.as_deref().map(|id| (e.app_key.as_str(), id, i)))
+        .collect();
+    if !keyed.is_empty() {
+        // One order for every writer, so two transactions claiming overlapping ids never deadlock.
+        keyed.sort_unstable();
+        let keys: Vec<&str> = keyed.iter().map(|k| k.0).collect();
+        let ids: Vec<&str> = keyed.iter().map(|k| k.1).collect();
+        let claimed: HashSet<(String, String)> = sqlx::query(
+            "INSERT INTO ingest_insert_ids (app_key, insert_id, seen_at) \
+             SELECT k, i, $3 FROM UNNEST($1::text[], $2::text[]) AS t(k, i) \
+             ON CONFLICT (app_key, insert_id) DO UPDATE SET seen_at = EXCLUDED.seen_at \
+             WHERE ingest_insert_ids.seen_at < $4 \
+             RETURNING app_key, insert_id",
+        )
+        .bind(&keys)
+        .bind(&ids)
+        .bind(timestamp(now_ms))
+        .bind(timestamp(window_start_ms))
+        .fetch_all(&mut *c)
+        .await?
+        .into_iter()
+        .map(|row| (row.get::<String, _>(0), row.get::<String, _>(1)))
+        .collect();
+        for (key, id, i) in keyed {
+            if !claimed.contains(&(key.to_string(), id.to_string())) {
+                fresh[i] = false;
+            }
+        }
+    }
+    let mut data = Vec::with_capacity(events.len() * 256 + 32);
+    data.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    data.extend_from_slice(&0i32.to_be_bytes());
+    data.extend_from_slice(&0i32.to_be_bytes());
+    let mut rows = 0;
+    for (event, _) in events.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
+        encode(&mut data, event);
+        rows += 1;
+    }
+    data.extend_from_slice(&(-1i16).to_be_bytes());
+    if rows > 0 {
+        let mut copy = c.copy_in_raw(COPY).await?;
+        copy.send(data).await?;
+        copy.finish().await?;
+    }
+    Ok(fresh)
+}
+
+fn encode(out: &mut Vec<u8>, e: &NewEvent) {
+    out.extend_from_slice(&16i16.to_be_bytes());
+    text(out, Some(&e.app_key));
+    micros(out, e.time_ms);
+    text(out, Some(&e.event_name));
+    text(out, Some(&e.user_id));
+    micros(out, e.received_ms);
+    for field in [
+        &e.insert_id,
+        &e.session_dua,
+        &e.ip,
+        &e.browser,
+        &e.browser_version,
+        &e.os,
+        &e.device_type,
+        &e.city,
+        &e.state,
+        &e.country,
+    ] {
+        text(out, field.as_deref());
+    }
+    text(out, Some(&e.properties));
+}
+
+fn text(out: &mut Vec<u8>, value: Option<&str>) {
+    match value {
+        Some(s) => {
+            out.extend_from_slice(&(s.len() as i32).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+    }
+}
+
+fn micros(out: &mut Vec<u8>, ms: i64) {
+    out.extend_from_slice(&8i32.to_be_bytes());
+    out.extend_from_slice(&(ms * 1000 - PG_EPOCH_MICROS).to_be_bytes());
+}
+
+fn timestamp(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+pub async fn read(
+    c: &mut PgConnection,
+    q: &EventQuery<'_>,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT seq, event_time, event_name, user_id, received_at, insert_id, session_dua, ip, browser, \
+         browser_version, os, device_type, city, state, country, properties FROM ingest_events \
+         WHERE app_key = $1 AND event_time >= $2 AND event_time < $3 \
+         AND ($4::text IS NULL OR event_name = $4) AND (event_time, seq) > ($5, $6) \
+         ORDER BY event_time, seq LIMIT $7",
+    )
+    .bind(q.app_key)
+    .bind(timestamp(q.from_ms))
+    .bind(timestamp(q.to_ms))
+    .bind(q.event_name)
+    .bind(timestamp(q.after.0))
+    .bind(q.after.1)
+    .bind(q.limit)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            let time: DateTime<Utc> = row.try_get("event_time")?;
+            let received: DateTime<Utc> = row.try_get("received_at")?;
+            super::stored(
+                &row,
+                row.try_get("seq")?,
+                time.timestamp_millis(),
+                received.timestamp_millis(),
+            )
+        })
+        .collect()
+}

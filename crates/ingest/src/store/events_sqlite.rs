@@ -1,0 +1,117 @@
+//! Events on SQLite (the embedded store): a group of batches lands in one transaction, insert ids claimed
+//! row by row, events written with multi-row `INSERT`s.
+
+use std::fmt::Write as _;
+
+use common::db::StoreError;
+use sqlx::{Row, SqliteConnection};
+
+use super::{EventQuery, Fresh};
+use crate::model::{NewEvent, StoredEvent};
+
+/// Rows per `INSERT`: 16 values each, well under SQLite's limit of bound values per statement.
+const ROWS_PER_INSERT: usize = 200;
+
+pub async fn insert(
+    c: &mut SqliteConnection,
+    events: &[&NewEvent],
+    window_start_ms: i64,
+    now_ms: i64,
+) -> Result<Fresh, StoreError> {
+    let mut fresh = super::claim_in_memory(events);
+    for (i, event) in events.iter().enumerate() {
+        let Some(id) = event.insert_id.as_deref().filter(|_| fresh[i]) else {
+            continue;
+        };
+        let claimed = sqlx::query(
+            "INSERT INTO ingest_insert_ids (app_key, insert_id, seen_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (app_key, insert_id) DO UPDATE SET seen_at = excluded.seen_at \
+             WHERE ingest_insert_ids.seen_at < $4 RETURNING 1",
+        )
+        .bind(&event.app_key)
+        .bind(id)
+        .bind(now_ms)
+        .bind(window_start_ms)
+        .fetch_optional(&mut *c)
+        .await?;
+        fresh[i] = claimed.is_some();
+    }
+    let rows: Vec<&NewEvent> = events
+        .iter()
+        .zip(&fresh)
+        .filter(|(_, fresh)| **fresh)
+        .map(|(e, _)| *e)
+        .collect();
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut sql = String::from(
+            "INSERT INTO ingest_events (app_key, event_time, event_name, user_id, received_at, insert_id, \
+             session_dua, ip, browser, browser_version, os, device_type, city, state, country, properties) VALUES ",
+        );
+        for row in 0..chunk.len() {
+            sql.push_str(if row == 0 { "(" } else { ", (" });
+            for column in 0..16 {
+                let _ = write!(
+                    sql,
+                    "{}${}",
+                    if column == 0 { "" } else { ", " },
+                    row * 16 + column + 1
+                );
+            }
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for e in chunk {
+            query = query
+                .bind(&e.app_key)
+                .bind(e.time_ms)
+                .bind(&e.event_name)
+                .bind(&e.user_id)
+                .bind(e.received_ms)
+                .bind(&e.insert_id)
+                .bind(&e.session_dua)
+                .bind(&e.ip)
+                .bind(&e.browser)
+                .bind(&e.browser_version)
+                .bind(&e.os)
+                .bind(&e.device_type)
+                .bind(&e.city)
+                .bind(&e.state)
+                .bind(&e.country)
+                .bind(&e.properties);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(fresh)
+}
+
+pub async fn read(
+    c: &mut SqliteConnection,
+    q: &EventQuery<'_>,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT seq, event_time, event_name, user_id, received_at, insert_id, session_dua, ip, browser, \
+         browser_version, os, device_type, city, state, country, properties FROM ingest_events \
+         WHERE app_key = $1 AND event_time >= $2 AND event_time < $3 \
+         AND ($4 IS NULL OR event_name = $4) AND (event_time, seq) > ($5, $6) \
+         ORDER BY event_time, seq LIMIT $7",
+    )
+    .bind(q.app_key)
+    .bind(q.from_ms)
+    .bind(q.to_ms)
+    .bind(q.event_name)
+    .bind(q.after.0)
+    .bind(q.after.1)
+    .bind(q.limit)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            super::stored(
+                &row,
+                row.try_get("seq")?,
+                row.try_get("event_time")?,
+                row.try_get("received_at")?,
+            )
+        })
+        .collect()
+}

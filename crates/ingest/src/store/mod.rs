@@ -1,0 +1,188 @@
+//! The ingestion service's tables, which it alone reads and writes: projects, events and the insert ids
+//! remembered for deduplication. Projects are written once for both databases (`projects_sql.rs`); events
+//! have a writer per database, since PostgreSQL gets them by binary `COPY` into monthly partitions.
+
+mod events_pg;
+mod events_sqlite;
+mod postgres;
+mod sqlite;
+
+use std::collections::HashSet;
+
+use common::db::{Database, Handle, Migrations, StoreError};
+use common::dispatch;
+use sqlx::Row;
+
+pub use events_pg::Partitions;
+
+use crate::model::{NewEvent, Project, StoredEvent};
+
+/// The ingestion tables (versions 6001 to 6999).
+pub const MIGRATIONS: Migrations = Migrations {
+    postgres: || sqlx::migrate!("./migrations/postgres"),
+    sqlite: || sqlx::migrate!("./migrations/sqlite"),
+};
+
+/// Per event of a write, whether it was stored (false: a duplicate of an insert id within the window).
+pub type Fresh = Vec<bool>;
+
+/// A page of a project's events: `[from_ms, to_ms)`, optionally one event name, after a cursor position
+/// (event time in milliseconds and sequence number).
+#[derive(Debug, Clone)]
+pub struct EventQuery<'a> {
+    pub app_key: &'a str,
+    pub from_ms: i64,
+    pub to_ms: i64,
+    pub event_name: Option<&'a str>,
+    pub after: (i64, i64),
+    pub limit: i64,
+}
+
+/// Writes `events` in one transaction: claims their insert ids (an id seen after `window_start_ms`
+/// makes its event a duplicate) and stores the rest. Nothing is written when it fails.
+pub async fn insert_events(
+    db: &Database,
+    partitions: &Partitions,
+    events: &[&NewEvent],
+    window_start_ms: i64,
+    now_ms: i64,
+) -> Result<Fresh, StoreError> {
+    match db {
+        Database::Postgres(pool) => {
+            partitions
+                .ensure(pool, events.iter().map(|e| e.time_ms))
+                .await?;
+            let mut tx = pool.begin().await?;
+            let fresh = events_pg::insert(&mut tx, events, window_start_ms, now_ms).await?;
+            tx.commit().await?;
+            Ok(fresh)
+        }
+        Database::Sqlite(pool, _) => {
+            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+            let fresh = events_sqlite::insert(&mut tx, events, window_start_ms, now_ms).await?;
+            tx.commit().await?;
+            Ok(fresh)
+        }
+    }
+}
+
+pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
+    match db {
+        Database::Postgres(pool) => events_pg::read(&mut *pool.acquire().await?, query).await,
+        Database::Sqlite(pool, _) => events_sqlite::read(&mut *pool.acquire().await?, query).await,
+    }
+}
+
+/// Within one write, the second event with an app key and insert id is a duplicate of the first.
+fn claim_in_memory(events: &[&NewEvent]) -> Fresh {
+    let mut seen = HashSet::new();
+    events
+        .iter()
+        .map(|e| match &e.insert_id {
+            Some(id) => seen.insert((e.app_key.as_str(), id.as_str())),
+            None => true,
+        })
+        .collect()
+}
+
+/// An event row of either database, its times already in milliseconds.
+fn stored<R>(row: &R, seq: i64, time_ms: i64, received_ms: i64) -> Result<StoredEvent, StoreError>
+where
+    R: Row,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let text = |name: &str| row.try_get::<Option<String>, _>(name);
+    let properties: String = row.try_get("properties")?;
+    Ok(StoredEvent {
+        id: seq.to_string(),
+        seq,
+        event_name: row.try_get("event_name")?,
+        user_id: row.try_get("user_id")?,
+        event_timestamp_epoch: time_ms,
+        time: crate::model::rfc3339(time_ms),
+        received_at: crate::model::rfc3339(received_ms),
+        insert_id: text("insert_id")?,
+        session_dua: text("session_dua")?,
+        ip: text("ip")?,
+        browser: text("browser")?,
+        browser_version: text("browser_version")?,
+        os: text("os")?,
+        device_type: text("device_type")?,
+        city: text("city")?,
+        state: text("state")?,
+        country: text("country")?,
+        properties: serde_json::from_str(&properties).unwrap_or_default(),
+    })
+}
+
+pub async fn insert_project<'a>(h: impl Into<Handle<'a>>, p: &Project) -> Result<(), StoreError> {
+    dispatch!(h, insert_project(p))
+}
+
+pub async fn project<'a>(
+    h: impl Into<Handle<'a>>,
+    app_key: &str,
+) -> Result<Option<Project>, StoreError> {
+    dispatch!(h, project(app_key))
+}
+
+pub async fn project_named<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    name: &str,
+) -> Result<Option<Project>, StoreError> {
+    dispatch!(h, project_named(company, name))
+}
+
+pub async fn projects<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Vec<Project>, StoreError> {
+    dispatch!(h, projects(company))
+}
+
+pub async fn update_project<'a>(h: impl Into<Handle<'a>>, p: &Project) -> Result<bool, StoreError> {
+    dispatch!(h, update_project(p))
+}
+
+pub async fn delete_project<'a>(
+    h: impl Into<Handle<'a>>,
+    app_key: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, delete_project(app_key))
+}
+
+/// Forgets the insert ids seen before `before_ms`.
+pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, StoreError> {
+    match db {
+        Database::Postgres(pool) => {
+            let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
+            postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
+        }
+        Database::Sqlite(pool, _) => {
+            sqlite::forget_insert_ids(&mut *pool.acquire().await?, before_ms).await
+        }
+    }
+}
+
+/// Creates the company's project named `name` unless it exists; the project either way. For
+/// `speechd bootstrap`, inside its transaction.
+pub async fn ensure_project(
+    tx: &mut common::db::Tx,
+    company: &str,
+    name: &str,
+) -> Result<Project, StoreError> {
+    if let Some(existing) = project_named(&mut *tx, company, name).await? {
+        return Ok(existing);
+    }
+    let project = Project {
+        app_key: crate::model::new_app_key(),
+        company: company.to_string(),
+        name: name.to_string(),
+        server_time: false,
+        created_at: common::db::now(),
+    };
+    insert_project(&mut *tx, &project).await?;
+    Ok(project)
+}

@@ -1,0 +1,8 @@
+//! The ingestion service's integration tests: one binary, a module per endpoint, every test on
+//! PostgreSQL and on SQLite against a real token service over loopback HTTP.
+
+mod support;
+
+mod events;
+mod projects;
+mod track;

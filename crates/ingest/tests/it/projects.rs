@@ -1,0 +1,174 @@
+//! `/v3/projects`: a company's projects, and nobody else's.
+
+use common::backend_tests;
+use serde_json::{json, Value};
+
+use crate::support::{Backend, World};
+
+backend_tests!(
+    projects_are_created_listed_changed_and_deleted_with_their_events,
+    another_company_or_a_reader_cannot_manage_a_project,
+);
+
+async fn projects_are_created_listed_changed_and_deleted_with_their_events(backend: Backend) {
+    let world = World::new(backend).await;
+    let key = world.create_project("mobile", false).await;
+    assert_eq!(key.len(), 32);
+    assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    let list: Value = world
+        .http
+        .get(world.url("/v3/projects"))
+        .bearer_auth(&world.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = list["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mobile", "web"]);
+
+    let duplicate = world
+        .http
+        .post(world.url("/v3/projects"))
+        .bearer_auth(&world.token)
+        .json(&json!({"name": "mobile"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(duplicate.status(), 409);
+
+    let changed: Value = world
+        .http
+        .put(world.url(&format!("/v3/projects/{key}")))
+        .bearer_auth(&world.token)
+        .json(&json!({"name": "mobile app", "server_time": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed["name"].clone(), changed["server_time"].clone()),
+        (json!("mobile app"), json!(true))
+    );
+    let answer = world
+        .track(&key, json!([{"event_name": "e", "user_id": "u"}]))
+        .await;
+    assert_eq!(
+        answer["results"]["stored"],
+        json!(1),
+        "server time applies at once: {answer}"
+    );
+
+    let deleted = world
+        .http
+        .delete(world.url(&format!("/v3/projects/{key}")))
+        .bearer_auth(&world.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let gone = world
+        .http
+        .get(world.url(&format!("/v3/projects/{key}")))
+        .bearer_auth(&world.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    let answer = world
+        .track(&key, json!([{"event_name": "e", "user_id": "u"}]))
+        .await;
+    assert!(
+        answer["results"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown app key"),
+        "{answer}"
+    );
+
+    let bad = world
+        .http
+        .post(world.url("/v3/projects"))
+        .bearer_auth(&world.token)
+        .json(&json!({"name": " ", "extra": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+}
+
+async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
+    let world = World::new(backend).await;
+    let other = world.other_company_token().await;
+    let key = &world.app_key;
+    for (method, path) in [
+        (reqwest::Method::GET, format!("/v3/projects/{key}")),
+        (reqwest::Method::PUT, format!("/v3/projects/{key}")),
+        (reqwest::Method::DELETE, format!("/v3/projects/{key}")),
+    ] {
+        let response = world
+            .http
+            .request(method.clone(), world.url(&path))
+            .bearer_auth(&other)
+            .json(&json!({"name": "taken over", "server_time": true}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            404,
+            "{method} {path} with another company's token"
+        );
+    }
+    let theirs: Value = world
+        .http
+        .get(world.url("/v3/projects"))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        theirs["projects"],
+        json!([]),
+        "another company sees none of acme's projects"
+    );
+
+    let reader = world.token_with_scope("events:read").await;
+    for request in [
+        world
+            .http
+            .post(world.url("/v3/projects"))
+            .json(&json!({"name": "new"})),
+        world.http.delete(world.url(&format!("/v3/projects/{key}"))),
+    ] {
+        let response = request.bearer_auth(&reader).send().await.unwrap();
+        assert_eq!(response.status(), 403);
+    }
+    let project: Value = world
+        .http
+        .get(world.url(&format!("/v3/projects/{key}")))
+        .bearer_auth(&world.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (project["name"].clone(), project["server_time"].clone()),
+        (json!("web"), json!(false)),
+        "unchanged"
+    );
+}
