@@ -4,6 +4,7 @@
 //! transaction committed, so an event reported stored is stored; when the transaction fails, every
 //! batch in it is reported not stored and nothing of it remains.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use common::db::{Database, StoreError};
@@ -20,7 +21,16 @@ const QUEUE: usize = 1024;
 struct Job {
     events: Vec<NewEvent>,
     now_ms: i64,
-    reply: oneshot::Sender<Result<Fresh, String>>,
+    reply: oneshot::Sender<Result<Fresh, WriteError>>,
+}
+
+/// Why a batch was not stored; nothing of it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    /// The database failed: sending the batch again may succeed.
+    Unavailable(String),
+    /// The project was deleted while the batch was on its way.
+    ProjectGone,
 }
 
 #[derive(Clone)]
@@ -48,7 +58,7 @@ impl Writer {
 
     /// Stores `events` (received at `now_ms`); per event, whether it was new. An error says why nothing
     /// was stored.
-    pub async fn write(&self, events: Vec<NewEvent>, now_ms: i64) -> Result<Fresh, String> {
+    pub async fn write(&self, events: Vec<NewEvent>, now_ms: i64) -> Result<Fresh, WriteError> {
         if events.is_empty() {
             return Ok(Vec::new());
         }
@@ -60,10 +70,10 @@ impl Writer {
                 reply,
             })
             .await
-            .map_err(|_| "the service is shutting down".to_string())?;
+            .map_err(|_| WriteError::Unavailable("the service is shutting down".into()))?;
         answer
             .await
-            .map_err(|_| "the write was abandoned".to_string())?
+            .map_err(|_| WriteError::Unavailable("the write was abandoned".into()))?
     }
 }
 
@@ -91,12 +101,13 @@ async fn write_group(db: &Database, partitions: &Partitions, group: Vec<Job>, wi
     let result = store::insert_events(db, partitions, &all, now_ms - window_ms, now_ms).await;
     drop(all);
     match result {
-        Ok(fresh) => {
-            let mut rest = &fresh[..];
+        Ok(written) => {
+            let mut rest = &written.fresh[..];
             for job in group {
                 let (mine, others) = rest.split_at(job.events.len());
                 rest = others;
-                let _ = job.reply.send(Ok(mine.to_vec()));
+                let reply = answer(&job, &written.missing, mine.to_vec());
+                let _ = job.reply.send(reply);
             }
         }
         // One batch the database refuses must not fail the others it was grouped with: each is tried
@@ -108,7 +119,11 @@ async fn write_group(db: &Database, partitions: &Partitions, group: Vec<Job>, wi
                     store::insert_events(db, partitions, &refs, job.now_ms - window_ms, job.now_ms)
                         .await;
                 drop(refs);
-                let _ = job.reply.send(result.map_err(|e| unavailable(&e)));
+                let reply = match result {
+                    Ok(written) => answer(&job, &written.missing, written.fresh),
+                    Err(e) => Err(unavailable(&e)),
+                };
+                let _ = job.reply.send(reply);
             }
         }
         Err(e) => {
@@ -137,9 +152,20 @@ async fn forget_old_insert_ids(db: Database, window_ms: i64, alive: mpsc::WeakSe
     }
 }
 
+/// A job's answer from its share of a write.
+fn answer(job: &Job, missing: &HashSet<String>, fresh: Fresh) -> Result<Fresh, WriteError> {
+    if job.events.iter().any(|e| missing.contains(&e.app_key)) {
+        Err(WriteError::ProjectGone)
+    } else {
+        Ok(fresh)
+    }
+}
+
 /// What a sender is told when its batch could not be written: retry later. The cause is logged.
-fn unavailable(e: &StoreError) -> String {
+fn unavailable(e: &StoreError) -> WriteError {
     tracing::error!(error = %e, "storing events failed");
-    "the events could not be stored just now; nothing of this batch was stored, send it again"
-        .into()
+    WriteError::Unavailable(
+        "the events could not be stored just now; nothing of this batch was stored, send it again"
+            .into(),
+    )
 }

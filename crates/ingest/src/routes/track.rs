@@ -11,6 +11,7 @@ use crate::config::canonical;
 use crate::state::IngestState;
 use crate::track::validate::TimeRules;
 use crate::track::{self, TrackResponse, TrackResults};
+use crate::writer::WriteError;
 
 #[utoipa::path(post, path = "/v3/{app_key}/track", tag = "track",
     params(("app_key" = String, Path, description = "The project's app key")),
@@ -110,9 +111,15 @@ async fn track(
             results.stored = fresh.iter().filter(|f| **f).count();
             results.duplicates = fresh.len() - results.stored;
         }
-        Err(message) => {
+        Err(WriteError::Unavailable(message)) => {
             results.error = Some(message);
             results.retry = Some(true);
+        }
+        Err(WriteError::ProjectGone) => {
+            results.error = Some(format!(
+                "unknown app key {app_key:?}: the project was deleted; nothing was stored"
+            ));
+            results.retry = Some(false);
         }
     }
     TrackResponse {

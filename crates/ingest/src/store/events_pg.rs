@@ -74,6 +74,27 @@ fn month_of(ms: i64) -> i32 {
     t.year() * 100 + t.month() as i32
 }
 
+/// Locks the projects of `keys` against deletion until the transaction ends (a share lock, which
+/// concurrent writes of the same project also take); the keys whose project does not exist.
+pub async fn lock_projects(
+    c: &mut PgConnection,
+    keys: &[&str],
+) -> Result<HashSet<String>, StoreError> {
+    let found: HashSet<String> = sqlx::query_scalar::<_, String>(
+        "SELECT app_key FROM ingest_projects WHERE app_key = ANY($1) ORDER BY app_key FOR KEY SHARE",
+    )
+    .bind(keys)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .collect();
+    Ok(keys
+        .iter()
+        .filter(|k| !found.contains(**k))
+        .map(|k| k.to_string())
+        .collect())
+}
+
 /// Claims the insert ids of `events` and copies the events that are new; `fresh[i]` says whether
 /// `events[i]` was stored (false: a duplicate within the window).
 pub async fn insert(

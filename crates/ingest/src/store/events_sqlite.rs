@@ -12,6 +12,24 @@ use crate::model::{NewEvent, StoredEvent};
 /// Rows per `INSERT`: 16 values each, well under SQLite's limit of bound values per statement.
 const ROWS_PER_INSERT: usize = 200;
 
+/// The keys of `keys` whose project does not exist.
+pub async fn missing_projects(
+    c: &mut SqliteConnection,
+    keys: &[&str],
+) -> Result<std::collections::HashSet<String>, StoreError> {
+    let mut missing = std::collections::HashSet::new();
+    for key in keys {
+        let found = sqlx::query("SELECT 1 FROM ingest_projects WHERE app_key = $1")
+            .bind(*key)
+            .fetch_optional(&mut *c)
+            .await?;
+        if found.is_none() {
+            missing.insert(key.to_string());
+        }
+    }
+    Ok(missing)
+}
+
 pub async fn insert(
     c: &mut SqliteConnection,
     events: &[&NewEvent],

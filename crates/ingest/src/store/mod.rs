@@ -26,6 +26,14 @@ pub const MIGRATIONS: Migrations = Migrations {
 /// Per event of a write, whether it was stored (false: a duplicate of an insert id within the window).
 pub type Fresh = Vec<bool>;
 
+/// What a write did: per event whether it was stored, and the app keys whose project no longer exists
+/// (their events were not stored: the project was deleted while they were on their way).
+#[derive(Debug, Default)]
+pub struct Written {
+    pub fresh: Fresh,
+    pub missing: HashSet<String>,
+}
+
 /// A page of a project's events: `[from_ms, to_ms)`, optionally one event name, after a cursor position
 /// (event time in milliseconds and sequence number).
 #[derive(Debug, Clone)]
@@ -39,31 +47,68 @@ pub struct EventQuery<'a> {
 }
 
 /// Writes `events` in one transaction: claims their insert ids (an id seen after `window_start_ms`
-/// makes its event a duplicate) and stores the rest. Nothing is written when it fails.
+/// makes its event a duplicate) and stores the rest, except the events of projects that no longer exist.
+/// The projects are locked against deletion until the transaction ends, so a deletion never leaves
+/// events behind. Nothing is written when it fails.
 pub async fn insert_events(
     db: &Database,
     partitions: &Partitions,
     events: &[&NewEvent],
     window_start_ms: i64,
     now_ms: i64,
-) -> Result<Fresh, StoreError> {
+) -> Result<Written, StoreError> {
+    let keys: Vec<&str> = {
+        let mut keys: Vec<&str> = events.iter().map(|e| e.app_key.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    };
     match db {
         Database::Postgres(pool) => {
             partitions
                 .ensure(pool, events.iter().map(|e| e.time_ms))
                 .await?;
             let mut tx = pool.begin().await?;
-            let fresh = events_pg::insert(&mut tx, events, window_start_ms, now_ms).await?;
+            let missing = events_pg::lock_projects(&mut tx, &keys).await?;
+            let kept = without(events, &missing);
+            let mut fresh = events_pg::insert(&mut tx, &kept, window_start_ms, now_ms).await?;
             tx.commit().await?;
-            Ok(fresh)
+            Ok(Written {
+                fresh: spread(events, &missing, &mut fresh),
+                missing,
+            })
         }
         Database::Sqlite(pool, _) => {
+            // BEGIN IMMEDIATE holds the database's write lock: no deletion runs until the commit.
             let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-            let fresh = events_sqlite::insert(&mut tx, events, window_start_ms, now_ms).await?;
+            let missing = events_sqlite::missing_projects(&mut tx, &keys).await?;
+            let kept = without(events, &missing);
+            let mut fresh = events_sqlite::insert(&mut tx, &kept, window_start_ms, now_ms).await?;
             tx.commit().await?;
-            Ok(fresh)
+            Ok(Written {
+                fresh: spread(events, &missing, &mut fresh),
+                missing,
+            })
         }
     }
+}
+
+/// The events whose project exists.
+fn without<'a>(events: &[&'a NewEvent], missing: &HashSet<String>) -> Vec<&'a NewEvent> {
+    events
+        .iter()
+        .filter(|e| !missing.contains(&e.app_key))
+        .copied()
+        .collect()
+}
+
+/// `fresh` of the kept events, spread back over all `events` (false for those of missing projects).
+fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) -> Fresh {
+    let mut kept = fresh.drain(..);
+    events
+        .iter()
+        .map(|e| !missing.contains(&e.app_key) && kept.next().unwrap_or(false))
+        .collect()
 }
 
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {

@@ -70,18 +70,20 @@ pub(crate) async fn update_project(c: &mut Conn, p: &Project) -> Result<bool, St
     Ok(done.rows_affected() > 0)
 }
 
-/// Removes a project with its events and remembered insert ids.
+/// Removes a project with its events and remembered insert ids. The project row goes first: its deletion
+/// waits for the writes that hold it (`lock_projects`), and the events they committed are then gone with
+/// the rest; later writes find no project and store nothing.
 pub(crate) async fn delete_project(c: &mut Conn, app_key: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>("DELETE FROM ingest_projects WHERE app_key = $1")
+        .bind(app_key)
+        .execute(&mut *c)
+        .await?;
     for table in ["ingest_events", "ingest_insert_ids"] {
         sqlx::query::<Db>(&format!("DELETE FROM {table} WHERE app_key = $1"))
             .bind(app_key)
             .execute(&mut *c)
             .await?;
     }
-    let done = sqlx::query::<Db>("DELETE FROM ingest_projects WHERE app_key = $1")
-        .bind(app_key)
-        .execute(&mut *c)
-        .await?;
     Ok(done.rows_affected() > 0)
 }
 

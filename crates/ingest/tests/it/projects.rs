@@ -8,6 +8,7 @@ use crate::support::{Backend, World};
 backend_tests!(
     projects_are_created_listed_changed_and_deleted_with_their_events,
     another_company_or_a_reader_cannot_manage_a_project,
+    a_project_deleted_while_batches_arrive_leaves_no_event_behind,
 );
 
 async fn projects_are_created_listed_changed_and_deleted_with_their_events(backend: Backend) {
@@ -170,5 +171,65 @@ async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
         (project["name"].clone(), project["server_time"].clone()),
         (json!("web"), json!(false)),
         "unchanged"
+    );
+}
+
+async fn a_project_deleted_while_batches_arrive_leaves_no_event_behind(backend: Backend) {
+    let world = World::new(backend).await;
+    let key = world.create_project("doomed", false).await;
+    let batch: Vec<Value> = (0..50)
+        .map(|i| json!({"event_name": format!("e{i}"), "user_id": "u", "event_timestamp_epoch": crate::support::now_ms()}))
+        .collect();
+    let world = &world;
+    let sender = |_| {
+        let (key, batch) = (key.clone(), json!(batch));
+        async move {
+            let mut stored = 0;
+            for _ in 0..40 {
+                let answer = world.track(&key, batch.clone()).await;
+                match answer["results"]["error"].as_str() {
+                    None => stored += 1,
+                    Some(error) => {
+                        assert!(error.contains("unknown app key"), "{answer}");
+                        return stored;
+                    }
+                }
+            }
+            stored
+        }
+    };
+    let deleter = async {
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        let response = world
+            .http
+            .delete(world.url(&format!("/v3/projects/{key}")))
+            .bearer_auth(&world.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 204);
+    };
+    let (stored, ..) = tokio::join!(futures_util::future::join_all((0..4).map(sender)), deleter);
+    assert!(
+        stored.iter().sum::<i32>() > 0,
+        "some batches landed before the deletion"
+    );
+    let left = ingest::store::events(
+        &world.auth.db.db,
+        &ingest::store::EventQuery {
+            app_key: &key,
+            from_ms: 0,
+            to_ms: 253_402_300_800_000,
+            event_name: None,
+            after: (0, -1),
+            limit: 10,
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        left.is_empty(),
+        "{} events outlived their project",
+        left.len()
     );
 }

@@ -384,12 +384,19 @@ async fn the_place_comes_from_session_ip_else_the_client_address(backend: Backen
 const CHROME_WINDOWS: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 const SAFARI_IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1.1 Mobile/15E148 Safari/604.1";
 
-async fn browser_system_and_place_are_filled_in_from_a_real_user_agent_and_database(backend: Backend) {
+async fn browser_system_and_place_are_filled_in_from_a_real_user_agent_and_database(
+    backend: Backend,
+) {
     // A city database of the GeoIP2 layout, made here: London for 81.2.69.0/24, Berlin for an IPv6 range,
     // and the loopback network the test's requests come from.
     let mut writer = ingest::enrich::mmdb_writer::MmdbWriter::new("GeoIP2-City");
     writer.insert("81.2.69.0/24", Some("London"), Some("England"), Some("GB"));
-    writer.insert("2a02:8108::/32", Some("Berlin"), Some("Land Berlin"), Some("DE"));
+    writer.insert(
+        "2a02:8108::/32",
+        Some("Berlin"),
+        Some("Land Berlin"),
+        Some("DE"),
+    );
     writer.insert("127.0.0.0/8", Some("Loopback"), None, Some("ZZ"));
     let path = std::env::temp_dir().join(format!("city-{}.mmdb", uuid_like()));
     writer.write(&path).unwrap();
@@ -404,29 +411,64 @@ async fn browser_system_and_place_are_filled_in_from_a_real_user_agent_and_datab
     let here = event("here", "u", json!(now));
     let mut nowhere = event("nowhere", "u", json!(now));
     nowhere["session_ip"] = json!("192.0.2.1");
-    let answer = world.track(&world.app_key, json!([london, berlin, here, nowhere])).await;
+    let answer = world
+        .track(&world.app_key, json!([london, berlin, here, nowhere]))
+        .await;
     assert_eq!(answer["results"]["stored"], json!(4), "{answer}");
     let events = world.all_events(&world.app_key).await;
-    let of = |name: &str| events.iter().find(|e| e["event_name"] == json!(name)).unwrap().clone();
+    let of = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["event_name"] == json!(name))
+            .unwrap()
+            .clone()
+    };
     let fields = |e: &Value| {
-        ["browser", "browser_version", "os", "device_type", "city", "state", "country"]
-            .map(|f| e[f].as_str().map(str::to_string))
+        [
+            "browser",
+            "browser_version",
+            "os",
+            "device_type",
+            "city",
+            "state",
+            "country",
+        ]
+        .map(|f| e[f].as_str().map(str::to_string))
     };
     let s = |v: &str| Some(v.to_string());
     assert_eq!(
         fields(&of("london")),
-        [s("Chrome"), s("131.0.0.0"), s("Windows 10"), s("desktop"), s("London"), s("England"), s("GB")]
+        [
+            s("Chrome"),
+            s("131.0.0.0"),
+            s("Windows 10"),
+            s("desktop"),
+            s("London"),
+            s("England"),
+            s("GB")
+        ]
     );
     assert_eq!(
         fields(&of("berlin")),
-        [s("Safari"), s("18.1.1"), s("iOS"), s("mobile"), s("Berlin"), s("Land Berlin"), s("DE")]
+        [
+            s("Safari"),
+            s("18.1.1"),
+            s("iOS"),
+            s("mobile"),
+            s("Berlin"),
+            s("Land Berlin"),
+            s("DE")
+        ]
     );
     assert_eq!(
         fields(&of("here")),
         [None, None, None, None, s("Loopback"), None, s("ZZ")],
         "no session_ip: the sender's address"
     );
-    assert_eq!(fields(&of("nowhere")), [None, None, None, None, None, None, None]);
+    assert_eq!(
+        fields(&of("nowhere")),
+        [None, None, None, None, None, None, None]
+    );
     let _ = std::fs::remove_file(&path);
 }
 
@@ -439,10 +481,20 @@ async fn hostile_bodies_are_refused_without_harm(backend: Backend) {
     let path = format!("/v3/{}/track", world.app_key);
     let json_type = [("content-type", "application/json")];
     // Nesting deeper than the parser follows.
-    let deep = format!("{{\"events\": [{}{}]}}", "[".repeat(10_000), "]".repeat(10_000));
+    let deep = format!(
+        "{{\"events\": [{}{}]}}",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
     let answer = world.track_raw(&path, deep.into_bytes(), &json_type).await;
     assert_eq!(answer["status"], json!(false));
-    assert!(answer["results"]["error"].as_str().unwrap().contains("not valid JSON"), "{answer}");
+    assert!(
+        answer["results"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{answer}"
+    );
     // A property name or value of the wrong kind, a huge number of properties, control characters.
     let mut wide = event("wide", "u", json!(now_ms()));
     for i in 0..300 {
@@ -450,7 +502,12 @@ async fn hostile_bodies_are_refused_without_harm(backend: Backend) {
     }
     let mut nul = event("nul\u{0}", "u", json!(now_ms()));
     nul["fine"] = json!("tab\tand\u{0}nul in a property value is kept");
-    let answer = world.track(&world.app_key, json!([wide, nul, event("ok", "u", json!(now_ms()))])).await;
+    let answer = world
+        .track(
+            &world.app_key,
+            json!([wide, nul, event("ok", "u", json!(now_ms()))]),
+        )
+        .await;
     assert_eq!(answer["results"]["stored"], json!(1), "{answer}");
     let fields: Vec<&str> = answer["results"]["failed_events"]
         .as_array()
@@ -462,10 +519,22 @@ async fn hostile_bodies_are_refused_without_harm(backend: Backend) {
     // An app key shaped to escape the path or the SQL finds no project.
     for key in ["../projects", "x' OR '1'='1", "%00"] {
         let answer = world
-            .track_raw(&format!("/v3/{}/track", url::form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>()),
-                br#"{"events": []}"#.to_vec(), &json_type)
+            .track_raw(
+                &format!(
+                    "/v3/{}/track",
+                    url::form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>()
+                ),
+                br#"{"events": []}"#.to_vec(),
+                &json_type,
+            )
             .await;
-        assert!(answer["results"]["error"].as_str().unwrap().contains("unknown app key"), "{key}: {answer}");
+        assert!(
+            answer["results"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown app key"),
+            "{key}: {answer}"
+        );
     }
     assert_eq!(world.all_events(&world.app_key).await.len(), 1);
 }
