@@ -33,6 +33,10 @@ pub struct IngestConfig {
     pub writers: usize,
     /// How long a replica reuses a token's revocation answer.
     pub revocation_cache_ms: u64,
+    /// Events per second one project may send to one replica; 0 is no limit.
+    pub rate_limit_events_per_sec: u64,
+    /// Seconds of that rate a project may send at once, as a burst.
+    pub rate_limit_burst_secs: f64,
 }
 
 impl Default for IngestConfig {
@@ -48,6 +52,8 @@ impl Default for IngestConfig {
             dedup_window_secs: 7 * 24 * 3600,
             writers: 2,
             revocation_cache_ms: 1000,
+            rate_limit_events_per_sec: 50_000,
+            rate_limit_burst_secs: 2.0,
         }
     }
 }
@@ -72,6 +78,12 @@ impl ServiceConfig for IngestConfig {
             return Err(ConfigError(
                 "future_margin_secs and dedup_window_secs must not be negative".into(),
             ));
+        }
+        if !(self.rate_limit_burst_secs.is_finite() && self.rate_limit_burst_secs > 0.0) {
+            return Err(ConfigError(format!(
+                "rate_limit_burst_secs must be a positive number, got {}",
+                self.rate_limit_burst_secs
+            )));
         }
         if self.writers == 0 {
             return Err(ConfigError("writers must be at least 1".into()));

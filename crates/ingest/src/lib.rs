@@ -5,6 +5,7 @@
 pub mod access;
 pub mod config;
 pub mod enrich;
+pub mod limit;
 pub mod model;
 pub mod openapi;
 pub mod routes;

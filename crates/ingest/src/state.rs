@@ -9,6 +9,7 @@ use common::jwt::JwtVerifier;
 
 use crate::config::{IngestConfig, Network};
 use crate::enrich::Enricher;
+use crate::limit::RateLimit;
 use crate::model::Project;
 use crate::writer::Writer;
 
@@ -27,6 +28,8 @@ pub struct IngestState {
     pub projects: TtlCache<String, Option<Project>>,
     /// Revocation answers per token id (`revocation_cache_ms`).
     pub revocations: TtlCache<String, bool>,
+    /// Events per second per project.
+    pub limit: RateLimit,
 }
 
 impl IngestState {
@@ -39,6 +42,10 @@ impl IngestState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
             projects: TtlCache::new(PROJECT_CACHE, 100_000),
+            limit: RateLimit::new(
+                config.rate_limit_events_per_sec,
+                config.rate_limit_burst_secs,
+            ),
             enricher,
             proxies,
             writer,

@@ -89,6 +89,17 @@ async fn track(
             );
         }
     };
+    if !state.limit.take(&project.app_key, count) {
+        return TrackResponse::refused(
+            version,
+            count,
+            format!(
+                "the project's limit of {} events per second is reached; nothing was stored, send the batch again in a moment",
+                state.config.rate_limit_events_per_sec
+            ),
+            true,
+        );
+    }
     let rules = TimeRules {
         now_ms,
         future_margin_ms: state.config.future_margin_secs * 1000,

@@ -17,6 +17,7 @@ backend_tests!(
     the_place_comes_from_session_ip_else_the_client_address,
     browser_system_and_place_are_filled_in_from_a_real_user_agent_and_database,
     hostile_bodies_are_refused_without_harm,
+    a_project_over_its_rate_limit_is_told_to_retry,
 );
 
 fn event(name: &str, user: &str, time: Value) -> Value {
@@ -537,4 +538,46 @@ async fn hostile_bodies_are_refused_without_harm(backend: Backend) {
         );
     }
     assert_eq!(world.all_events(&world.app_key).await.len(), 1);
+}
+
+async fn a_project_over_its_rate_limit_is_told_to_retry(backend: Backend) {
+    let world = World::with(backend, |c| {
+        c.rate_limit_events_per_sec = 100;
+        c.rate_limit_burst_secs = 3.0;
+    })
+    .await;
+    let batch: Vec<Value> = (0..100)
+        .map(|i| event(&format!("e{i}"), "u", json!(now_ms())))
+        .collect();
+    let answers =
+        futures_util::future::join_all((0..5).map(|_| world.track(&world.app_key, json!(batch))))
+            .await;
+    let stored: Vec<u64> = answers
+        .iter()
+        .map(|a| a["results"]["stored"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        stored.iter().filter(|s| **s == 100).count(),
+        3,
+        "the burst of 300: {answers:?}"
+    );
+    let refused: Vec<&Value> = answers
+        .iter()
+        .filter(|a| a["status"] == json!(false))
+        .collect();
+    assert_eq!(refused.len(), 2);
+    for answer in refused {
+        assert_eq!(answer["results"]["retry"], json!(true));
+        assert!(answer["results"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 100 events per second"));
+    }
+    let other = world.create_project("other", false).await;
+    assert_eq!(
+        world.track(&other, json!(batch)).await["results"]["stored"],
+        json!(100),
+        "per project"
+    );
+    assert_eq!(world.all_events(&world.app_key).await.len(), 300);
 }
