@@ -267,3 +267,30 @@ pub fn parse_redirect(response: reqwest::Response) -> Result<Redirected, reqwest
         location,
     })
 }
+
+/// A client-credentials access token of `client_id` in `company`, optionally narrowed to `scope`.
+pub async fn client_token(
+    auth: &TestAuth,
+    company: &str,
+    client_id: &str,
+    secret: &str,
+    scope: Option<&str>,
+) -> String {
+    let mut form = vec![("grant_type", "client_credentials")];
+    if let Some(scope) = scope {
+        form.push(("scope", scope));
+    }
+    let response = reqwest::Client::new()
+        .post(auth.token_url(company))
+        .basic_auth(client_id, Some(secret))
+        .form(&form)
+        .send()
+        .await
+        .expect("the token endpoint answers");
+    assert_eq!(response.status(), 200, "client-credentials grant");
+    let body: serde_json::Value = response.json().await.expect("a JSON token response");
+    body["access_token"]
+        .as_str()
+        .expect("an access token")
+        .to_string()
+}

@@ -15,7 +15,7 @@ use common::testing::s3::S3Server;
 use common::testing::TestBroker;
 use serde_json::{json, Value};
 
-pub use auth::testing::{full_client_spec, TestAuth};
+pub use auth::testing::{client_token, full_client_spec, TestAuth};
 pub use common::testing::Backend;
 
 pub const COMPANY: &str = "acme";
@@ -417,30 +417,6 @@ where
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// A client-credentials token from the real token endpoint.
-pub async fn client_token(
-    auth: &TestAuth,
-    company: &str,
-    client_id: &str,
-    secret: &str,
-    scope: Option<&str>,
-) -> String {
-    let mut form = vec![("grant_type", "client_credentials")];
-    if let Some(scope) = scope {
-        form.push(("scope", scope));
-    }
-    let response = reqwest::Client::new()
-        .post(auth.token_url(company))
-        .basic_auth(client_id, Some(secret))
-        .form(&form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
-    body["access_token"].as_str().unwrap().to_string()
 }
 
 pub async fn read(response: reqwest::Response) -> Answer {

@@ -6,7 +6,7 @@ use ingest::testing::{test_config, TestIngest};
 use ingest::IngestConfig;
 use serde_json::Value;
 
-pub use auth::testing::{full_client_spec, TestAuth};
+pub use auth::testing::{client_token, full_client_spec, TestAuth};
 pub use common::testing::Backend;
 
 pub const COMPANY: &str = "acme";
@@ -139,29 +139,6 @@ impl World {
             }
         }
     }
-}
-
-pub async fn client_token(
-    auth: &TestAuth,
-    company: &str,
-    client_id: &str,
-    secret: &str,
-    scope: Option<&str>,
-) -> String {
-    let mut form = vec![("grant_type", "client_credentials")];
-    if let Some(scope) = scope {
-        form.push(("scope", scope));
-    }
-    let response = reqwest::Client::new()
-        .post(auth.token_url(company))
-        .basic_auth(client_id, Some(secret))
-        .form(&form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
-    body["access_token"].as_str().unwrap().to_string()
 }
 
 /// Now in epoch milliseconds.
