@@ -15,7 +15,8 @@ use crate::model::{NewEvent, StoredEvent};
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01), for binary timestamps.
 const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
-const COPY: &str =
+/// The statement every write of events runs on PostgreSQL, with `copy_data` as its input.
+pub const COPY: &str =
     "COPY ingest_events (app_key, event_time, event_name, user_id, received_at, insert_id, \
      session_dua, ip, browser, browser_version, os, device_type, city, state, country, properties) \
      FROM STDIN (FORMAT binary)";
@@ -138,22 +139,33 @@ pub async fn insert(
             }
         }
     }
-    let mut data = Vec::with_capacity(events.len() * 256 + 32);
-    data.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-    data.extend_from_slice(&0i32.to_be_bytes());
-    data.extend_from_slice(&0i32.to_be_bytes());
-    let mut rows = 0;
-    for (event, _) in events.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
-        encode(&mut data, event);
-        rows += 1;
-    }
-    data.extend_from_slice(&(-1i16).to_be_bytes());
+    let kept: Vec<&NewEvent> = events
+        .iter()
+        .zip(&fresh)
+        .filter(|(_, fresh)| **fresh)
+        .map(|(e, _)| *e)
+        .collect();
+    let rows = kept.len();
+    let data = copy_data(&kept);
     if rows > 0 {
         let mut copy = c.copy_in_raw(COPY).await?;
         copy.send(data).await?;
         copy.finish().await?;
     }
     Ok(fresh)
+}
+
+/// The binary `COPY` input of `events` (header, one tuple each, trailer).
+pub fn copy_data(events: &[&NewEvent]) -> Vec<u8> {
+    let mut data = Vec::with_capacity(events.len() * 256 + 32);
+    data.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    data.extend_from_slice(&0i32.to_be_bytes());
+    data.extend_from_slice(&0i32.to_be_bytes());
+    for event in events {
+        encode(&mut data, event);
+    }
+    data.extend_from_slice(&(-1i16).to_be_bytes());
+    data
 }
 
 fn encode(out: &mut Vec<u8>, e: &NewEvent) {

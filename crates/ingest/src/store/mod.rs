@@ -13,7 +13,7 @@ use common::db::{Database, Handle, Migrations, StoreError};
 use common::dispatch;
 use sqlx::Row;
 
-pub use events_pg::Partitions;
+pub use events_pg::{copy_data, Partitions, COPY};
 
 use crate::model::{NewEvent, Project, StoredEvent};
 
