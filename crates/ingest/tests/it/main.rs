@@ -4,5 +4,6 @@
 mod support;
 
 mod events;
+mod fault;
 mod projects;
 mod track;
