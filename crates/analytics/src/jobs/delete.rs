@@ -1,9 +1,9 @@
 //! Topic `analytics.delete`: removes a company, an organization or a folder with everything in it. The
-//! job works in batches of calls: their stored objects, their search documents, then their rows in one
-//! transaction; then the search documents and rows of the scope itself. Each step can run again, so a
-//! worker killed midway leaves the message unacknowledged, and the next delivery resumes with the calls
-//! that are left; nothing is reported gone while anything of it remains. `GET /config` reports
-//! `deleting (NN%)` from the calls left.
+//! job works in batches of calls: it waits for the metadata requests under way on them, then removes their
+//! stored objects, their search documents, then their rows in one transaction; then the search documents
+//! and rows of the scope itself. Each step can run again, so a worker killed midway leaves the message
+//! unacknowledged, and the next delivery resumes with the calls that are left; nothing is reported gone
+//! while anything of it remains. `GET /config` reports `deleting (NN%)` from the calls left.
 
 use std::sync::Arc;
 
@@ -55,10 +55,19 @@ pub async fn delete_batch(state: &AnalyticsState, scope: &Scope) -> Result<usize
     if calls.is_empty() {
         return Ok(0);
     }
+    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+    // A metadata request reads its folder without locking it, while holding its call's row, and writes the
+    // call's transcript before it commits; one that read the folder before it was marked may still be
+    // under way. Taking the calls' rows waits for those, and every later one finds the folder being
+    // deleted and writes nothing, so no object is written again once removed below.
+    let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+    store::lock_calls(&mut tx, &ids)
+        .await
+        .map_err(JobError::retry)?;
+    tx.commit().await.map_err(JobError::retry)?;
     for call in &calls {
         delete_objects(state, &call.object_prefix()).await?;
     }
-    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
     state.search.delete(&ids).await.map_err(JobError::retry)?;
     let mut tx = state.db.begin().await.map_err(JobError::retry)?;
     store::delete_calls(&mut tx, &ids)

@@ -9,6 +9,13 @@
 //! reading the transcript as the previous one left it. The object is written before the transaction
 //! commits; if the commit then fails the caller gets an error, and the object may already hold the
 //! change, which a retry writes again.
+//!
+//! The call's row is the only lock held across the object store's round trips. The folder is read without
+//! locking it, after the call is locked: locking it would make every request of the folder wait for the
+//! one before it, reads and writes of the object included. A deletion that starts after the read waits
+//! for the call's row before removing the call's objects (`jobs::delete`), so no object is written after
+//! they are gone; a configuration change committed meanwhile is as if it had come after the request,
+//! since it copies no metadata.
 
 use std::collections::BTreeMap;
 
@@ -117,7 +124,9 @@ async fn change(
         .await?
         .filter(|r| r.company == company && r.organization == organization)
         .ok_or_else(|| AnalyticsError::call_not_found(call))?;
-    let folder = store::get_folder(&mut tx, company, organization, &row.folder)
+    // Read after the call is locked, never before: a deletion marked before this read is seen and refused;
+    // one marked after it waits for the call's lock, so for this transaction, before removing its objects.
+    let folder = store::peek_folder(&mut tx, company, organization, &row.folder)
         .await?
         .ok_or_else(|| AnalyticsError::call_not_found(call))?;
     let settings = folder.usable_settings()?;

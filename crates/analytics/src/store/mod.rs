@@ -171,6 +171,11 @@ pub async fn get_call<'a>(
     dispatch!(h, get_call(id))
 }
 
+/// Locks the calls until the transaction ends; waits for every transaction holding one of them.
+pub async fn lock_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
+    dispatch!(h, lock_calls(ids))
+}
+
 pub async fn set_last_modified<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,

@@ -166,7 +166,82 @@ async fn a_killed_deletion_resumes_and_reports_its_progress(stack: Stack) {
     world.create_folder(ORG, FOLDER, json!({})).await;
 }
 
+/// A metadata request that read its folder before the deletion marked it may still write the call's
+/// transcript: the job waits for it before removing the call's objects, so none is left behind.
+async fn a_deletion_waits_for_a_metadata_request_under_way(stack: Stack) {
+    if stack.backend() == Backend::Sqlite {
+        // The request holds SQLite's database write lock until it commits: no deletion can be marked
+        // while it is under way.
+        return;
+    }
+    let mut world = World::with_folder(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    world
+        .analytics
+        .workers
+        .take()
+        .expect("workers")
+        .stop()
+        .await;
+    let state = world.analytics.service.state.clone();
+    let key = format!("{COMPANY}/{ORG}/{FOLDER}/{call}/transcript.json");
+
+    // The request's first steps: its call locked, its folder read (still usable).
+    let mut request = state.db.begin().await.unwrap();
+    store::get_call(&mut request, &call).await.unwrap().unwrap();
+    let folder = store::peek_folder(&mut request, COMPANY, ORG, FOLDER)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(folder.status, store::STATUS_OK);
+
+    let a = world
+        .send("DELETE", &format!("/config/{COMPANY}/{ORG}/{FOLDER}"), None)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let scope = Scope {
+        company: COMPANY.into(),
+        organization: Some(ORG.into()),
+        folder: Some(FOLDER.into()),
+    };
+    let job = tokio::spawn({
+        let state = state.clone();
+        async move { delete_batch(&state, &scope).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!job.is_finished(), "the job waits for the request");
+    assert!(
+        state.objects.get(&key).await.unwrap().is_some(),
+        "nothing removed while the request is under way"
+    );
+
+    // The request writes the transcript back and commits.
+    state
+        .objects
+        .put(&key, transcript("changed").to_string().into_bytes())
+        .await
+        .unwrap();
+    request.commit().await.unwrap();
+    assert_eq!(job.await.unwrap().unwrap(), 1);
+    let left = state
+        .objects
+        .list(&format!("{COMPANY}/{ORG}/{FOLDER}/"), None, 10)
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    // A request from now on finds the folder being deleted.
+    let a = world
+        .send(
+            "PATCH",
+            &format!("/metadata/{COMPANY}/{ORG}/{call}"),
+            Some(json!({"region": "north"})),
+        )
+        .await;
+    assert_eq!(a.status, 404, "{}", a.text);
+}
+
 crate::stack_tests!(
     deleting_a_folder_removes_everything_then_reads_as_not_found,
     a_killed_deletion_resumes_and_reports_its_progress,
+    a_deletion_waits_for_a_metadata_request_under_way,
 );

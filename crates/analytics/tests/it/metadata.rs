@@ -197,9 +197,59 @@ async fn fifty_concurrent_patches_of_distinct_keys_all_land(stack: Stack) {
     );
 }
 
+/// A request holds its call's row and nothing else of the folder: a request on another call of the same
+/// folder goes through while it is under way, one on the same call waits for it.
+async fn requests_on_other_calls_do_not_wait(stack: Stack) {
+    if stack.backend() == Backend::Sqlite {
+        // Every write transaction takes SQLite's database write lock: requests take turns there.
+        return;
+    }
+    let world = World::with_folder(stack).await;
+    let busy = world.add_call(&transcript("invoice")).await;
+    let other = world.add_call(&transcript("parcel")).await;
+    let state = &world.analytics.service.state;
+
+    // What a request under way on `busy` holds, and what a configuration change of the folder holds.
+    let mut held = state.db.begin().await.unwrap();
+    store::get_call(&mut held, &busy).await.unwrap().unwrap();
+    store::get_folder(&mut held, COMPANY, ORG, FOLDER)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let a = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        world.send("PATCH", &path(&other), Some(json!({"region": "north"}))),
+    )
+    .await
+    .expect("a request on another call does not wait");
+    assert_eq!(a.status, 200, "{}", a.text);
+
+    let busy_path = path(&busy);
+    let waiting = world.send("PATCH", &busy_path, Some(json!({"region": "south"})));
+    tokio::pin!(waiting);
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(500), &mut waiting)
+            .await
+            .is_err(),
+        "a request on the same call waits"
+    );
+    held.commit().await.unwrap();
+    let a = waiting.await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        db_fields(&world, &busy).await,
+        vec![
+            ("queue".into(), "billing".into()),
+            ("region".into(), "south".into())
+        ]
+    );
+}
+
 crate::stack_tests!(
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,
     reserved_and_malformed_requests_are_refused_as_text_html,
     fifty_concurrent_patches_of_distinct_keys_all_land,
+    requests_on_other_calls_do_not_wait,
 );

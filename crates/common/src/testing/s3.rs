@@ -110,6 +110,10 @@ fn serve(dir: PathBuf, listener: std::net::TcpListener) -> Running {
                     },
                     _ = &mut stopped => break,
                 };
+                // As S3 services do (MinIO, like every Go server, and AWS answer without Nagle's
+                // algorithm): with it, a response's body waits behind its headers until the client's
+                // delayed acknowledgement, 40 ms on Linux, so every GET took 40 ms more than it should.
+                let _ = socket.set_nodelay(true);
                 let service = service.clone();
                 connections.spawn(async move {
                     let _ = Builder::new(TokioExecutor::new())
