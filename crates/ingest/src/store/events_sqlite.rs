@@ -106,22 +106,17 @@ pub async fn read(
     c: &mut SqliteConnection,
     q: &EventQuery<'_>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT seq, event_time, event_name, user_id, received_at, insert_id, session_dua, ip, browser, \
-         browser_version, os, device_type, city, state, country, properties FROM ingest_events \
-         WHERE app_key = $1 AND event_time >= $2 AND event_time < $3 \
-         AND ($4 IS NULL OR event_name = $4) AND (event_time, seq) > ($5, $6) \
-         ORDER BY event_time, seq LIMIT $7",
-    )
-    .bind(q.app_key)
-    .bind(q.from_ms)
-    .bind(q.to_ms)
-    .bind(q.event_name)
-    .bind(q.after.0)
-    .bind(q.after.1)
-    .bind(q.limit)
-    .fetch_all(&mut *c)
-    .await?;
+    let sql = super::page_sql("$4");
+    let rows = sqlx::query(&sql)
+        .bind(q.app_key)
+        .bind(q.from_ms)
+        .bind(q.to_ms)
+        .bind(q.event_name)
+        .bind(q.after.0)
+        .bind(q.after.1)
+        .bind(q.limit)
+        .fetch_all(&mut *c)
+        .await?;
     rows.into_iter()
         .map(|row| {
             super::stored(

@@ -118,6 +118,18 @@ pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredE
     }
 }
 
+/// The read of a page of events, the same on both databases but for how the optional name `$4` is
+/// written (PostgreSQL cannot tell the type of a NULL parameter without a cast).
+fn page_sql(name: &str) -> String {
+    format!(
+        "SELECT seq, event_time, event_name, user_id, received_at, insert_id, session_dua, ip, browser, \
+         browser_version, os, device_type, city, state, country, properties FROM ingest_events \
+         WHERE app_key = $1 AND event_time >= $2 AND event_time < $3 \
+         AND ({name} IS NULL OR event_name = {name}) AND (event_time, seq) > ($5, $6) \
+         ORDER BY event_time, seq LIMIT $7"
+    )
+}
+
 /// Within one write, the second event with an app key and insert id is a duplicate of the first.
 fn claim_in_memory(events: &[&NewEvent]) -> Fresh {
     let mut seen = HashSet::new();

@@ -1,6 +1,7 @@
 //! `/v3/projects`: a company's projects, and nobody else's.
 
 use common::backend_tests;
+use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::support::{Backend, World};
@@ -17,16 +18,9 @@ async fn projects_are_created_listed_changed_and_deleted_with_their_events(backe
     assert_eq!(key.len(), 32);
     assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
 
-    let list: Value = world
-        .http
-        .get(world.url("/v3/projects"))
-        .bearer_auth(&world.token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, list) = world
+        .call(Method::GET, "/v3/projects", &world.token, None)
+        .await;
     let names: Vec<&str> = list["projects"]
         .as_array()
         .unwrap()
@@ -35,27 +29,21 @@ async fn projects_are_created_listed_changed_and_deleted_with_their_events(backe
         .collect();
     assert_eq!(names, ["mobile", "web"]);
 
-    let duplicate = world
-        .http
-        .post(world.url("/v3/projects"))
-        .bearer_auth(&world.token)
-        .json(&json!({"name": "mobile"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(duplicate.status(), 409);
+    let (status, _) = world
+        .call(
+            Method::POST,
+            "/v3/projects",
+            &world.token,
+            Some(json!({"name": "mobile"})),
+        )
+        .await;
+    assert_eq!(status, 409);
 
-    let changed: Value = world
-        .http
-        .put(world.url(&format!("/v3/projects/{key}")))
-        .bearer_auth(&world.token)
-        .json(&json!({"name": "mobile app", "server_time": true}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let path = format!("/v3/projects/{key}");
+    let body = json!({"name": "mobile app", "server_time": true});
+    let (_, changed) = world
+        .call(Method::PUT, &path, &world.token, Some(body))
+        .await;
     assert_eq!(
         (changed["name"].clone(), changed["server_time"].clone()),
         (json!("mobile app"), json!(true))
@@ -69,22 +57,17 @@ async fn projects_are_created_listed_changed_and_deleted_with_their_events(backe
         "server time applies at once: {answer}"
     );
 
-    let deleted = world
-        .http
-        .delete(world.url(&format!("/v3/projects/{key}")))
-        .bearer_auth(&world.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), 204);
-    let gone = world
-        .http
-        .get(world.url(&format!("/v3/projects/{key}")))
-        .bearer_auth(&world.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(gone.status(), 404);
+    assert_eq!(
+        world
+            .call(Method::DELETE, &path, &world.token, None)
+            .await
+            .0,
+        204
+    );
+    assert_eq!(
+        world.call(Method::GET, &path, &world.token, None).await.0,
+        404
+    );
     let answer = world
         .track(&key, json!([{"event_name": "e", "user_id": "u"}]))
         .await;
@@ -96,15 +79,14 @@ async fn projects_are_created_listed_changed_and_deleted_with_their_events(backe
         "{answer}"
     );
 
-    let bad = world
-        .http
-        .post(world.url("/v3/projects"))
-        .bearer_auth(&world.token)
-        .json(&json!({"name": " ", "extra": 1}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bad.status(), 400);
+    let bad = json!({"name": " ", "extra": 1});
+    assert_eq!(
+        world
+            .call(Method::POST, "/v3/projects", &world.token, Some(bad))
+            .await
+            .0,
+        400
+    );
 }
 
 async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
@@ -130,16 +112,7 @@ async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
             "{method} {path} with another company's token"
         );
     }
-    let theirs: Value = world
-        .http
-        .get(world.url("/v3/projects"))
-        .bearer_auth(&other)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, theirs) = world.call(Method::GET, "/v3/projects", &other, None).await;
     assert_eq!(
         theirs["projects"],
         json!([]),
@@ -157,16 +130,14 @@ async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
         let response = request.bearer_auth(&reader).send().await.unwrap();
         assert_eq!(response.status(), 403);
     }
-    let project: Value = world
-        .http
-        .get(world.url(&format!("/v3/projects/{key}")))
-        .bearer_auth(&world.token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, project) = world
+        .call(
+            Method::GET,
+            &format!("/v3/projects/{key}"),
+            &world.token,
+            None,
+        )
+        .await;
     assert_eq!(
         (project["name"].clone(), project["server_time"].clone()),
         (json!("web"), json!(false)),

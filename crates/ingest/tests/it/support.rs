@@ -112,6 +112,24 @@ impl World {
         response.json().await.unwrap()
     }
 
+    /// `method` on `path` as `token`, with an optional JSON body: the status and the JSON answer (null
+    /// when there is none).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut request = self.http.request(method, self.url(path)).bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     /// GET on the events of `app_key` with `query`, as `token`.
     pub async fn events(&self, app_key: &str, query: &str, token: &str) -> (u16, Value) {
         let response = self
