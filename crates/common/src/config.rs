@@ -31,6 +31,14 @@ pub(crate) const SHARED_ENV: &[(&str, &str)] = &[
     ("SPEECH_LOG_FORMAT", "log_format"),
     ("SPEECH_AUTH_URL", "auth_url"),
     ("SPEECH_PUBLIC_AUTH_URL", "public_auth_url"),
+    ("SPEECH_CALLBACK_ALLOW_LOOPBACK", "callback_allow_loopback"),
+    ("SPEECH_CALLBACK_ALLOW_PRIVATE", "callback_allow_private"),
+    ("SPEECH_CALLBACK_FIRST_RETRY_MS", "callback_first_retry_ms"),
+    ("SPEECH_ASR_ENGINE", "asr_engine"),
+    ("SPEECH_ASR_URL", "asr_url"),
+    ("SPEECH_ASR_MODEL_DIR", "asr_model_dir"),
+    ("SPEECH_ASR_WORKERS", "asr_workers"),
+    ("SPEECH_MAX_AUDIO_SECONDS", "max_audio_seconds"),
 ];
 
 #[derive(Debug, thiserror::Error)]

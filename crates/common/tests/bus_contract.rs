@@ -245,6 +245,34 @@ async fn failures_wait_longer_each_time_then_the_message_is_a_dead_letter<A: Ada
     assert!(dead[0].reason.contains("503"), "{}", dead[0].reason);
 }
 
+async fn a_consumer_may_set_its_own_wait_and_attempt_count<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    // The bus's own policy would bury the message after two attempts; the consumer keeps its own count.
+    // (Its one wait is the one the consumer asks for, so the test broker removes that wait queue.)
+    let policy = RetryPolicy {
+        max_attempts: 2,
+        first_wait: Duration::from_millis(200),
+        max_wait: Duration::from_millis(200),
+    };
+    let bus = adapter.start(&t, policy, LONG_LEASE).await;
+    let message = Message::new("callbacks", b"deliver".to_vec());
+    publish(&bus, &t, &message).await;
+    for attempt in 1..=3 {
+        let d = bus.receive("callbacks", SOON).await.unwrap().expect("delivered");
+        assert_eq!(d.attempt, attempt);
+        assert_eq!(d.message, message);
+        bus.retry_after(d, Duration::from_millis(200)).await.unwrap();
+        assert!(
+            bus.receive("callbacks", NOW).await.unwrap().is_none(),
+            "not before its wait"
+        );
+    }
+    let d = bus.receive("callbacks", SOON).await.unwrap().expect("back");
+    assert_eq!(d.attempt, 4);
+    bus.ack(d).await.unwrap();
+    assert!(bus.dead_letters("callbacks", 10).await.unwrap().is_empty());
+}
+
 async fn a_poison_message_is_a_dead_letter_at_once<A: Adapter>(backend: Backend) {
     let (adapter, t) = (A::new(), bus_db(backend).await);
     let bus = adapter.start(&t, patient(), LONG_LEASE).await;
@@ -342,6 +370,7 @@ contract!(
     topics_are_separate_and_each_is_first_in_first_out,
     a_message_whose_consumer_dies_is_delivered_again,
     failures_wait_longer_each_time_then_the_message_is_a_dead_letter,
+    a_consumer_may_set_its_own_wait_and_attempt_count,
     a_poison_message_is_a_dead_letter_at_once,
     concurrent_consumers_never_share_a_message,
 );

@@ -15,7 +15,7 @@ pub mod topics {
     pub const TRANSCRIBE: &str = "analytics.transcribe";
     pub const CALLBACK: &str = "analytics.callback";
     /// The topics the analytics workers consume (the queues a RabbitMQ connection of theirs declares).
-    pub const ANALYTICS_WORKERS: &[&str] = &[REINDEX, DELETE, SCORE, RESCORE];
+    pub const ANALYTICS_WORKERS: &[&str] = &[REINDEX, DELETE, SCORE, RESCORE, TRANSCRIBE, CALLBACK];
 }
 
 pub use prost::Message;

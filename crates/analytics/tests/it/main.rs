@@ -6,13 +6,16 @@
 mod appmatches;
 mod apps;
 mod appstats;
+mod callbacks;
 mod calls;
 mod config;
 mod deletion;
 mod faults;
 mod metadata;
+mod receiver;
 mod scoring;
 mod search;
 mod stats;
 mod support;
 mod tenancy;
+mod transcription;

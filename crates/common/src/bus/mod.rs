@@ -175,6 +175,11 @@ pub trait Bus: Send + Sync {
     /// its attempts are used up.
     async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError>;
 
+    /// The attempt failed and the consumer keeps its own count and schedule (a callback delivery's
+    /// attempt limit is its request's, not the bus's): the message comes back after `wait`, its attempt
+    /// number one higher, whatever the bus's policy says.
+    async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError>;
+
     /// The message can never be processed (a poison message): it becomes a dead letter at once.
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError>;
 

@@ -106,9 +106,15 @@ impl Bus for DatabaseQueue {
             };
         }
         let wait = self.policy.wait_after(delivery.attempt);
+        self.retry_after(delivery, wait).await?;
+        Ok(Retried::After(wait))
+    }
+
+    async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
+        let (seq, lease) = Self::leased(&delivery)?;
         let at = now_millis() + wait.as_millis() as i64;
         if dispatch!(&self.db, release(seq, lease, at))? {
-            Ok(Retried::After(wait))
+            Ok(())
         } else {
             Err(Self::lost(&delivery))
         }

@@ -348,13 +348,18 @@ impl Bus for RabbitBus {
     }
 
     async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError> {
-        let receipt = Self::receipt(&delivery)?;
         if delivery.attempt >= self.inner.policy.max_attempts {
             let reason = format!("{reason} (after {} attempts)", delivery.attempt);
             self.bury(&delivery, &reason).await?;
             return Ok(Retried::DeadLettered);
         }
         let wait = self.inner.policy.wait_after(delivery.attempt);
+        self.retry_after(delivery, wait).await?;
+        Ok(Retried::After(wait))
+    }
+
+    async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
+        let receipt = Self::receipt(&delivery)?;
         let topic = &delivery.message.topic;
         receipt
             .link
@@ -368,8 +373,7 @@ impl Bus for RabbitBus {
         // the same, should it ever sit in a queue with another wait.
         .with_expiration(wait.as_millis().to_string().into());
         let queue = self.inner.topology.wait_queue(topic, wait);
-        self.move_to(&delivery, receipt, queue, properties).await?;
-        Ok(Retried::After(wait))
+        self.move_to(&delivery, receipt, queue, properties).await
     }
 
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {

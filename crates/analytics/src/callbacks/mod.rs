@@ -1,0 +1,81 @@
+//! Result callbacks (docs/transcription.md, Callbacks): the post of a finished or failed transcription to
+//! the address its request named. A delivery is a message on the bus (topic `analytics.callback`),
+//! published in the transaction that records the result, so none is lost and none announces a result
+//! that was not stored. Each attempt is signed (`sign`), goes only to addresses the operator allows
+//! (`guard`, checked on the addresses actually connected to), and is retried with doubling waits until
+//! the receiver answers 2xx or the request's attempt limit is reached (`deliver`).
+
+pub mod body;
+pub mod deliver;
+pub mod guard;
+pub mod sign;
+
+use std::time::Duration;
+
+use common::secrets::SecretKey;
+
+use crate::config::AnalyticsConfig;
+use guard::{AddressPolicy, GuardedResolver};
+use sign::CallbackSecret;
+
+/// What every delivery attempt needs: the guarded HTTP client, the schedule, and the server key that
+/// companies' callback secrets derive from.
+pub struct Deliverer {
+    pub client: reqwest::Client,
+    pub policy: AddressPolicy,
+    pub first_wait: Duration,
+    pub max_wait: Duration,
+    pub default_attempts: u32,
+    server_key: Option<SecretKey>,
+}
+
+impl std::fmt::Debug for Deliverer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deliverer")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deliverer {
+    pub fn new(config: &AnalyticsConfig) -> Deliverer {
+        let policy = AddressPolicy {
+            allow_loopback: config.callback_allow_loopback,
+            allow_private: config.callback_allow_private,
+        };
+        let client = reqwest::Client::builder()
+            .dns_resolver(GuardedResolver::shared(policy))
+            // A redirect could lead anywhere, the guard's ranges included: a 3xx is a failed attempt.
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would connect on the service's behalf to addresses the guard never saw.
+            .no_proxy()
+            .timeout(Duration::from_millis(config.callback_timeout_ms))
+            .user_agent(concat!("speech-callbacks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("a client with a resolver and no TLS options builds");
+        Deliverer {
+            client,
+            policy,
+            first_wait: Duration::from_millis(config.callback_first_retry_ms),
+            max_wait: Duration::from_millis(config.callback_max_wait_ms),
+            default_attempts: config.callback_attempts,
+            server_key: config.common.secret().ok(),
+        }
+    }
+
+    /// The signing key of `company`; none when the service runs without a server key (it refuses to
+    /// start without one, so only a misbuilt test sees this).
+    pub fn secret(&self, company: &str) -> Option<CallbackSecret> {
+        self.server_key
+            .as_ref()
+            .map(|key| CallbackSecret::of_company(key, company))
+    }
+
+    /// The wait after attempt `attempt` failed: the first wait, doubled per further failure, capped.
+    pub fn wait_after(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(31);
+        self.first_wait
+            .saturating_mul(1u32 << doublings)
+            .min(self.max_wait)
+    }
+}

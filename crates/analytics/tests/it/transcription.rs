@@ -1,0 +1,282 @@
+//! `POST /transcribe` and audio uploads into folders (docs/transcription.md), on every stack: the
+//! LibriVox clips of Debian's pocketsphinx-testdata through the real recognizer, the transcript returned
+//! in each format, the progress of a request, a recording that is not audio, a folder upload that becomes
+//! a scored, searchable call, and a worker killed in the middle of a job.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::receiver::Receiver;
+use crate::stack_tests;
+use crate::support::{eventually, Answer, Stack, World, COMPANY, FOLDER, ORG};
+
+pub const CLIPS: &str = "/usr/share/pocketsphinx/test/data/librivox";
+
+/// "he was not an ill disposed young man", 3 s at 16 kHz mono.
+pub fn short_clip() -> Vec<u8> {
+    std::fs::read(format!("{CLIPS}/sense_and_sensibility_01_austen_64kb-0880.wav"))
+        .expect("Debian's pocketsphinx-testdata (scripts/test installs it)")
+}
+
+/// A form field of `POST /transcribe`.
+pub enum Field<'a> {
+    Text(&'a str, &'a str),
+    File(&'a str, Vec<u8>),
+}
+
+impl World {
+    /// Posts a transcription form to `path` with acme's token as a form field.
+    pub async fn transcribe_form(&self, path: &str, fields: Vec<Field<'_>>) -> Answer {
+        let mut form = reqwest::multipart::Form::new().text("token", self.token.clone());
+        for field in fields {
+            form = match field {
+                Field::Text(name, value) => form.text(name.to_string(), value.to_string()),
+                Field::File(name, bytes) => form.part(
+                    "file",
+                    reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()),
+                ),
+            };
+        }
+        let response = reqwest::Client::new()
+            .post(self.url(path, None))
+            .multipart(form)
+            .send()
+            .await
+            .expect("transcribe");
+        crate::support::read(response).await
+    }
+
+    /// The progress of a request once it has ended.
+    pub async fn ended(&self, request: &str) -> Value {
+        eventually(|| async {
+            let a = self.send("GET", &format!("/transcribe/{request}"), None).await;
+            assert_eq!(a.status, 200, "{}", a.text);
+            matches!(a.body["status"].as_str(), Some("done" | "failed")).then_some(a.body)
+        })
+        .await
+    }
+}
+
+fn words(transcript: &Value) -> Vec<String> {
+    transcript["utterances"]
+        .as_array()
+        .expect("utterances")
+        .iter()
+        .flat_map(|u| u["words"].as_array().expect("words").clone())
+        .map(|w| w["word"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn a_recording_is_answered_with_its_transcript(stack: Stack) {
+    let world = World::new(stack).await;
+    let a = world
+        .transcribe_form("/transcribe", vec![Field::File("clip.wav", short_clip())])
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert!(a.content_type.starts_with("application/json"), "{}", a.content_type);
+    let request = a.body["requestid"].as_str().expect("requestid").to_string();
+    assert!(uuid::Uuid::parse_str(&request).is_ok());
+    let said = words(&a.body);
+    for expected in ["was", "not", "ill", "young", "man"] {
+        assert!(said.iter().any(|w| w == expected), "{expected} in {said:?}");
+    }
+    let seconds = a.body["audio_seconds"].as_f64().unwrap();
+    assert!((seconds - 2.99).abs() < 0.05, "{seconds}");
+    let mut last = 0.0;
+    for utterance in a.body["utterances"].as_array().unwrap() {
+        assert_eq!(utterance["speaker"], "agent", "mono without diarize: channel 0, the agent");
+        for w in utterance["words"].as_array().unwrap() {
+            let (start, end) = (w["start"].as_f64().unwrap(), w["end"].as_f64().unwrap());
+            let confidence = w["confidence"].as_f64().unwrap();
+            assert!(start >= last - 1e-9 && end > start && end <= seconds + 0.01, "{w}");
+            assert!((0.0..=1.0).contains(&confidence), "{w}");
+            last = start;
+        }
+    }
+
+    // The same request can be read again: its progress and its result.
+    let progress = world.ended(&request).await;
+    assert_eq!(progress["status"], "done");
+    assert_eq!(progress["output"], "json");
+    assert!(progress.get("callback").is_none());
+    let again = world
+        .send("GET", &format!("/transcribe/{request}/result"), None)
+        .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.body, a.body);
+}
+
+async fn text_srt_and_vtt_are_rendered_as_asked(stack: Stack) {
+    let world = World::new(stack).await;
+    for (output, content_type, marker) in [
+        ("text", "text/plain", "agent: "),
+        ("srt", "application/x-subrip", "00:00:0"),
+        ("vtt", "text/vtt", "WEBVTT"),
+    ] {
+        let a = world
+            .transcribe_form(
+                "/transcribe",
+                vec![Field::File("clip.wav", short_clip()), Field::Text("output", output)],
+            )
+            .await;
+        assert_eq!(a.status, 200, "{output}: {}", a.text);
+        assert!(a.content_type.starts_with(content_type), "{output}: {}", a.content_type);
+        assert!(a.text.contains(marker), "{output}: {}", a.text);
+        assert!(a.text.contains("young"), "{output}: {}", a.text);
+    }
+    let refused = world
+        .transcribe_form(
+            "/transcribe",
+            vec![Field::File("clip.wav", short_clip()), Field::Text("output", "docx")],
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(refused.text.contains("json"), "names the accepted values: {}", refused.text);
+}
+
+async fn a_file_that_is_not_audio_fails_with_its_reason(stack: Stack) {
+    let world = World::new(stack).await;
+    let a = world
+        .transcribe_form(
+            "/transcribe",
+            vec![Field::File("notes.wav", b"this is not a recording at all".to_vec())],
+        )
+        .await;
+    assert_eq!(a.status, 422, "{}", a.text);
+    let request = a.body["requestid"].as_str().unwrap();
+    assert!(!a.body["error"].as_str().unwrap().is_empty());
+    let progress = world.ended(request).await;
+    assert_eq!(progress["status"], "failed");
+    assert_eq!(progress["error"], a.body["error"]);
+}
+
+async fn an_audio_upload_becomes_a_scored_searchable_call(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let app = json!({"categories": {"Politeness": {"phrases": ["young man"]}}});
+    assert_eq!(world.send("PUT", &format!("/apps/{COMPANY}/manners"), Some(app)).await.status, 200);
+    world
+        .create_folder(ORG, FOLDER, json!({"custom_meta": ["queue"], "apps": ["manners"]}))
+        .await;
+    let a = world
+        .transcribe_form(
+            &format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"),
+            vec![
+                Field::File("call-0880.wav", short_clip()),
+                Field::Text("metadata", r#"{"queue": "billing"}"#),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let request = a.body["requestid"].as_str().unwrap().to_string();
+    let call = a.body["tId"].as_str().unwrap().to_string();
+    let progress = world.ended(&request).await;
+    assert_eq!(progress["status"], "done", "{progress}");
+    assert_eq!(progress["tId"], call.as_str());
+
+    // Stored with its audio, its metadata and its words; found by search; scored by the folder's app.
+    let stored = world.stored_transcript(&call).await.expect("the transcript is stored");
+    assert_eq!(stored["filename"], "call-0880.wav");
+    assert_eq!(stored["metadata"]["queue"], "billing");
+    assert!(words(&stored).iter().any(|w| w == "young"));
+    let audio = format!("{COMPANY}/{ORG}/{FOLDER}/{call}/audio.wav");
+    let kept = world.analytics.service.state.objects.get(&audio).await.unwrap();
+    assert_eq!(kept.as_deref(), Some(short_clip().as_slice()), "the recording is kept");
+    let found = world
+        .search_until("q=disposed", |body| body["total"].as_u64() == Some(1))
+        .await;
+    assert_eq!(found["hits"][0]["tId"], call.as_str());
+    let matches = eventually(|| async {
+        let a = world
+            .send("GET", &format!("/appmatches/{COMPANY}/{ORG}/{call}"), None)
+            .await;
+        (a.status == 200 && a.body.get("scorecard").is_some()).then_some(a.body)
+    })
+    .await;
+    assert_eq!(matches["scorecard"]["manners"]["Politeness"]["score"], 1.0, "{matches}");
+}
+
+async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
+    let mut world = World::with(stack, |c| c.callback_allow_loopback = true).await;
+    world.analytics.workers.take().expect("workers").stop().await;
+    let receiver = Receiver::start(0).await;
+    let a = world
+        .transcribe_form(
+            "/transcribe",
+            vec![
+                Field::File("clip.wav", short_clip()),
+                Field::Text("callback", &receiver.url),
+            ],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let request = a.body["requestid"].as_str().unwrap().to_string();
+
+    // Another worker takes the job and dies holding it.
+    let stand_in = world.stand_in().await;
+    let taken = eventually(|| async {
+        stand_in
+            .bus()
+            .receive(messages::topics::TRANSCRIBE, Duration::from_millis(200))
+            .await
+            .unwrap()
+    })
+    .await;
+    stand_in.kill(taken).await;
+
+    // The service's own workers start: the job comes back to them and ends once.
+    world.analytics.workers = Some(world.analytics.service.spawn_workers());
+    let progress = world.ended(&request).await;
+    assert_eq!(progress["status"], "done", "{progress}");
+    let delivered = eventually(|| async {
+        let p = world.send("GET", &format!("/transcribe/{request}"), None).await.body;
+        (p["callback"]["state"] == "delivered").then_some(p)
+    })
+    .await;
+    assert_eq!(delivered["callback"]["attempts"], 1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.received().len(), 1, "one job, one result, one post");
+}
+
+async fn another_companys_request_does_not_exist(stack: Stack) {
+    let world = World::new(stack).await;
+    let a = world
+        .transcribe_form("/transcribe", vec![Field::File("clip.wav", short_clip())])
+        .await;
+    let request = a.body["requestid"].as_str().unwrap().to_string();
+    let globex = world.other_company("globex").await;
+    for path in [format!("/transcribe/{request}"), format!("/transcribe/{request}/result")] {
+        let theirs = world.send_as(Some(&globex), "GET", &path, None).await;
+        assert_eq!(theirs.status, 404, "{path}: {}", theirs.text);
+        assert!(!theirs.text.contains("young"));
+    }
+    // Writing needs the write scope; reading the read scope.
+    let reader = world.token_with_scope("analytics:read").await;
+    let form = reqwest::multipart::Form::new()
+        .text("token", reader.clone())
+        .part("file", reqwest::multipart::Part::bytes(short_clip()).file_name("c.wav"));
+    let refused = reqwest::Client::new()
+        .post(world.url("/transcribe", None))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let read = world
+        .send_as(Some(&reader), "GET", &format!("/transcribe/{request}"), None)
+        .await;
+    assert_eq!(read.status, 200);
+    let unknown = world
+        .send("GET", "/transcribe/00000000-0000-4000-8000-000000000000", None)
+        .await;
+    assert_eq!(unknown.status, 404);
+}
+
+stack_tests!(
+    a_recording_is_answered_with_its_transcript,
+    text_srt_and_vtt_are_rendered_as_asked,
+    a_file_that_is_not_audio_fails_with_its_reason,
+    an_audio_upload_becomes_a_scored_searchable_call,
+    a_worker_killed_mid_job_leaves_it_to_another,
+    another_companys_request_does_not_exist,
+);
