@@ -77,12 +77,19 @@ checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .r
 checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
 {{- end -}}
 
-{{/* Refuses to render an analytics installation that could not run: no Meilisearch; with s3.endpoint, an
-endpoint that is not an http(s) URL, no bucket or no key (analytics-service refuses to start without
-them); without it, more than one replica / an autoscaler on a ReadWriteOnce objects volume. */}}
+{{/* Refuses to render an analytics installation that could not run: no Meilisearch; an unknown
+analytics.asr.engine, or http without analytics.asr.url; with s3.endpoint, an endpoint that is not an
+http(s) URL, no bucket or no key (analytics-service refuses to start without them); without it, more than
+one replica / an autoscaler on a ReadWriteOnce objects volume. */}}
 {{- define "speech.analyticsChecks" -}}
 {{- if not .Values.meilisearch.url -}}
 {{- fail "meilisearch.url is required while analytics.enabled (MEILI_URL): the API and the worker pods share one search index" -}}
+{{- end -}}
+{{- if not (has .Values.analytics.asr.engine (list "pocketsphinx" "http")) -}}
+{{- fail "analytics.asr.engine must be pocketsphinx or http (SPEECH_ASR_ENGINE)" -}}
+{{- end -}}
+{{- if and (eq .Values.analytics.asr.engine "http") (not .Values.analytics.asr.url) -}}
+{{- fail "analytics.asr.url is required when analytics.asr.engine is http (SPEECH_ASR_URL): the external engine's address" -}}
 {{- end -}}
 {{- if .Values.s3.endpoint -}}
 {{- if not (regexMatch "^https?://" .Values.s3.endpoint) -}}
@@ -100,6 +107,9 @@ them); without it, more than one replica / an autoscaler on a ReadWriteOnce obje
 {{- end -}}
 {{- if and .Values.analytics.worker.enabled (or (gt (int .Values.analytics.worker.replicaCount) 1) .Values.analytics.worker.autoscaling.enabled) -}}
 {{- fail "analytics.worker.replicaCount must be 1 and analytics.worker.autoscaling.enabled false while the objects are on a volume (s3.endpoint empty) whose analytics.objects.persistence.accessMode is not ReadWriteMany" -}}
+{{- end -}}
+{{- if and .Values.analytics.transcriber.enabled (or (gt (int .Values.analytics.transcriber.replicaCount) 1) .Values.analytics.transcriber.autoscaling.enabled) -}}
+{{- fail "analytics.transcriber.replicaCount must be 1 and analytics.transcriber.autoscaling.enabled false while the objects are on a volume (s3.endpoint empty) whose analytics.objects.persistence.accessMode is not ReadWriteMany: set s3.endpoint to scale the transcribers" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -164,5 +174,48 @@ podAffinity:
         matchExpressions:
           - key: app.kubernetes.io/component
             operator: In
-            values: [analytics, analytics-worker]
+            values: [analytics, analytics-worker, analytics-transcriber]
+{{- end -}}
+
+{{/* SPEECH_ANALYTICS_WORKER_TOPICS of the analytics workers other than the transcribers (the worker pods,
+or the API pods without analytics.worker): every topic but transcribe while the transcriber Deployment
+takes that one; empty, i.e. every topic, otherwise. */}}
+{{- define "speech.analyticsWorkerTopics" -}}
+{{- if .Values.analytics.transcriber.enabled -}}
+reindex,delete,score,rescore,callback
+{{- end -}}
+{{- end -}}
+
+{{/* The callback settings, the same in every analytics pod: the API checks a callback address when a
+request names it, the worker that posts checks every address it connects to. Numbers go through int64:
+Helm reads YAML numbers as floats, which would print 3600000 as 3.6e+06. */}}
+{{- define "speech.analyticsCallbackEnv" -}}
+- name: SPEECH_CALLBACK_ALLOW_LOOPBACK
+  value: {{ .Values.analytics.callbacks.allowLoopback | toString | quote }}
+- name: SPEECH_CALLBACK_ALLOW_PRIVATE
+  value: {{ .Values.analytics.callbacks.allowPrivate | toString | quote }}
+- name: SPEECH_CALLBACK_FIRST_RETRY_MS
+  value: {{ .Values.analytics.callbacks.firstRetryMs | int64 | quote }}
+- name: SPEECH_ANALYTICS_CALLBACK_MAX_WAIT_MS
+  value: {{ .Values.analytics.callbacks.maxWaitMs | int64 | quote }}
+- name: SPEECH_ANALYTICS_CALLBACK_TIMEOUT_MS
+  value: {{ .Values.analytics.callbacks.timeoutMs | int64 | quote }}
+- name: SPEECH_ANALYTICS_CALLBACK_ATTEMPTS
+  value: {{ .Values.analytics.callbacks.attempts | int64 | quote }}
+{{- end -}}
+
+{{/* The recognizer settings of the pods that take the transcribe topic. */}}
+{{- define "speech.analyticsAsrEnv" -}}
+- name: SPEECH_ASR_ENGINE
+  value: {{ .Values.analytics.asr.engine | quote }}
+{{- with .Values.analytics.asr.url }}
+- name: SPEECH_ASR_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.analytics.asr.workers }}
+- name: SPEECH_ASR_WORKERS
+  value: {{ . | int64 | quote }}
+{{- end }}
+- name: SPEECH_MAX_AUDIO_SECONDS
+  value: {{ .Values.analytics.asr.maxAudioSeconds | int64 | quote }}
 {{- end -}}
