@@ -47,7 +47,10 @@ fn errors(reference: &[Turn], hypothesis: &[Turn], collar: f64, swap: bool) -> E
     let map = |l: u8| if swap && l < 2 { 1 - l } else { l };
     let hyp: Vec<Turn> = hypothesis.iter().map(|&(s, e, l)| (s, e, map(l))).collect();
     let collars: Vec<(f64, f64)> = if collar > 0.0 {
-        reference.iter().flat_map(|&(s, e, _)| [(s - collar, s + collar), (e - collar, e + collar)]).collect()
+        reference
+            .iter()
+            .flat_map(|&(s, e, _)| [(s - collar, s + collar), (e - collar, e + collar)])
+            .collect()
     } else {
         Vec::new()
     };
@@ -64,8 +67,13 @@ fn errors(reference: &[Turn], hypothesis: &[Turn], collar: f64, swap: bool) -> E
     labels.sort_unstable();
     labels.dedup();
 
-    let active = |turns: &[Turn], label: u8, t: f64| turns.iter().any(|&(s, e, l)| l == label && s <= t && t < e);
-    let mut out = Errors { error: 0.0, total: 0.0 };
+    let active = |turns: &[Turn], label: u8, t: f64| {
+        turns.iter().any(|&(s, e, l)| l == label && s <= t && t < e)
+    };
+    let mut out = Errors {
+        error: 0.0,
+        total: 0.0,
+    };
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
         let d = b - a;
@@ -131,9 +139,15 @@ mod tests {
         // Hypothesis without overlap: 0-3 label 0, 3-6 label 1.
         // 0-2: R=1 H=1 correct. 2-3: R=2 H=1, C=1: 1 s missed. 3-4: R=2 H=1 C=1: 1 s missed.
         // 4-6: correct. Error 2 s of 8.
-        assert!(close(der(&reference, &[(0.0, 3.0, 0), (3.0, 6.0, 1)]), 2.0 / 8.0));
+        assert!(close(
+            der(&reference, &[(0.0, 3.0, 0), (3.0, 6.0, 1)]),
+            2.0 / 8.0
+        ));
         // Overlapping segments of one speaker in the hypothesis count once.
-        assert!(close(der(&[(0.0, 4.0, 0)], &[(0.0, 3.0, 0), (1.0, 4.0, 0)]), 0.0));
+        assert!(close(
+            der(&[(0.0, 4.0, 0)], &[(0.0, 3.0, 0), (1.0, 4.0, 0)]),
+            0.0
+        ));
     }
 
     #[test]

@@ -16,20 +16,27 @@ use crate::pitch::Pitch;
 
 /// Speech frames are within this many nepers of energy (30 dB: ln 1000) of the segment's loudest.
 const SPEECH_RANGE: f32 = 6.9;
-/// Weight of the pitch dimension relative to one cepstral statistic, after standardisation.
-pub(crate) const PITCH_WEIGHT: f32 = 3.0;
-/// Weight of the standard deviations relative to the means.
-pub(crate) const STD_WEIGHT: f32 = 0.5;
+/// Weight of the pitch dimension relative to one cepstral statistic, after standardisation (measured on
+/// 60 synthetic calls: 0, 1, 3, 4, 6 and 10 did worse).
+pub(crate) const PITCH_WEIGHT: f32 = 2.0;
+/// Weight of the standard deviations relative to the means (measured: 0, 0.25, 0.5 and 1.5 did worse).
+pub(crate) const STD_WEIGHT: f32 = 1.0;
 
 /// Length of an embedding.
 pub(crate) const DIM: usize = 2 * CEPSTRA + 1;
 
 /// The speech frames of one stretch of the call.
 pub(crate) fn speech_frames(frames: &Frames, range: std::ops::Range<usize>) -> Vec<usize> {
-    let Some(loudest) = frames.log_energy[range.clone()].iter().copied().reduce(f32::max) else {
+    let Some(loudest) = frames.log_energy[range.clone()]
+        .iter()
+        .copied()
+        .reduce(f32::max)
+    else {
         return Vec::new();
     };
-    range.filter(|&i| frames.log_energy[i] >= loudest - SPEECH_RANGE).collect()
+    range
+        .filter(|&i| frames.log_energy[i] >= loudest - SPEECH_RANGE)
+        .collect()
 }
 
 /// Per-call normalisation of frames: mean and standard deviation of each coefficient and of log pitch.
@@ -59,7 +66,12 @@ impl CallStats {
             }
         }
         let n = (speech.len() as f64).max(1.0);
-        let mut stats = CallStats { mean: [0.0; CEPSTRA], std: [1.0; CEPSTRA], pitch_mean: 0.0, pitch_std: 1.0 };
+        let mut stats = CallStats {
+            mean: [0.0; CEPSTRA],
+            std: [1.0; CEPSTRA],
+            pitch_mean: 0.0,
+            pitch_std: 1.0,
+        };
         for k in 0..CEPSTRA {
             let m = mean[k] / n;
             stats.mean[k] = m as f32;
@@ -110,8 +122,18 @@ pub(crate) fn standardise(embeddings: &mut [[f32; DIM]], weights: &[f32]) {
         return;
     }
     for d in 0..DIM {
-        let mean = embeddings.iter().zip(weights).map(|(e, w)| e[d] * w).sum::<f32>() / total;
-        let var = embeddings.iter().zip(weights).map(|(e, w)| (e[d] - mean).powi(2) * w).sum::<f32>() / total;
+        let mean = embeddings
+            .iter()
+            .zip(weights)
+            .map(|(e, w)| e[d] * w)
+            .sum::<f32>()
+            / total;
+        let var = embeddings
+            .iter()
+            .zip(weights)
+            .map(|(e, w)| (e[d] - mean).powi(2) * w)
+            .sum::<f32>()
+            / total;
         let std = var.sqrt().max(1e-4);
         let weight = if d == 2 * CEPSTRA {
             PITCH_WEIGHT

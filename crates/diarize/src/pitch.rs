@@ -3,8 +3,9 @@
 //! Two speakers on one line often differ most plainly in pitch (a man and a woman by an octave), and
 //! pitch survives the telephone band, which cuts the upper formants that MFCCs describe. The estimate is
 //! the autocorrelation method (Boersma, 1993): a 40 ms Hann window (two periods of the lowest voice), its
-//! autocorrelation by FFT, divided by the window's own autocorrelation, and the highest peak between
-//! 60 and 400 Hz. A frame is voiced when that peak is at least [`VOICING`] of the zero-lag value.
+//! autocorrelation by FFT, divided by the window's own autocorrelation, and the shortest-lag peak
+//! between 60 and 400 Hz within 10 % of the highest (a period's multiples peak as high as the period).
+//! A frame is voiced when that peak is at least [`VOICING`] of the zero-lag value.
 
 use realfft::{num_complex::Complex, RealFftPlanner};
 
@@ -14,6 +15,8 @@ const WINDOW_SECONDS: f64 = 0.040;
 const MIN_HZ: f64 = 60.0;
 /// Highest pitch searched, Hz.
 const MAX_HZ: f64 = 400.0;
+/// A peak at a shorter lag wins over the highest peak when at least this fraction of it.
+const OCTAVE_TOLERANCE: f32 = 0.9;
 /// Normalised autocorrelation above which a frame counts as voiced.
 pub(crate) const VOICING: f32 = 0.5;
 
@@ -28,14 +31,22 @@ pub(crate) struct Pitch {
 
 /// Pitch of every frame whose centre is at `window / 2 + i * hop` samples (the frames of
 /// [`crate::features::compute`]), or `None` for an unvoiced or silent frame.
-pub(crate) fn track(samples: &[i16], sample_rate: u32, window: usize, hop: usize, count: usize) -> Vec<Option<Pitch>> {
+pub(crate) fn track(
+    samples: &[i16],
+    sample_rate: u32,
+    window: usize,
+    hop: usize,
+    count: usize,
+) -> Vec<Option<Pitch>> {
     let rate = f64::from(sample_rate);
     let len = ((WINDOW_SECONDS * rate).round() as usize).max(8);
     let min_lag = ((rate / MAX_HZ).floor() as usize).max(2);
     let max_lag = ((rate / MIN_HZ).ceil() as usize).min(len - 1);
     let fft_len = (2 * len).next_power_of_two();
     let hann: Vec<f32> = (0..len)
-        .map(|n| (0.5 - 0.5 * (2.0 * std::f64::consts::PI * (n as f64 + 0.5) / len as f64).cos()) as f32)
+        .map(|n| {
+            (0.5 - 0.5 * (2.0 * std::f64::consts::PI * (n as f64 + 0.5) / len as f64).cos()) as f32
+        })
         .collect();
 
     let mut planner = RealFftPlanner::<f32>::new();
@@ -70,7 +81,11 @@ pub(crate) fn track(samples: &[i16], sample_rate: u32, window: usize, hop: usize
             let mut n = 0f32;
             for (k, slot) in frame.iter_mut().enumerate() {
                 let j = start + k as isize;
-                *slot = if j >= 0 && (j as usize) < samples.len() { f32::from(samples[j as usize]) } else { 0.0 };
+                *slot = if j >= 0 && (j as usize) < samples.len() {
+                    f32::from(samples[j as usize])
+                } else {
+                    0.0
+                };
                 sum += *slot;
                 n += 1.0;
             }
@@ -83,13 +98,16 @@ pub(crate) fn track(samples: &[i16], sample_rate: u32, window: usize, hop: usize
                 return None;
             }
             let r = |lag: usize| (ac[lag] / ac[0]) / (window_ac[lag] / w0);
-            let mut best = (0usize, f32::MIN);
-            for lag in min_lag..=max_lag {
-                let v = r(lag);
-                if v > best.1 && v >= r(lag - 1) && v >= r((lag + 1).min(max_lag)) {
-                    best = (lag, v);
-                }
-            }
+            // Local peaks; every multiple of the period peaks about as high as the period itself, so
+            // the shortest lag whose peak is within `OCTAVE_TOLERANCE` of the highest wins.
+            let peaks: Vec<(usize, f32)> = (min_lag..=max_lag)
+                .map(|lag| (lag, r(lag)))
+                .filter(|&(lag, v)| v >= r(lag - 1) && v >= r((lag + 1).min(max_lag)))
+                .collect();
+            let highest = peaks.iter().map(|p| p.1).fold(f32::MIN, f32::max);
+            let Some(&best) = peaks.iter().find(|p| p.1 >= highest * OCTAVE_TOLERANCE) else {
+                return None;
+            };
             if best.1 < VOICING {
                 return None;
             }
@@ -97,9 +115,16 @@ pub(crate) fn track(samples: &[i16], sample_rate: u32, window: usize, hop: usize
             let (lag, v) = best;
             let (a, c) = (r(lag - 1), r((lag + 1).min(max_lag)));
             let denominator = a - 2.0 * v + c;
-            let shift = if denominator.abs() > 1e-9 { (0.5 * (a - c) / denominator).clamp(-0.5, 0.5) } else { 0.0 };
+            let shift = if denominator.abs() > 1e-9 {
+                (0.5 * (a - c) / denominator).clamp(-0.5, 0.5)
+            } else {
+                0.0
+            };
             let period = lag as f32 + shift;
-            Some(Pitch { hz: sample_rate as f32 / period, strength: v.min(1.0) })
+            Some(Pitch {
+                hz: sample_rate as f32 / period,
+                strength: v.min(1.0),
+            })
         })
         .collect()
 }
@@ -114,7 +139,11 @@ mod tests {
         (0..n)
             .map(|i| {
                 let t = 2.0 * std::f64::consts::PI * hz * i as f64 / f64::from(rate);
-                (4000.0 * (t.sin() + 0.6 * (2.0 * t).sin() + 0.4 * (3.0 * t).sin() + 0.2 * (4.0 * t).sin())) as i16
+                (4000.0
+                    * (t.sin()
+                        + 0.6 * (2.0 * t).sin()
+                        + 0.4 * (3.0 * t).sin()
+                        + 0.2 * (4.0 * t).sin())) as i16
             })
             .collect()
     }
@@ -125,7 +154,10 @@ mod tests {
             let samples = pulse_train(hz, 0.5, rate);
             let track = track(&samples, rate, 400, 160, 20);
             let p = track[10].expect("voiced");
-            assert!((f64::from(p.hz) - hz).abs() < hz * 0.02, "{hz} Hz at {rate}: {p:?}");
+            assert!(
+                (f64::from(p.hz) - hz).abs() < hz * 0.02,
+                "{hz} Hz at {rate}: {p:?}"
+            );
             assert!(p.strength > 0.9);
         }
     }
@@ -141,6 +173,8 @@ mod tests {
             .collect();
         let track_noise = track(&noise, 16_000, 400, 160, 40);
         assert!(track_noise.iter().filter(|p| p.is_some()).count() <= 4);
-        assert!(track(&[0; 8000], 16_000, 400, 160, 40).iter().all(Option::is_none));
+        assert!(track(&[0; 8000], 16_000, 400, 160, 40)
+            .iter()
+            .all(Option::is_none));
     }
 }

@@ -26,8 +26,9 @@ pub const fn voice(name: &'static str, pitch: u8, speed: u16) -> Voice {
     Voice { name, pitch, speed }
 }
 
-/// A synthetic call: 16 kHz mono samples and the reference segments (start, end, speaker).
+/// A synthetic call: mono samples and the reference segments (start, end, speaker).
 pub struct Call {
+    pub rate: u32,
     pub samples: Vec<i16>,
     pub reference: Vec<(f64, f64, u8)>,
 }
@@ -40,12 +41,30 @@ impl Call {
 
     /// The reference segments with the given labels.
     pub fn hypothesis(&self, labels: &[u8]) -> Vec<(f64, f64, u8)> {
-        self.reference.iter().zip(labels).map(|(&(s, e, _), &l)| (s, e, l)).collect()
+        self.reference
+            .iter()
+            .zip(labels)
+            .map(|(&(s, e, _), &l)| (s, e, l))
+            .collect()
+    }
+
+    /// The same call at another sample rate.
+    pub fn resampled(self, rate: u32) -> Call {
+        Call {
+            samples: resample(&self.samples, self.rate, rate),
+            rate,
+            reference: self.reference,
+        }
     }
 
     /// Writes the call as a 16-bit mono WAV file.
     pub fn write_wav(&self, path: &Path) {
-        let spec = hound::WavSpec { channels: 1, sample_rate: RATE, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: self.rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
         let mut writer = hound::WavWriter::create(path, spec).unwrap();
         for &s in &self.samples {
             writer.write_sample(s).unwrap();
@@ -56,9 +75,15 @@ impl Call {
 
 /// Whether espeak-ng can be run; prints why a test is skipped when it cannot.
 pub fn espeak_available(test: &str) -> bool {
-    let ok = Command::new("espeak-ng").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    let ok = Command::new("espeak-ng")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !ok {
-        println!("SKIPPED {test}: espeak-ng is not installed (scripts/lib.sh ensure_espeak installs it)");
+        println!(
+            "SKIPPED {test}: espeak-ng is not installed (scripts/lib.sh ensure_espeak installs it)"
+        );
     }
     ok
 }
@@ -74,7 +99,15 @@ fn temp_wav() -> PathBuf {
 pub fn speak(voice: Voice, text: &str) -> Vec<i16> {
     let path = temp_wav();
     let status = Command::new("espeak-ng")
-        .args(["-v", voice.name, "-p", &voice.pitch.to_string(), "-s", &voice.speed.to_string(), "-w"])
+        .args([
+            "-v",
+            voice.name,
+            "-p",
+            &voice.pitch.to_string(),
+            "-s",
+            &voice.speed.to_string(),
+            "-w",
+        ])
         .arg(&path)
         .arg(text)
         .status()
@@ -108,7 +141,11 @@ pub fn resample(input: &[i16], from: u32, to: u32) -> Vec<i16> {
                 }
                 let t = x - k as f64;
                 let arg = std::f64::consts::PI * cutoff * t;
-                let sinc = if arg.abs() < 1e-12 { 1.0 } else { arg.sin() / arg };
+                let sinc = if arg.abs() < 1e-12 {
+                    1.0
+                } else {
+                    arg.sin() / arg
+                };
                 let w = t / half as f64; // in (-1, 1)
                 let phase = std::f64::consts::PI * (w + 1.0);
                 let blackman = 0.42 - 0.5 * phase.cos() + 0.08 * (2.0 * phase).cos();
@@ -121,9 +158,20 @@ pub fn resample(input: &[i16], from: u32, to: u32) -> Vec<i16> {
 
 /// Drops leading and trailing samples quieter than 1 % of full scale over 5 ms.
 fn trim(samples: &[i16]) -> Vec<i16> {
-    let loud = |i: usize| samples[i..(i + 80).min(samples.len())].iter().any(|s| s.unsigned_abs() > 328);
-    let start = (0..samples.len()).step_by(40).find(|&i| loud(i)).unwrap_or(0);
-    let end = (0..samples.len()).rev().step_by(40).find(|&i| loud(i.saturating_sub(80))).map_or(samples.len(), |i| i + 1);
+    let loud = |i: usize| {
+        samples[i..(i + 80).min(samples.len())]
+            .iter()
+            .any(|s| s.unsigned_abs() > 328)
+    };
+    let start = (0..samples.len())
+        .step_by(40)
+        .find(|&i| loud(i))
+        .unwrap_or(0);
+    let end = (0..samples.len())
+        .rev()
+        .step_by(40)
+        .find(|&i| loud(i.saturating_sub(80)))
+        .map_or(samples.len(), |i| i + 1);
     samples[start..end.max(start)].to_vec()
 }
 
@@ -132,10 +180,15 @@ pub struct Lcg(u64);
 
 impl Lcg {
     pub fn new(seed: u64) -> Self {
-        Lcg(seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407))
+        Lcg(seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407))
     }
     pub fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 33) as u32
     }
     /// Uniform in [0, 1).
@@ -201,7 +254,11 @@ pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
             vec![SHORT_LINES[rng.next() as usize % SHORT_LINES.len()]]
         } else {
             let count = if roll > 0.75 { 2 } else { 1 };
-            let (lines, next) = if speaker == 0 { (AGENT_LINES, &mut a) } else { (CLIENT_LINES, &mut c) };
+            let (lines, next) = if speaker == 0 {
+                (AGENT_LINES, &mut a)
+            } else {
+                (CLIENT_LINES, &mut c)
+            };
             (0..count)
                 .map(|_| {
                     *next += 1;
@@ -216,7 +273,11 @@ pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
             }
             let speech = speak(voice, text);
             let start = samples.len() as f64 / f64::from(RATE);
-            samples.extend(speech.iter().map(|&s| (f64::from(s) * gain[usize::from(speaker)]) as i16));
+            samples.extend(
+                speech
+                    .iter()
+                    .map(|&s| (f64::from(s) * gain[usize::from(speaker)]) as i16),
+            );
             let end = samples.len() as f64 / f64::from(RATE);
             reference.push((start, end, speaker));
         }
@@ -227,7 +288,11 @@ pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
         let noise = (rng.unit() - 0.5) * 60.0;
         *s = (f64::from(*s) + noise).round().clamp(-32768.0, 32767.0) as i16;
     }
-    Call { samples, reference }
+    Call {
+        rate: RATE,
+        samples,
+        reference,
+    }
 }
 
 /// The voice pairs of the benchmark calls, agent first: men and women, two men, two women, and one voice
@@ -235,12 +300,21 @@ pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
 pub const PAIRS: &[(Voice, Voice)] = &[
     (voice("en-us+m3", 50, 165), voice("en-gb+f3", 50, 160)),
     (voice("en-gb+m1", 45, 170), voice("en-us+f2", 55, 155)),
-    (voice("en-us+m7", 40, 160), voice("en-gb-scotland+m2", 60, 170)),
+    (
+        voice("en-us+m7", 40, 160),
+        voice("en-gb-scotland+m2", 60, 170),
+    ),
     (voice("en-029+f4", 50, 160), voice("en-us+m5", 45, 165)),
     (voice("en-gb+f1", 50, 165), voice("en-us+f5", 40, 160)),
     (voice("en-us+m1", 50, 170), voice("en-gb-x-rp+m4", 50, 160)),
     (voice("en-us-nyc+m6", 45, 165), voice("en-gb+f4", 55, 165)),
     (voice("en-gb+m3", 35, 160), voice("en-gb+m3", 70, 160)),
-    (voice("en-us+f3", 60, 160), voice("en-gb-x-gbclan+m2", 45, 170)),
-    (voice("en-gb-x-gbcwmd+m7", 50, 165), voice("en-us+f1", 50, 160)),
+    (
+        voice("en-us+f3", 60, 160),
+        voice("en-gb-x-gbclan+m2", 45, 170),
+    ),
+    (
+        voice("en-gb-x-gbcwmd+m7", 50, 165),
+        voice("en-us+f1", 50, 160),
+    ),
 ];
