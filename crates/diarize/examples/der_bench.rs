@@ -23,7 +23,7 @@ fn main() {
     let seed = env("DIARIZE_SEED", 1);
     let rate = env("DIARIZE_RATE", u64::from(common::RATE)) as u32;
     let (mut error, mut speech, mut audio, mut seconds) = (0.0, 0.0, 0.0, 0.0);
-    println!("call  voices                                   segments  speech s  DER");
+    println!("call  voices                                   segments  wrong  speech s  DER");
     for (i, &(agent, client)) in common::PAIRS.iter().enumerate() {
         let call = common::make_call(agent, client, 10, i as u64 + seed).resampled(rate);
         if let Some(dir) = &wav_dir {
@@ -33,6 +33,15 @@ fn main() {
         let labels = diarize::diarize(&call.samples, rate, &call.segments());
         seconds += started.elapsed().as_secs_f64();
         let der = diarize::der(&call.reference, &call.hypothesis(&labels));
+        // Segments on the wrong side under the better of the two label mappings.
+        let wrong = |swap: u8| {
+            call.reference
+                .iter()
+                .zip(&labels)
+                .filter(|(r, &l)| r.2 != l ^ swap)
+                .count()
+        };
+        let wrong = wrong(0).min(wrong(1));
         let total: f64 = call.reference.iter().map(|&(s, e, _)| e - s).sum();
         error += der * total;
         speech += total;
@@ -42,7 +51,7 @@ fn main() {
             agent.name, agent.pitch, client.name, client.pitch
         );
         println!(
-            "{i:>4}  {voices:<40} {:>8}  {total:>8.1}  {:.1} %",
+            "{i:>4}  {voices:<40} {:>8}  {wrong:>5}  {total:>8.1}  {:.1} %",
             call.reference.len(),
             100.0 * der
         );

@@ -105,9 +105,7 @@ pub(crate) fn track(
                 .filter(|&(lag, v)| v >= r(lag - 1) && v >= r((lag + 1).min(max_lag)))
                 .collect();
             let highest = peaks.iter().map(|p| p.1).fold(f32::MIN, f32::max);
-            let Some(&best) = peaks.iter().find(|p| p.1 >= highest * OCTAVE_TOLERANCE) else {
-                return None;
-            };
+            let &best = peaks.iter().find(|p| p.1 >= highest * OCTAVE_TOLERANCE)?;
             if best.1 < VOICING {
                 return None;
             }
