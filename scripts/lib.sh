@@ -72,3 +72,8 @@ ensure_nextest() {
 ensure_chromium() {
   apt_install chromium chromium-driver
 }
+
+# espeak-ng for the diarization tests (crates/diarize), which synthesise two-speaker calls with it.
+ensure_espeak() {
+  apt_install espeak-ng
+}
