@@ -273,6 +273,24 @@ async fn a_consumer_may_set_its_own_wait_and_attempt_count<A: Adapter>(backend: 
     assert!(bus.dead_letters("callbacks", 10).await.unwrap().is_empty());
 }
 
+async fn a_consumer_at_work_keeps_its_lease<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let lease = Duration::from_millis(600);
+    let bus = adapter.start(&t, patient(), lease).await;
+    let message = Message::new("jobs", b"long".to_vec());
+    publish(&bus, &t, &message).await;
+    let d = bus.receive("jobs", SOON).await.unwrap().expect("delivered");
+    // Three leases long, renewed every half lease: nobody else gets the message meanwhile.
+    for _ in 0..6 {
+        tokio::time::sleep(lease / 2).await;
+        bus.keep_leased(&d).await.unwrap();
+        assert!(bus.receive("jobs", NOW).await.unwrap().is_none(), "still leased");
+    }
+    bus.ack(d).await.unwrap();
+    tokio::time::sleep(lease).await;
+    assert!(bus.receive("jobs", NOW).await.unwrap().is_none(), "done with");
+}
+
 async fn a_poison_message_is_a_dead_letter_at_once<A: Adapter>(backend: Backend) {
     let (adapter, t) = (A::new(), bus_db(backend).await);
     let bus = adapter.start(&t, patient(), LONG_LEASE).await;
@@ -371,6 +389,7 @@ contract!(
     a_message_whose_consumer_dies_is_delivered_again,
     failures_wait_longer_each_time_then_the_message_is_a_dead_letter,
     a_consumer_may_set_its_own_wait_and_attempt_count,
+    a_consumer_at_work_keeps_its_lease,
     a_poison_message_is_a_dead_letter_at_once,
     concurrent_consumers_never_share_a_message,
 );

@@ -168,6 +168,14 @@ pub trait Bus: Send + Sync {
     /// one to arrive, then answers `None`.
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError>;
 
+    /// The consumer is still at work on `delivery`: its lease starts again, so a long job (a long
+    /// recording) is not delivered to another consumer meanwhile. Call it well within the lease. The
+    /// lease of RabbitMQ's deliveries is the consumer's channel, which needs nothing.
+    async fn keep_leased(&self, delivery: &Delivery) -> Result<(), BusError> {
+        let _ = delivery;
+        Ok(())
+    }
+
     /// The message is done with: call it after the consumer's own work has committed.
     async fn ack(&self, delivery: Delivery) -> Result<(), BusError>;
 

@@ -110,6 +110,16 @@ impl Bus for DatabaseQueue {
         Ok(Retried::After(wait))
     }
 
+    async fn keep_leased(&self, delivery: &Delivery) -> Result<(), BusError> {
+        let (seq, lease) = Self::leased(delivery)?;
+        let until = now_millis() + self.lease.as_millis() as i64;
+        if dispatch!(&self.db, renew(seq, lease, until))? {
+            Ok(())
+        } else {
+            Err(Self::lost(delivery))
+        }
+    }
+
     async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
         let at = now_millis() + wait.as_millis() as i64;

@@ -101,6 +101,24 @@ pub(crate) async fn release(
     Ok(done.rows_affected() == 1)
 }
 
+/// Extends the lease of a message still leased under `lease` to `until_ms`; false when it was lost.
+pub(crate) async fn renew(
+    c: &mut Conn,
+    seq: i64,
+    lease: i64,
+    until_ms: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE bus_messages SET visible_at_ms = $3 WHERE seq = $1 AND lease = $2",
+    )
+    .bind(seq)
+    .bind(lease)
+    .bind(until_ms)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Moves a leased message to the dead letters of its topic; false when the lease was lost.
 pub(crate) async fn bury(
     c: &mut Conn,
