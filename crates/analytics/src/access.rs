@@ -52,6 +52,27 @@ pub async fn authorize(
     company: &str,
     need: Need,
 ) -> Result<Access, AnalyticsError> {
+    let claims = verified(state, token).await?;
+    permit(claims, company, need)
+}
+
+/// Checks `token` for `need` on the data of the company it belongs to, for a request whose path names
+/// no company (`POST /transcribe`, `GET /transcribe/<requestid>`).
+pub async fn authorize_own(
+    state: &AnalyticsState,
+    token: Option<&str>,
+    need: Need,
+) -> Result<Access, AnalyticsError> {
+    let claims = verified(state, token).await?;
+    let company = claims.company.clone();
+    permit(claims, &company, need)
+}
+
+/// The claims of a valid, unrevoked token of the platform.
+async fn verified(
+    state: &AnalyticsState,
+    token: Option<&str>,
+) -> Result<Arc<AccessClaims>, AnalyticsError> {
     let token = token.ok_or_else(|| {
         AnalyticsError::Unauthenticated(
             "an access token is required: pass it as the token query parameter".into(),
@@ -66,6 +87,10 @@ pub async fn authorize(
             "invalid token: the token has been revoked".into(),
         ));
     }
+    Ok(claims)
+}
+
+fn permit(claims: Arc<AccessClaims>, company: &str, need: Need) -> Result<Access, AnalyticsError> {
     if claims.company != company {
         return Err(AnalyticsError::Forbidden(format!(
             "this token belongs to another company than {company}"

@@ -45,6 +45,36 @@ pub struct AnalyticsConfig {
     pub meili_key: Option<String>,
     /// The Meilisearch index that holds the calls.
     pub meili_index: String,
+    /// Which bus topics this process's workers take (`SPEECH_ANALYTICS_WORKER_TOPICS`, comma-separated
+    /// short names: reindex, delete, score, rescore, transcribe, callback); empty for all. The
+    /// transcription workers run apart from the API this way, scaled on their own.
+    pub worker_topics: String,
+    /// Callbacks may reach loopback addresses (`SPEECH_CALLBACK_ALLOW_LOOPBACK`; local development).
+    pub callback_allow_loopback: bool,
+    /// Callbacks may reach private ranges (`SPEECH_CALLBACK_ALLOW_PRIVATE`).
+    pub callback_allow_private: bool,
+    /// The wait before the second attempt of a callback (`SPEECH_CALLBACK_FIRST_RETRY_MS`); each further
+    /// failure doubles it, up to `callback_max_wait_ms`.
+    pub callback_first_retry_ms: u64,
+    pub callback_max_wait_ms: u64,
+    /// How long one attempt may take, connection to last byte of the answer's head.
+    pub callback_timeout_ms: u64,
+    /// Attempts of a callback when neither the request nor its folder says (`attempts`).
+    pub callback_attempts: u32,
+    /// The recognizer (`SPEECH_ASR_ENGINE`): `pocketsphinx`, in the process, or `http`, an external
+    /// engine at `asr_url` (`SPEECH_ASR_URL`).
+    pub asr_engine: String,
+    pub asr_url: Option<String>,
+    /// PocketSphinx's model directory (`SPEECH_ASR_MODEL_DIR`): `en-us/`, `cmudict-en-us.dict` and
+    /// `en-us.lm.bin`, as Debian's pocketsphinx-en-us installs them.
+    pub asr_model_dir: PathBuf,
+    /// Recognitions at once per process (`SPEECH_ASR_WORKERS`); 0 for the number of CPUs.
+    pub asr_workers: usize,
+    /// The longest recording accepted, in seconds (`SPEECH_MAX_AUDIO_SECONDS`).
+    pub max_audio_seconds: f64,
+    /// How long `POST /transcribe` without a callback waits for its transcript before answering 504
+    /// with the request id (the result can then be read at `/transcribe/<requestid>/result`).
+    pub transcribe_wait_ms: u64,
 }
 
 impl Default for AnalyticsConfig {
@@ -67,6 +97,19 @@ impl Default for AnalyticsConfig {
             meili_url: None,
             meili_key: None,
             meili_index: "speech-calls".into(),
+            worker_topics: String::new(),
+            callback_allow_loopback: false,
+            callback_allow_private: false,
+            callback_first_retry_ms: 5000,
+            callback_max_wait_ms: 3_600_000,
+            callback_timeout_ms: 10_000,
+            callback_attempts: 100,
+            transcribe_wait_ms: 600_000,
+            asr_engine: "pocketsphinx".into(),
+            asr_url: None,
+            asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),
+            asr_workers: 0,
+            max_audio_seconds: 1800.0,
         }
     }
 }
@@ -91,6 +134,63 @@ impl ServiceConfig for AnalyticsConfig {
                 "job_lease_ms must be at least 1000, got {}",
                 self.job_lease_ms
             )));
+        }
+        if self.callback_first_retry_ms == 0
+            || self.callback_max_wait_ms < self.callback_first_retry_ms
+        {
+            return Err(ConfigError(format!(
+                "callback_first_retry_ms must be at least 1 and at most callback_max_wait_ms ({}), got {}",
+                self.callback_max_wait_ms, self.callback_first_retry_ms
+            )));
+        }
+        if !(1..=1000).contains(&self.callback_attempts) {
+            return Err(ConfigError(format!(
+                "callback_attempts must be 1 to 1000, got {}",
+                self.callback_attempts
+            )));
+        }
+        if self.callback_timeout_ms < 100 {
+            return Err(ConfigError(format!(
+                "callback_timeout_ms must be at least 100, got {}",
+                self.callback_timeout_ms
+            )));
+        }
+        match (self.asr_engine.as_str(), filled(&self.asr_url)) {
+            ("pocketsphinx", _) => {}
+            ("http", Some(url)) => require_http_url("asr_url", url)?,
+            ("http", None) => {
+                return Err(ConfigError(
+                    "asr_url (SPEECH_ASR_URL) is required with asr_engine http".into(),
+                ))
+            }
+            (other, _) => {
+                return Err(ConfigError(format!(
+                    "asr_engine must be pocketsphinx or http, got {other:?}"
+                )))
+            }
+        }
+        if !(1.0..=86_400.0).contains(&self.max_audio_seconds) {
+            return Err(ConfigError(format!(
+                "max_audio_seconds must be 1 to 86400, got {}",
+                self.max_audio_seconds
+            )));
+        }
+        for topic in self
+            .worker_topics
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            if !crate::jobs::TOPICS.iter().any(|(name, _)| *name == topic) {
+                return Err(ConfigError(format!(
+                    "worker_topics: unknown topic {topic:?}; known: {}",
+                    crate::jobs::TOPICS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
         }
         if let Some(endpoint) = filled(&self.s3_endpoint) {
             require_http_url("s3_endpoint", endpoint)?;
@@ -117,6 +217,30 @@ fn filled(value: &Option<String>) -> Option<&str> {
 }
 
 impl AnalyticsConfig {
+    /// The recognizer's settings.
+    pub fn speech(&self) -> crate::speech::SpeechConfig {
+        crate::speech::SpeechConfig {
+            asr_engine: if self.asr_engine == "http" {
+                crate::speech::AsrEngine::Http
+            } else {
+                crate::speech::AsrEngine::Pocketsphinx
+            },
+            asr_url: filled(&self.asr_url).map(str::to_string),
+            asr_model_dir: self.asr_model_dir.clone(),
+            asr_workers: self.recognizers(),
+            max_audio_seconds: self.max_audio_seconds,
+        }
+    }
+
+    /// Recognitions at once: `asr_workers`, or the number of CPUs.
+    pub fn recognizers(&self) -> usize {
+        if self.asr_workers > 0 {
+            self.asr_workers
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
     /// How access tokens are verified: keys from `auth_url`, issuers from `public_auth_url`.
     pub fn verifier_config(&self) -> VerifierConfig {
         self.common.verifier_config(&self.auth_url)

@@ -6,6 +6,8 @@
 
 pub mod access;
 pub mod apps;
+pub mod callbacks;
+pub mod calls;
 pub mod config;
 pub mod error;
 pub mod figures;
@@ -16,8 +18,10 @@ pub mod openapi;
 pub mod ports;
 pub mod provision;
 pub mod routes;
+pub mod speech;
 pub mod state;
 pub mod store;
+pub mod transcription;
 
 #[cfg(feature = "testing")]
 pub mod testing;

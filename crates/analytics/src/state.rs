@@ -13,7 +13,9 @@ use common::objects::ObjectStore;
 use common::search::SearchIndex;
 
 use crate::apps::AppCache;
+use crate::callbacks::Deliverer;
 use crate::config::AnalyticsConfig;
+use crate::speech::Transcriber;
 
 pub struct AnalyticsState {
     pub config: AnalyticsConfig,
@@ -26,6 +28,11 @@ pub struct AnalyticsState {
     pub revocations: TtlCache<String, bool>,
     /// Compiled applications by company, name and revision.
     pub apps: AppCache,
+    /// The guarded, signing HTTP client of result callbacks.
+    pub callbacks: Deliverer,
+    /// The recognizer the transcription workers use (PocketSphinx loads its models on first use, so a
+    /// process that runs no transcription worker never does).
+    pub transcriber: Arc<dyn Transcriber>,
 }
 
 /// The adapters of the three ports, as chosen from the configuration.
@@ -41,6 +48,9 @@ impl AnalyticsState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
             apps: AppCache::default(),
+            callbacks: Deliverer::new(&config),
+            transcriber: crate::speech::build(&config.speech())
+                .expect("a recognizer from settings the configuration checked"),
             bus: ports.bus,
             objects: ports.objects,
             search: ports.search,

@@ -47,6 +47,8 @@ pub fn test_config(auth_url: &str, database_url: &str, data_dir: PathBuf) -> Ana
     config.common.public_auth_url = Some(auth_url.to_string());
     config.common.database_url = database_url.to_string();
     config.common.workers = 1;
+    // The key callbacks are signed under (every real configuration has one).
+    config.common.secret_key = Some(common::secrets::SecretKey::generate().to_base64());
     config
 }
 

@@ -258,10 +258,16 @@ async fn a_consumer_may_set_its_own_wait_and_attempt_count<A: Adapter>(backend: 
     let message = Message::new("callbacks", b"deliver".to_vec());
     publish(&bus, &t, &message).await;
     for attempt in 1..=3 {
-        let d = bus.receive("callbacks", SOON).await.unwrap().expect("delivered");
+        let d = bus
+            .receive("callbacks", SOON)
+            .await
+            .unwrap()
+            .expect("delivered");
         assert_eq!(d.attempt, attempt);
         assert_eq!(d.message, message);
-        bus.retry_after(d, Duration::from_millis(200)).await.unwrap();
+        bus.retry_after(d, Duration::from_millis(200))
+            .await
+            .unwrap();
         assert!(
             bus.receive("callbacks", NOW).await.unwrap().is_none(),
             "not before its wait"
@@ -284,11 +290,17 @@ async fn a_consumer_at_work_keeps_its_lease<A: Adapter>(backend: Backend) {
     for _ in 0..6 {
         tokio::time::sleep(lease / 2).await;
         bus.keep_leased(&d).await.unwrap();
-        assert!(bus.receive("jobs", NOW).await.unwrap().is_none(), "still leased");
+        assert!(
+            bus.receive("jobs", NOW).await.unwrap().is_none(),
+            "still leased"
+        );
     }
     bus.ack(d).await.unwrap();
     tokio::time::sleep(lease).await;
-    assert!(bus.receive("jobs", NOW).await.unwrap().is_none(), "done with");
+    assert!(
+        bus.receive("jobs", NOW).await.unwrap().is_none(),
+        "done with"
+    );
 }
 
 async fn a_poison_message_is_a_dead_letter_at_once<A: Adapter>(backend: Backend) {

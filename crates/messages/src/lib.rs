@@ -45,10 +45,13 @@ mod tests {
             delivery_id: "d1".into(),
             company: "acme".into(),
             url: "https://example.com/hook".into(),
-            body: br#"{"ok":true}"#.to_vec(),
+            body: b"--b\r\n...".to_vec(),
+            content_type: "multipart/form-data; boundary=b".into(),
+            request_id: "r1".into(),
+            max_attempts: 100,
         };
         let back = CallbackDelivery::decode(delivery.encode_to_vec().as_slice()).unwrap();
-        assert_eq!(back.body, delivery.body);
+        assert_eq!(back, delivery);
         assert!(
             DeleteScope::decode(&b"\xff\xff"[..]).is_err(),
             "garbage is an error, for the consumer to dead-letter"

@@ -1,6 +1,7 @@
 //! `speechd bootstrap`: a company with everything needed to try the platform (its administrator, an OAuth
 //! client, an organization with a folder in analytics, and an ingestion project), created idempotently in one transaction. Secrets are kept only as hashes, so each run keeps what exists and prints new credentials:
-//! the admin password and the client secret are replaced. Nothing secret is written to disk.
+//! the admin password and the client secret are replaced. The company's callback signing secret is
+//! derived from the server key, so it is the same on every run. Nothing secret is written to disk.
 
 use anyhow::Context;
 use chrono::Utc;
@@ -70,6 +71,8 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "organization": organization,
         "folder": folder,
         "app_key": project.app_key,
+        // Derived from the server key and the company: the same on every run, so receivers keep it.
+        "callback_secret": analytics::callbacks::sign::CallbackSecret::of_company(&secret, company).to_text(),
     }))
 }
 

@@ -21,6 +21,7 @@ const CONTRACT_FIELDS: &[&str] = &[
     "organization",
     "folder",
     "app_key",
+    "callback_secret",
 ];
 
 fn free_port() -> u16 {
@@ -195,6 +196,14 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
     let second = bootstrap(&data, &ports);
     assert_eq!(second["client_id"], first["client_id"], "the same client");
     assert_eq!(second["app_key"], first["app_key"], "the same project");
+    let callback_secret = first["callback_secret"]
+        .as_str()
+        .expect("a callback secret");
+    assert!(callback_secret.starts_with("whsec_") && callback_secret.len() > 40);
+    assert_eq!(
+        second["callback_secret"], first["callback_secret"],
+        "receivers keep their key across runs"
+    );
     assert_ne!(second["client_secret"], first["client_secret"]);
     assert_ne!(second["admin_password"], first["admin_password"]);
     assert!(

@@ -27,7 +27,8 @@ impl Form {
     fn part(&mut self, disposition: &str, content_type: Option<&str>, value: &[u8]) {
         self.bytes.extend_from_slice(b"--");
         self.bytes.extend_from_slice(self.boundary.as_bytes());
-        self.bytes.extend_from_slice(b"\r\nContent-Disposition: form-data; ");
+        self.bytes
+            .extend_from_slice(b"\r\nContent-Disposition: form-data; ");
         self.bytes.extend_from_slice(disposition.as_bytes());
         self.bytes.extend_from_slice(b"\r\n");
         if let Some(content_type) = content_type {
@@ -54,7 +55,13 @@ impl Form {
 /// Quotes a file name for a `Content-Disposition` parameter: no quote, backslash or line break survives.
 fn quoted(name: &str) -> String {
     name.chars()
-        .map(|c| if c == '"' || c == '\\' || c.is_control() { '_' } else { c })
+        .map(|c| {
+            if c == '"' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -86,9 +93,17 @@ mod tests {
 
     #[test]
     fn a_result_is_a_requestid_field_and_a_file_part() {
-        let body = result(ID, "call.txt", "text/plain; charset=utf-8", b"agent: hello\n");
+        let body = result(
+            ID,
+            "call.txt",
+            "text/plain; charset=utf-8",
+            b"agent: hello\n",
+        );
         let b = "speech-callback-6f1c2a440d594c8e9a373f5e9b2a1c10";
-        assert_eq!(body.content_type, format!("multipart/form-data; boundary={b}"));
+        assert_eq!(
+            body.content_type,
+            format!("multipart/form-data; boundary={b}")
+        );
         let expected = format!(
             "--{b}\r\nContent-Disposition: form-data; name=\"requestid\"\r\n\r\n{ID}\r\n\
              --{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"call.txt\"\r\n\

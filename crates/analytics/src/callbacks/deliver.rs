@@ -73,14 +73,10 @@ fn describe(e: &reqwest::Error) -> String {
     }
 }
 
-/// Handles the deliveries the worker loop received, one at a time.
-pub async fn process(state: Arc<AnalyticsState>, deliveries: Vec<Delivery>) {
-    for delivery in deliveries {
-        handle(&state, delivery).await;
-    }
-}
-
-async fn handle(state: &AnalyticsState, delivery: Delivery) {
+/// Makes one attempt of a delivery and settles its message: acknowledged when delivered or given up,
+/// back on the bus after its wait otherwise.
+pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
+    let state = state.as_ref();
     use tracing::Instrument;
     let span = common::telemetry::job_span(
         messages::topics::CALLBACK,

@@ -29,7 +29,9 @@ impl CallbackSecret {
     /// The key of `company` under the server's secret key.
     pub fn of_company(server: &SecretKey, company: &str) -> CallbackSecret {
         CallbackSecret {
-            key: server.derive(&format!("callback-secret/{company}")).to_vec(),
+            key: server
+                .derive(&format!("callback-secret/{company}"))
+                .to_vec(),
         }
     }
 
@@ -99,8 +101,14 @@ mod tests {
         let other = CallbackSecret::of_company(&server, "globex");
         assert!(!other.verify("d1", 100, b"body", &sig));
         // The same company and server key give the same secret on every replica.
-        assert_eq!(acme.to_text(), CallbackSecret::of_company(&server, "acme").to_text());
-        assert_eq!(CallbackSecret::parse(&acme.to_text()).unwrap().key, acme.key);
+        assert_eq!(
+            acme.to_text(),
+            CallbackSecret::of_company(&server, "acme").to_text()
+        );
+        assert_eq!(
+            CallbackSecret::parse(&acme.to_text()).unwrap().key,
+            acme.key
+        );
         assert!(format!("{acme:?}").contains("***"));
     }
 }

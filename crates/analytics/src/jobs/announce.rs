@@ -2,7 +2,10 @@
 //! metadata or application change is announced exactly when it commits.
 
 use common::bus::Message;
-use messages::v1::{ReindexCall, RescoreScope, ScoreCall};
+use messages::v1::{CallbackDelivery, ReindexCall, RescoreScope, ScoreCall, TranscriptionJob};
+
+use crate::callbacks::body::Body;
+use crate::store::requests::RequestRow;
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -73,6 +76,45 @@ pub async fn rescore_app(
         app: app.into(),
     };
     publish(state, tx, messages::topics::RESCORE, &message).await
+}
+
+/// Publishes, inside `tx`, the job that transcribes the request's recording.
+pub async fn transcribe(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    row: &RequestRow,
+) -> Result<(), AnalyticsError> {
+    let message = TranscriptionJob {
+        request_id: row.id.clone(),
+        call_id: row.call_id.clone(),
+        company: row.company.clone(),
+        organization: row.organization.clone(),
+        folder: row.folder.clone(),
+        audio_key: row.audio_key.clone(),
+        diarize: row.diarize,
+        callback_url: row.callback_url.clone(),
+    };
+    publish(state, tx, messages::topics::TRANSCRIBE, &message).await
+}
+
+/// Publishes, inside `tx`, the post of `body` to the request's callback address. Every attempt of the
+/// delivery carries one id, the receiver's key for deduplication.
+pub async fn callback(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    row: &RequestRow,
+    body: Body,
+) -> Result<(), AnalyticsError> {
+    let message = CallbackDelivery {
+        delivery_id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+        company: row.company.clone(),
+        url: row.callback_url.clone(),
+        body: body.bytes,
+        content_type: body.content_type,
+        request_id: row.id.clone(),
+        max_attempts: u32::try_from(row.callback_max_attempts).unwrap_or(1).max(1),
+    };
+    publish(state, tx, messages::topics::CALLBACK, &message).await
 }
 
 async fn publish(

@@ -32,6 +32,7 @@ pub async fn handle(state: Arc<AnalyticsState>, body: Vec<u8>) -> Result<(), Job
 }
 
 pub async fn delete_scope(state: &AnalyticsState, scope: &Scope) -> Result<(), JobError> {
+    while delete_requests(state, scope).await? > 0 {}
     while delete_batch(state, scope).await? > 0 {}
     // Documents a late reindex may have written, then the scope's own rows.
     state
@@ -45,6 +46,29 @@ pub async fn delete_scope(state: &AnalyticsState, scope: &Scope) -> Result<(), J
         .map_err(JobError::retry)?;
     tx.commit().await.map_err(JobError::retry)?;
     Ok(())
+}
+
+/// Removes up to `BATCH` transcription requests of the scope (a company's own, without a folder,
+/// included when the scope is the company): their recordings and results, then their rows.
+async fn delete_requests(state: &AnalyticsState, scope: &Scope) -> Result<usize, JobError> {
+    let (organization, folder) = (
+        scope.organization.as_deref().unwrap_or(""),
+        scope.folder.as_deref().unwrap_or(""),
+    );
+    let requests =
+        store::requests::request_keys(&state.db, &scope.company, organization, folder, BATCH)
+            .await
+            .map_err(JobError::retry)?;
+    for (_, audio, result) in &requests {
+        for key in [audio, result].into_iter().filter(|k| !k.is_empty()) {
+            state.objects.delete(key).await.map_err(JobError::retry)?;
+        }
+    }
+    let ids: Vec<String> = requests.into_iter().map(|(id, _, _)| id).collect();
+    store::requests::delete_requests(&state.db, &ids)
+        .await
+        .map_err(JobError::retry)?;
+    Ok(ids.len())
 }
 
 /// Removes up to `BATCH` calls of the scope: objects, search documents, then rows. Answers how many.

@@ -8,6 +8,7 @@ pub mod delete;
 pub mod reindex;
 pub mod rescore;
 pub mod score;
+pub mod transcribe;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -61,40 +62,89 @@ impl Workers {
     }
 }
 
-/// Starts one worker per topic: reindexing and scoring in batches (an index write, a transaction per
-/// batch), deletions and rescore jobs one at a time.
+/// The topics workers take, by the short names of `worker_topics`.
+pub const TOPICS: &[(&str, &str)] = &[
+    ("reindex", messages::topics::REINDEX),
+    ("delete", messages::topics::DELETE),
+    ("score", messages::topics::SCORE),
+    ("rescore", messages::topics::RESCORE),
+    ("transcribe", messages::topics::TRANSCRIBE),
+    ("callback", messages::topics::CALLBACK),
+];
+
+/// Callback posts wait on receivers, not on this machine: several go out at once.
+const CALLBACK_POSTS: usize = 8;
+
+/// Starts the workers of the configured topics (all by default): reindexing and scoring in batches (an
+/// index write, a transaction per batch), deletions and rescore jobs one at a time, one transcription
+/// per recognizer slot, and several callback posts at once.
 pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     let (stop, stopped) = watch::channel(false);
-    let handles = vec![
-        spawn_loop(
+    let wanted: Vec<&str> = state
+        .config
+        .worker_topics
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let runs = |name: &str| wanted.is_empty() || wanted.contains(&name);
+    let mut handles = Vec::new();
+    if runs("reindex") {
+        handles.push(spawn_loop(
             state.clone(),
             messages::topics::REINDEX,
             reindex::BATCH,
             stopped.clone(),
             reindex::process,
-        ),
-        spawn_loop(
+        ));
+    }
+    if runs("delete") {
+        handles.push(spawn_loop(
             state.clone(),
             messages::topics::DELETE,
             1,
             stopped.clone(),
             |state, jobs| one_by_one(state, messages::topics::DELETE, jobs, delete::handle),
-        ),
-        spawn_loop(
+        ));
+    }
+    if runs("score") {
+        handles.push(spawn_loop(
             state.clone(),
             messages::topics::SCORE,
             score::BATCH,
             stopped.clone(),
             score::process,
-        ),
-        spawn_loop(
-            state,
+        ));
+    }
+    if runs("rescore") {
+        handles.push(spawn_loop(
+            state.clone(),
             messages::topics::RESCORE,
             1,
-            stopped,
+            stopped.clone(),
             |state, jobs| one_by_one(state, messages::topics::RESCORE, jobs, rescore::handle),
-        ),
-    ];
+        ));
+    }
+    if runs("transcribe") {
+        for _ in 0..state.config.recognizers() {
+            handles.push(spawn_loop(
+                state.clone(),
+                messages::topics::TRANSCRIBE,
+                1,
+                stopped.clone(),
+                transcribe::process,
+            ));
+        }
+    }
+    if runs("callback") {
+        handles.push(spawn_concurrent(
+            state.clone(),
+            messages::topics::CALLBACK,
+            CALLBACK_POSTS,
+            stopped.clone(),
+            crate::callbacks::deliver::handle,
+        ));
+    }
     Workers { stop, handles }
 }
 
@@ -137,6 +187,54 @@ where
             }
             work(state.clone(), deliveries).await;
         }
+    })
+}
+
+/// A receive loop that hands each message to `handle` in a task of its own, at most `limit` at once:
+/// one poller of the bus, many messages under way (callback posts mostly wait on their receivers).
+/// Stops taking messages when told, and ends once those under way are settled.
+fn spawn_concurrent<F, Fut>(
+    state: Arc<AnalyticsState>,
+    topic: &'static str,
+    limit: usize,
+    mut stopped: watch::Receiver<bool>,
+    handle: F,
+) -> JoinHandle<()>
+where
+    F: Fn(Arc<AnalyticsState>, Delivery) -> Fut + Send + Sync + Copy + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let slots = Arc::new(tokio::sync::Semaphore::new(limit));
+        loop {
+            if *stopped.borrow() {
+                break;
+            }
+            let slot = tokio::select! {
+                _ = stopped.changed() => break,
+                slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            };
+            let received = tokio::select! {
+                _ = stopped.changed() => break,
+                d = state.bus.receive(topic, POLL) => d,
+            };
+            match received {
+                Ok(Some(delivery)) => {
+                    let state = state.clone();
+                    tokio::spawn(async move {
+                        handle(state, delivery).await;
+                        drop(slot);
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
+                    tokio::time::sleep(POLL).await;
+                }
+            }
+        }
+        // The messages under way end before the worker does.
+        let _ = slots.acquire_many(limit as u32).await;
     })
 }
 

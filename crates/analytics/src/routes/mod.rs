@@ -43,7 +43,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(
             web::resource("/transcribe/{company}/{organization}/{folder}")
-                .route(web::post().to(transcribe::add_call)),
+                .route(web::post().to(transcribe::folder::add_call)),
+        )
+        .service(web::resource("/transcribe").route(web::post().to(transcribe::direct::transcribe)))
+        .service(
+            web::resource("/transcribe/{requestid}")
+                .route(web::get().to(transcribe::progress::progress)),
+        )
+        .service(
+            web::resource("/transcribe/{requestid}/result")
+                .route(web::get().to(transcribe::progress::result)),
         )
         .service(
             web::resource("/metadata/{company}/{organization}/{call}")

@@ -5,6 +5,7 @@
 
 pub mod apps;
 mod postgres;
+pub mod requests;
 pub mod rollups;
 mod rows;
 mod sqlite;

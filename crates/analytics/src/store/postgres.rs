@@ -23,3 +23,8 @@ pub(super) use apps_sql::*;
 #[path = "stats_sql.rs"]
 mod stats_sql;
 pub(super) use stats_sql::*;
+
+#[allow(clippy::duplicate_mod)]
+#[path = "requests_sql.rs"]
+mod requests_sql;
+pub(super) use requests_sql::*;

@@ -38,14 +38,24 @@ async fn world(stack: Stack) -> World {
 
 async fn delivered(world: &World, request: &str, state: &str) -> Value {
     eventually(|| async {
-        let p = world.send("GET", &format!("/transcribe/{request}"), None).await.body;
+        let p = world
+            .send("GET", &format!("/transcribe/{request}"), None)
+            .await
+            .body;
         (p["callback"]["state"] == state).then_some(p)
     })
     .await
 }
 
 fn secret(world: &World) -> CallbackSecret {
-    let key = world.analytics.service.state.config.common.secret().unwrap();
+    let key = world
+        .analytics
+        .service
+        .state
+        .config
+        .common
+        .secret()
+        .unwrap();
     CallbackSecret::of_company(&key, COMPANY)
 }
 
@@ -63,7 +73,12 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
         )
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
-    assert_eq!(a.body.as_object().unwrap().len(), 1, "only the requestid: {}", a.text);
+    assert_eq!(
+        a.body.as_object().unwrap().len(),
+        1,
+        "only the requestid: {}",
+        a.text
+    );
     let request = a.body["requestid"].as_str().unwrap().to_string();
 
     let progress = delivered(&world, &request, "delivered").await;
@@ -74,19 +89,41 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
     let secret = secret(&world);
     for post in &posts {
         assert_eq!(post.path, "/hooks/speech");
-        assert_eq!(post.webhook_id, posts[0].webhook_id, "one id for every attempt");
+        assert_eq!(
+            post.webhook_id, posts[0].webhook_id,
+            "one id for every attempt"
+        );
         assert!(post.webhook_id.starts_with("msg_"));
         assert!((post.webhook_timestamp - chrono::Utc::now().timestamp()).abs() < 60);
         assert!(
-            secret.verify(&post.webhook_id, post.webhook_timestamp, &post.body, &post.webhook_signature),
+            secret.verify(
+                &post.webhook_id,
+                post.webhook_timestamp,
+                &post.body,
+                &post.webhook_signature
+            ),
             "signed with acme's callback secret"
         );
         let other = CallbackSecret::of_company(
-            &world.analytics.service.state.config.common.secret().unwrap(),
+            &world
+                .analytics
+                .service
+                .state
+                .config
+                .common
+                .secret()
+                .unwrap(),
             "globex",
         );
-        assert!(!other.verify(&post.webhook_id, post.webhook_timestamp, &post.body, &post.webhook_signature));
-        assert!(post.content_type.starts_with("multipart/form-data; boundary="));
+        assert!(!other.verify(
+            &post.webhook_id,
+            post.webhook_timestamp,
+            &post.body,
+            &post.webhook_signature
+        ));
+        assert!(post
+            .content_type
+            .starts_with("multipart/form-data; boundary="));
         assert_eq!(post.field("requestid").as_deref(), Some(request.as_str()));
         let (_, file_name, content_type, text) = post
             .fields()
@@ -102,8 +139,14 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
     assert!(gap(0) <= gap(1) + 1);
     // A body altered in transit does not verify.
     let mut forged = posts[2].body.clone();
-    forged[forged.len() - 10] ^= 1;
-    assert!(!secret.verify(&posts[2].webhook_id, posts[2].webhook_timestamp, &forged, &posts[2].webhook_signature));
+    let at = forged.len() - 10;
+    forged[at] ^= 1;
+    assert!(!secret.verify(
+        &posts[2].webhook_id,
+        posts[2].webhook_timestamp,
+        &forged,
+        &posts[2].webhook_signature
+    ));
 }
 
 async fn a_failed_transcription_posts_its_error(stack: Stack) {
@@ -124,7 +167,10 @@ async fn a_failed_transcription_posts_its_error(stack: Stack) {
     assert_eq!(progress["status"], "failed");
     let posts = receiver.received();
     assert_eq!(posts.len(), 1);
-    assert_eq!(posts[0].field("requestid").as_deref(), Some(request.as_str()));
+    assert_eq!(
+        posts[0].field("requestid").as_deref(),
+        Some(request.as_str())
+    );
     let error = posts[0].field("error").expect("an error field");
     assert_eq!(Some(error.as_str()), progress["error"].as_str());
     assert!(posts[0].fields().iter().all(|(name, ..)| name != "file"));
@@ -148,11 +194,19 @@ async fn a_callback_is_cancelled_when_its_attempts_run_out(stack: Stack) {
     let progress = delivered(&world, &request, "cancelled").await;
     assert_eq!(progress["callback"]["attempts"], 3);
     assert_eq!(progress["callback"]["max_attempts"], 3);
-    assert!(progress["callback"]["last_error"].as_str().unwrap().contains("503"), "{progress}");
+    assert!(
+        progress["callback"]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("503"),
+        "{progress}"
+    );
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.received().len(), 3, "no attempt after the last");
     // The transcript itself is kept and can be read.
-    let result = world.send("GET", &format!("/transcribe/{request}/result"), None).await;
+    let result = world
+        .send("GET", &format!("/transcribe/{request}/result"), None)
+        .await;
     assert_eq!(result.status, 200);
 }
 
@@ -166,7 +220,10 @@ async fn internal_addresses_are_refused_unless_allowed(stack: Stack) {
         ("http://[::1]:9/x", "loopback"),
         ("http://10.1.2.3/x", "private"),
         ("http://192.168.0.10/x", "private"),
-        ("http://169.254.169.254/latest/meta-data/", "not a unicast internet address"),
+        (
+            "http://169.254.169.254/latest/meta-data/",
+            "not a unicast internet address",
+        ),
         ("http://0x7f000001/x", "loopback"),
         ("ftp://example.com/x", "http or https"),
         ("https://user:pw@example.com/x", "user name or password"),
@@ -174,7 +231,10 @@ async fn internal_addresses_are_refused_unless_allowed(stack: Stack) {
         let a = strict
             .transcribe_form(
                 "/transcribe",
-                vec![Field::File("clip.wav", short_clip()), Field::Text("callback", url)],
+                vec![
+                    Field::File("clip.wav", short_clip()),
+                    Field::Text("callback", url),
+                ],
             )
             .await;
         assert_eq!(a.status, 400, "{url}: {}", a.text);
@@ -185,7 +245,10 @@ async fn internal_addresses_are_refused_unless_allowed(stack: Stack) {
     let a = strict
         .transcribe_form(
             "/transcribe",
-            vec![Field::File("clip.wav", short_clip()), Field::Text("attempts", "5")],
+            vec![
+                Field::File("clip.wav", short_clip()),
+                Field::Text("attempts", "5"),
+            ],
         )
         .await;
     assert_eq!(a.status, 400, "{}", a.text);
@@ -195,7 +258,10 @@ async fn internal_addresses_are_refused_unless_allowed(stack: Stack) {
     let a = loopback_only
         .transcribe_form(
             "/transcribe",
-            vec![Field::File("clip.wav", short_clip()), Field::Text("callback", "http://10.0.0.8/x")],
+            vec![
+                Field::File("clip.wav", short_clip()),
+                Field::Text("callback", "http://10.0.0.8/x"),
+            ],
         )
         .await;
     assert_eq!(a.status, 400, "{}", a.text);
@@ -207,7 +273,10 @@ async fn the_address_is_checked_again_when_posting(stack: Stack) {
     let strict = World::new(stack).await;
     let receiver = Receiver::start(0).await;
     let state = &strict.analytics.service.state;
-    for url in [receiver.url.clone(), receiver.url.replace("127.0.0.1", "localhost")] {
+    for url in [
+        receiver.url.clone(),
+        receiver.url.replace("127.0.0.1", "localhost"),
+    ] {
         let job = CallbackDelivery {
             delivery_id: "msg_test".into(),
             company: COMPANY.into(),

@@ -7,6 +7,9 @@ use std::sync::Arc;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use parking_lot::Mutex;
 
+/// One multipart field: its name, file name, content type and value.
+pub type Part = (String, Option<String>, Option<String>, Vec<u8>);
+
 /// One post as the receiver got it.
 #[derive(Debug, Clone)]
 pub struct Received {
@@ -19,8 +22,8 @@ pub struct Received {
 }
 
 impl Received {
-    /// The multipart fields of the body: (name, file name, content type, value).
-    pub fn fields(&self) -> Vec<(String, Option<String>, Option<String>, Vec<u8>)> {
+    /// The multipart fields of the body.
+    pub fn fields(&self) -> Vec<Part> {
         let boundary = self
             .content_type
             .split("boundary=")
@@ -32,8 +35,7 @@ impl Received {
         let text = self.body.clone();
         let mut fields = Vec::new();
         let mut rest: &[u8] = &text;
-        loop {
-            let Some(start) = find(rest, delimiter.as_bytes()) else { break };
+        while let Some(start) = find(rest, delimiter.as_bytes()) {
             rest = &rest[start + delimiter.len()..];
             if rest.starts_with(b"--") {
                 break;
@@ -45,8 +47,14 @@ impl Received {
             let end = find(rest, format!("\r\n{delimiter}").as_bytes()).expect("part end");
             let value = rest[..end].to_vec();
             rest = &rest[end + 2..];
+            let disposition = head
+                .lines()
+                .find(|l| l.starts_with("Content-Disposition: "))
+                .expect("a Content-Disposition header")
+                .to_string();
             let param = |name: &str| {
-                head.split(';')
+                disposition
+                    .split(';')
                     .map(str::trim)
                     .find_map(|p| p.strip_prefix(&format!("{name}=\"")))
                     .map(|v| v.trim_end_matches('"').to_string())
@@ -55,7 +63,12 @@ impl Received {
                 .lines()
                 .find_map(|l| l.strip_prefix("Content-Type: "))
                 .map(str::to_string);
-            fields.push((param("name").unwrap(), param("filename"), content_type, value));
+            fields.push((
+                param("name").unwrap(),
+                param("filename"),
+                content_type,
+                value,
+            ));
         }
         fields
     }

@@ -1,0 +1,183 @@
+//! `/transcribe` (docs/transcription.md, docs/analytics-api.md, Adding calls): recordings to transcribe,
+//! returned to the caller (`direct`) or added to a folder as calls (`folder`, which also takes
+//! transcript JSON files as they are), and the progress and result of a request (`progress`). Both
+//! uploads are multipart forms read by `read_form`.
+
+pub mod direct;
+pub mod folder;
+pub mod progress;
+
+use actix_multipart::Multipart;
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::error::AnalyticsError;
+use crate::speech::output::{Output, UnknownFormat};
+use crate::state::AnalyticsState;
+
+/// The parts of an upload form.
+#[derive(Default)]
+pub(crate) struct Form {
+    pub token: Option<String>,
+    pub file: Option<Vec<u8>>,
+    pub file_name: Option<String>,
+    pub file_type: Option<String>,
+    pub metadata: Option<Map<String, Value>>,
+    pub output: Option<String>,
+    pub callback: Option<String>,
+    pub diarize: Option<String>,
+    pub attempts: Option<String>,
+}
+
+const TEXT_FIELD_LIMIT: usize = 64 * 1024;
+
+/// The form fields an upload may carry.
+const FIELDS: &str = "token, file, output, callback, diarize, attempts and metadata";
+
+pub(crate) async fn read_form(
+    mut multipart: Multipart,
+    limit: usize,
+) -> Result<Form, AnalyticsError> {
+    let mut form = Form::default();
+    let mut total = 0usize;
+    while let Some(field) = multipart.next().await {
+        let mut field = field
+            .map_err(|e| AnalyticsError::BadRequest(format!("invalid multipart body: {e}")))?;
+        let name = field.name().unwrap_or_default().to_string();
+        let is_file = name == "file";
+        if is_file {
+            form.file_name = field
+                .content_disposition()
+                .and_then(|d| d.get_filename())
+                .map(str::to_string);
+            form.file_type = field.content_type().map(|m| m.essence_str().to_string());
+        }
+        let cap = if is_file { limit } else { TEXT_FIELD_LIMIT };
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field.next().await {
+            let chunk = chunk
+                .map_err(|e| AnalyticsError::BadRequest(format!("invalid multipart body: {e}")))?;
+            total += chunk.len();
+            if bytes.len() + chunk.len() > cap || total > limit + TEXT_FIELD_LIMIT {
+                return Err(AnalyticsError::TooLarge(format!(
+                    "the {name} field is larger than {cap} bytes"
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let repeated = || AnalyticsError::BadRequest(format!("the {name} field is given twice"));
+        let text = || {
+            String::from_utf8(bytes.clone()).map_err(|_| {
+                AnalyticsError::BadRequest(format!("the {name} field is not UTF-8 text"))
+            })
+        };
+        let slot = match name.as_str() {
+            "file" if form.file.is_some() => return Err(repeated()),
+            "file" => {
+                form.file = Some(bytes);
+                continue;
+            }
+            "metadata" if form.metadata.is_some() => return Err(repeated()),
+            "metadata" => {
+                form.metadata = Some(super::json_body(text()?.as_bytes(), None)?);
+                continue;
+            }
+            "token" => &mut form.token,
+            "output" => &mut form.output,
+            "callback" => &mut form.callback,
+            "diarize" => &mut form.diarize,
+            "attempts" => &mut form.attempts,
+            other => {
+                return Err(AnalyticsError::BadRequest(format!(
+                    "unknown form field {other:?}: expected {FIELDS}"
+                )))
+            }
+        };
+        if slot.is_some() {
+            return Err(repeated());
+        }
+        *slot = Some(text()?.trim().to_string());
+    }
+    Ok(form)
+}
+
+/// What a form asks of a transcription, checked.
+pub(crate) struct Asked {
+    pub output: Output,
+    pub diarize: bool,
+    /// The callback address, checked against the address guard, and its attempts.
+    pub callback: Option<(String, u32)>,
+}
+
+impl Form {
+    /// Checks `output`, `diarize`, `callback` and `attempts`; `default_callback` is the folder's.
+    pub(crate) async fn asked(
+        &self,
+        state: &AnalyticsState,
+        default_callback: Option<(String, Option<u32>)>,
+    ) -> Result<Asked, AnalyticsError> {
+        let output = match self.output.as_deref().filter(|o| !o.is_empty()) {
+            None => Output::Json,
+            Some(text) => text
+                .parse()
+                .map_err(|e: UnknownFormat| AnalyticsError::BadRequest(e.to_string()))?,
+        };
+        let diarize = match self
+            .diarize
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("") | Some("false") | Some("0") | Some("no") => false,
+            Some("true") | Some("1") | Some("yes") => true,
+            Some(other) => {
+                return Err(AnalyticsError::BadRequest(format!(
+                    "diarize must be true or false, got {other:?}"
+                )))
+            }
+        };
+        let attempts = match self.attempts.as_deref().filter(|a| !a.is_empty()) {
+            None => None,
+            Some(text) => match text.parse::<u32>() {
+                Ok(n) if (1..=1000).contains(&n) => Some(n),
+                _ => {
+                    return Err(AnalyticsError::BadRequest(format!(
+                        "attempts must be a whole number from 1 to 1000, got {text:?}"
+                    )))
+                }
+            },
+        };
+        let (url, folder_attempts) = match self.callback.as_deref().filter(|c| !c.is_empty()) {
+            Some(url) => (Some(url.to_string()), None),
+            None => match default_callback {
+                Some((url, attempts)) => (Some(url), attempts),
+                None => (None, None),
+            },
+        };
+        if attempts.is_some() && url.is_none() {
+            return Err(AnalyticsError::BadRequest(
+                "attempts applies to a callback: give callback too".into(),
+            ));
+        }
+        let callback = match url {
+            None => None,
+            Some(url) => {
+                let checked = state
+                    .callbacks
+                    .policy
+                    .check_url(&url)
+                    .await
+                    .map_err(|refused| AnalyticsError::BadRequest(refused.to_string()))?;
+                let attempts = attempts
+                    .or(folder_attempts)
+                    .unwrap_or(state.config.callback_attempts);
+                Some((checked.to_string(), attempts))
+            }
+        };
+        Ok(Asked {
+            output,
+            diarize,
+            callback,
+        })
+    }
+}

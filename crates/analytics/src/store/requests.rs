@@ -1,0 +1,122 @@
+//! Transcription requests (docs/transcription.md, Progress): accepted, transcribed, and their callback
+//! delivered or given up. Like every store function these run on the pool or inside the caller's
+//! transaction, so a request, its job message and later its result and callback message commit together.
+
+use common::db::{Handle, StoreError};
+use common::dispatch;
+
+use super::{postgres, sqlite};
+
+/// The states of a request.
+pub const QUEUED: &str = "queued";
+pub const TRANSCRIBING: &str = "transcribing";
+pub const DONE: &str = "done";
+pub const FAILED: &str = "failed";
+
+/// The states of its callback.
+pub const CALLBACK_NONE: &str = "none";
+pub const CALLBACK_PENDING: &str = "pending";
+pub const CALLBACK_DELIVERED: &str = "delivered";
+pub const CALLBACK_CANCELLED: &str = "cancelled";
+
+/// A stored request.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct RequestRow {
+    pub id: String,
+    pub company: String,
+    pub organization: String,
+    pub folder: String,
+    pub call_id: String,
+    pub filename: String,
+    pub output: String,
+    pub diarize: bool,
+    pub metadata: String,
+    pub audio_key: String,
+    pub result_key: String,
+    pub state: String,
+    pub error: String,
+    pub audio_seconds: f64,
+    pub callback_url: String,
+    pub callback_state: String,
+    pub callback_attempts: i64,
+    pub callback_max_attempts: i64,
+    pub callback_error: String,
+    pub created: String,
+    pub updated: String,
+}
+
+/// How a request ended, written with its result in one statement.
+#[derive(Debug, Clone)]
+pub struct Outcome<'a> {
+    pub state: &'a str,
+    pub error: &'a str,
+    pub result_key: &'a str,
+    pub audio_seconds: f64,
+    pub callback_state: &'a str,
+    pub updated: &'a str,
+}
+
+pub async fn insert_request<'a>(
+    h: impl Into<Handle<'a>>,
+    row: &RequestRow,
+) -> Result<(), StoreError> {
+    dispatch!(h, insert_request(row))
+}
+
+/// The request of `id`; inside a transaction, locked until it ends.
+pub async fn get_request<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+) -> Result<Option<RequestRow>, StoreError> {
+    dispatch!(h, get_request(id))
+}
+
+/// Marks a queued request as being transcribed; whether it was queued (or already transcribing, when a
+/// worker died and the job came back).
+pub async fn start_request<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    updated: &str,
+) -> Result<bool, StoreError> {
+    dispatch!(h, start_request(id, updated))
+}
+
+/// Records how the request ended; only a request not ended yet changes (whether it did).
+pub async fn finish_request<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    outcome: &Outcome<'_>,
+) -> Result<bool, StoreError> {
+    dispatch!(h, finish_request(id, outcome))
+}
+
+/// Records a callback attempt: how many so far, the state it leaves and the last error.
+pub async fn record_callback<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    attempts: i64,
+    state: &str,
+    error: &str,
+    updated: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, record_callback(id, attempts, state, error, updated))
+}
+
+/// Removes the requests of a company, organization or folder (with `""` for all), at most `limit` at
+/// once; their object keys, for the caller to remove first.
+pub async fn request_keys<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    limit: i64,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    dispatch!(h, request_keys(company, organization, folder, limit))
+}
+
+pub async fn delete_requests<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[String],
+) -> Result<(), StoreError> {
+    dispatch!(h, delete_requests(ids))
+}

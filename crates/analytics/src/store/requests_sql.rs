@@ -1,0 +1,145 @@
+//! The statements of transcription requests, compiled for each database like `sql.rs`.
+
+use common::db::StoreError;
+
+use super::super::requests::{Outcome, RequestRow};
+use super::{Db, FOR_UPDATE};
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+const COLUMNS: &str =
+    "id, company, organization, folder, call_id, filename, output, diarize, metadata, \
+     audio_key, result_key, state, error, audio_seconds, callback_url, callback_state, \
+     callback_attempts, callback_max_attempts, callback_error, created, updated";
+
+pub(crate) async fn insert_request(c: &mut Conn, row: &RequestRow) -> Result<(), StoreError> {
+    sqlx::query::<Db>(&format!(
+        "INSERT INTO analytics_requests ({COLUMNS}) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
+    ))
+    .bind(&row.id)
+    .bind(&row.company)
+    .bind(&row.organization)
+    .bind(&row.folder)
+    .bind(&row.call_id)
+    .bind(&row.filename)
+    .bind(&row.output)
+    .bind(row.diarize)
+    .bind(&row.metadata)
+    .bind(&row.audio_key)
+    .bind(&row.result_key)
+    .bind(&row.state)
+    .bind(&row.error)
+    .bind(row.audio_seconds)
+    .bind(&row.callback_url)
+    .bind(&row.callback_state)
+    .bind(row.callback_attempts)
+    .bind(row.callback_max_attempts)
+    .bind(&row.callback_error)
+    .bind(&row.created)
+    .bind(&row.updated)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn get_request(c: &mut Conn, id: &str) -> Result<Option<RequestRow>, StoreError> {
+    Ok(sqlx::query_as::<Db, RequestRow>(&format!(
+        "SELECT {COLUMNS} FROM analytics_requests WHERE id = $1{FOR_UPDATE}"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *c)
+    .await?)
+}
+
+pub(crate) async fn start_request(
+    c: &mut Conn,
+    id: &str,
+    updated: &str,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE analytics_requests SET state = 'transcribing', updated = $2 \
+         WHERE id = $1 AND state IN ('queued', 'transcribing')",
+    )
+    .bind(id)
+    .bind(updated)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub(crate) async fn finish_request(
+    c: &mut Conn,
+    id: &str,
+    o: &Outcome<'_>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE analytics_requests SET state = $2, error = $3, result_key = $4, audio_seconds = $5, \
+         callback_state = $6, updated = $7 \
+         WHERE id = $1 AND state IN ('queued', 'transcribing')",
+    )
+    .bind(id)
+    .bind(o.state)
+    .bind(o.error)
+    .bind(o.result_key)
+    .bind(o.audio_seconds)
+    .bind(o.callback_state)
+    .bind(o.updated)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub(crate) async fn record_callback(
+    c: &mut Conn,
+    id: &str,
+    attempts: i64,
+    state: &str,
+    error: &str,
+    updated: &str,
+) -> Result<(), StoreError> {
+    // Attempts only grow: a late record of an earlier attempt (a redelivered message) changes nothing.
+    sqlx::query::<Db>(
+        "UPDATE analytics_requests SET callback_attempts = $2, callback_state = $3, \
+         callback_error = $4, updated = $5 \
+         WHERE id = $1 AND callback_attempts <= $2 AND callback_state = 'pending'",
+    )
+    .bind(id)
+    .bind(attempts)
+    .bind(state)
+    .bind(error)
+    .bind(updated)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn request_keys(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    limit: i64,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    Ok(sqlx::query_as::<Db, (String, String, String)>(
+        "SELECT id, audio_key, result_key FROM analytics_requests \
+         WHERE company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3) \
+         ORDER BY id LIMIT $4",
+    )
+    .bind(company)
+    .bind(organization)
+    .bind(folder)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+pub(crate) async fn delete_requests(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
+    for id in ids {
+        sqlx::query::<Db>("DELETE FROM analytics_requests WHERE id = $1")
+            .bind(id)
+            .execute(&mut *c)
+            .await?;
+    }
+    Ok(())
+}
