@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod ports;
 pub mod provision;
 pub mod routes;
+pub mod speech;
 pub mod state;
 pub mod store;
 

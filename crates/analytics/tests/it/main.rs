@@ -13,6 +13,7 @@ mod faults;
 mod metadata;
 mod scoring;
 mod search;
+mod speech;
 mod stats;
 mod support;
 mod tenancy;
