@@ -77,3 +77,14 @@ ensure_chromium() {
 ensure_espeak() {
   apt_install espeak-ng
 }
+
+# PocketSphinx (the speech engine's recognizer, linked through pkg-config), its US English model, the
+# LibriVox clips its tests and benchmark recognize, and pocketsphinx_continuous, the benchmark's baseline
+# (Debian packages).
+ensure_pocketsphinx() {
+  if [ ! -f /usr/include/pocketsphinx/pocketsphinx.h ] || [ ! -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] \
+    || [ ! -f /usr/share/pocketsphinx/test/data/librivox/transcription ] || ! command -v pocketsphinx_continuous >/dev/null 2>&1; then
+    apt_install libpocketsphinx-dev pocketsphinx-en-us pocketsphinx-testdata pocketsphinx
+  fi
+  command -v pkg-config >/dev/null 2>&1 || apt_install pkg-config
+}

@@ -118,6 +118,7 @@ extern "C" {
     ) -> *mut CmdLn;
     pub fn cmd_ln_free_r(cmdln: *mut CmdLn) -> c_int;
     pub fn cmd_ln_int_r(cmdln: *mut CmdLn, name: *const c_char) -> std::ffi::c_long;
+    pub fn cmd_ln_float_r(cmdln: *mut CmdLn, name: *const c_char) -> c_double;
 
     // sphinxbase/logmath.h
     pub fn logmath_exp(lmath: *mut LogMath, logb_p: c_int) -> c_double;

@@ -143,6 +143,8 @@ pub struct Decoder {
     config: NonNull<ffi::CmdLn>,
     /// Frames per second (`-frate`), to turn frame numbers into seconds.
     frame_rate: f64,
+    /// Samples per second (`-samprate`), to know how long the decoded samples last.
+    sample_rate: f64,
     /// The cepstral mean normalization state right after `ps_init`, put back before every decode.
     initial_cmn: CmnState,
     /// An utterance was started and not ended (a decode that failed half way); the next decode ends it.
@@ -223,6 +225,9 @@ impl Decoder {
         // SAFETY: a valid configuration and a NUL-terminated name that `ps_args` defines (an integer),
         // so the lookup cannot fail.
         let frate = unsafe { ffi::cmd_ln_int_r(cmdln.as_ptr(), frate_name.as_ptr()) };
+        let samprate_name = c"-samprate";
+        // SAFETY: a valid configuration and a NUL-terminated name that `ps_args` defines (a float).
+        let samprate = unsafe { ffi::cmd_ln_float_r(cmdln.as_ptr(), samprate_name.as_ptr()) };
         let ceplen_name = c"-ceplen";
         // SAFETY: as for `-frate`: a valid configuration and an integer argument `ps_args` defines.
         let ceplen = unsafe { ffi::cmd_ln_int_r(cmdln.as_ptr(), ceplen_name.as_ptr()) };
@@ -231,6 +236,7 @@ impl Decoder {
             ps,
             config: cmdln,
             frame_rate: frate as f64,
+            sample_rate: samprate,
             initial_cmn: CmnState::default(),
             utterance_open: false,
             _args: args,
@@ -259,6 +265,7 @@ impl Decoder {
         }
         self.write_cmn();
         let mut utterances = Vec::new();
+        let duration = samples.len() as f64 / self.sample_rate;
         self.start_utterance()?;
         let mut in_utterance = false;
         for block in samples.chunks(BLOCK_SAMPLES) {
@@ -277,14 +284,14 @@ impl Decoder {
             }
             if !in_speech && in_utterance {
                 self.end_utterance()?;
-                self.collect(&mut utterances);
+                self.collect(&mut utterances, duration);
                 self.start_utterance()?;
                 in_utterance = false;
             }
         }
         self.end_utterance()?;
         if in_utterance {
-            self.collect(&mut utterances);
+            self.collect(&mut utterances, duration);
         }
         Ok(utterances)
     }
@@ -369,7 +376,9 @@ impl Decoder {
     }
 
     /// Reads the hypothesis and the words of the utterance just ended and keeps it if it has words.
-    fn collect(&mut self, utterances: &mut Vec<Utterance>) {
+    /// `duration` is the length of the samples decoded: the last frame, padded out of the samples
+    /// left over, may reach past it by a few milliseconds, and no time is given beyond it.
+    fn collect(&mut self, utterances: &mut Vec<Utterance>, duration: f64) {
         let ps = self.ps.as_ptr();
         // SAFETY: a valid decoder after `ps_end_utt`; the returned string (or null) is owned by the
         // decoder and valid until the next decoding call, and is copied at once.
@@ -404,8 +413,8 @@ impl Decoder {
             if let Some(word) = spoken_word(&word) {
                 words.push(Word {
                     word: word.to_owned(),
-                    start: f64::from(sf) / self.frame_rate,
-                    end: f64::from(ef + 1) / self.frame_rate,
+                    start: (f64::from(sf) / self.frame_rate).min(duration),
+                    end: (f64::from(ef + 1) / self.frame_rate).min(duration),
                     confidence: if prob.is_finite() {
                         prob.clamp(0.0, 1.0)
                     } else {

@@ -39,7 +39,7 @@ impl Speaker {
     }
 }
 
-/// How a call is to be transcribed.
+/// How a call is to be transcribed; by default channel 0 is the agent's and nothing is diarized.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     /// The agent's channel, 0 (left) or 1 (right). In mono audio, 0 makes the one speaker (without

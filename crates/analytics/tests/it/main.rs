@@ -15,6 +15,7 @@ mod metadata;
 mod receiver;
 mod scoring;
 mod search;
+mod speech;
 mod stats;
 mod support;
 mod tenancy;
