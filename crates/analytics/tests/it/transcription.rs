@@ -359,6 +359,122 @@ async fn another_companys_request_does_not_exist(stack: Stack) {
     assert_eq!(unknown.status, 404);
 }
 
+/// A mono "call" of two espeak-ng voices taking turns, at espeak's 22,050 Hz (the service resamples),
+/// with a second of silence between turns; `None` without espeak-ng.
+fn two_voice_call() -> Option<Vec<u8>> {
+    let turns = [
+        (
+            "en-us+m3",
+            "thank you for calling customer service how can I help you today",
+        ),
+        (
+            "en-gb+f3",
+            "hello I would like to ask about the invoice I received last week",
+        ),
+        (
+            "en-us+m3",
+            "of course I can help you with that could you give me your account number",
+        ),
+        (
+            "en-gb+f3",
+            "yes it is four five six seven and the amount looks wrong to me",
+        ),
+    ];
+    let dir =
+        std::env::temp_dir().join(format!("speech-diarize-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut samples: Vec<i16> = Vec::new();
+    let mut rate = 22_050;
+    for (i, (voice, text)) in turns.iter().enumerate() {
+        let path = dir.join(format!("{i}.wav"));
+        let made = std::process::Command::new("espeak-ng")
+            .args(["-v", voice, "-w"])
+            .arg(&path)
+            .arg(text)
+            .status();
+        if !matches!(made, Ok(status) if status.success()) {
+            eprintln!("SKIPPED: espeak-ng is not installed (scripts/test installs it)");
+            let _ = std::fs::remove_dir_all(&dir);
+            return None;
+        }
+        let mut reader = hound::WavReader::open(&path).unwrap();
+        rate = reader.spec().sample_rate;
+        samples.extend(reader.samples::<i16>().map(Result::unwrap));
+        samples.extend(std::iter::repeat_n(0, rate as usize));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut wav = std::io::Cursor::new(Vec::new());
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: rate,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut writer = hound::WavWriter::new(&mut wav, spec).unwrap();
+    for s in samples {
+        writer.write_sample(s).unwrap();
+    }
+    writer.finalize().unwrap();
+    Some(wav.into_inner())
+}
+
+async fn diarize_separates_two_voices_in_mono_audio(stack: Stack) {
+    let Some(call) = two_voice_call() else { return };
+    let world = World::new(stack).await;
+    let speakers = |body: &Value| -> Vec<(String, f64)> {
+        body["utterances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| {
+                (
+                    u["speaker"].as_str().unwrap().to_string(),
+                    u["start"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let plain = world
+        .transcribe_form("/transcribe", vec![Field::File("call.wav", call.clone())])
+        .await;
+    assert_eq!(plain.status, 200, "{}", plain.text);
+    assert!(
+        speakers(&plain.body).iter().all(|(s, _)| s == "agent"),
+        "one channel, one speaker"
+    );
+
+    let split = world
+        .transcribe_form(
+            "/transcribe",
+            vec![
+                Field::File("call.wav", call),
+                Field::Text("diarize", "true"),
+            ],
+        )
+        .await;
+    assert_eq!(split.status, 200, "{}", split.text);
+    let turns = speakers(&split.body);
+    assert!(turns.len() >= 4, "{turns:?}");
+    assert_eq!(
+        turns[0].0, "agent",
+        "the first speaker answers the call: {turns:?}"
+    );
+    // The turns alternate every ~5 s; each utterance's speaker is its turn's.
+    let bounds: Vec<f64> = {
+        let mut b = Vec::new();
+        let mut last = None;
+        for (speaker, start) in &turns {
+            if last.as_ref() != Some(speaker) {
+                b.push(*start);
+                last = Some(speaker.clone());
+            }
+        }
+        b
+    };
+    assert_eq!(bounds.len(), 4, "four turns, two speakers: {turns:?}");
+    assert!(turns.iter().any(|(s, _)| s == "client"), "{turns:?}");
+}
+
 stack_tests!(
     a_recording_is_answered_with_its_transcript,
     text_srt_and_vtt_are_rendered_as_asked,
@@ -366,4 +482,5 @@ stack_tests!(
     an_audio_upload_becomes_a_scored_searchable_call,
     a_worker_killed_mid_job_leaves_it_to_another,
     another_companys_request_does_not_exist,
+    diarize_separates_two_voices_in_mono_audio,
 );
