@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::receiver::Receiver;
 use crate::stack_tests;
 use crate::support::{eventually, Stack, World, COMPANY};
-use crate::transcription::{short_clip, Field};
+use crate::transcription::Field;
 
 /// A world whose callbacks may reach loopback (the receiver) and are retried quickly.
 async fn world(stack: Stack) -> World {
@@ -63,14 +63,7 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
     let world = world(stack).await;
     let receiver = Receiver::start(2).await;
     let a = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("callback", &receiver.url),
-                Field::Text("output", "text"),
-            ],
-        )
+        .transcribe_clip(&[("callback", &receiver.url), ("output", "text")])
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert_eq!(
@@ -180,14 +173,7 @@ async fn a_callback_is_cancelled_when_its_attempts_run_out(stack: Stack) {
     let world = world(stack).await;
     let receiver = Receiver::start(usize::MAX).await;
     let a = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("callback", &receiver.url),
-                Field::Text("attempts", "3"),
-            ],
-        )
+        .transcribe_clip(&[("callback", &receiver.url), ("attempts", "3")])
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
     let request = a.body["requestid"].as_str().unwrap().to_string();
@@ -228,41 +214,19 @@ async fn internal_addresses_are_refused_unless_allowed(stack: Stack) {
         ("ftp://example.com/x", "http or https"),
         ("https://user:pw@example.com/x", "user name or password"),
     ] {
-        let a = strict
-            .transcribe_form(
-                "/transcribe",
-                vec![
-                    Field::File("clip.wav", short_clip()),
-                    Field::Text("callback", url),
-                ],
-            )
-            .await;
+        let a = strict.transcribe_clip(&[("callback", url)]).await;
         assert_eq!(a.status, 400, "{url}: {}", a.text);
         assert!(a.text.contains(why), "{url}: {}", a.text);
     }
     assert!(receiver.received().is_empty());
     // An attempts field without a callback is a mistake, not ignored.
-    let a = strict
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("attempts", "5"),
-            ],
-        )
-        .await;
+    let a = strict.transcribe_clip(&[("attempts", "5")]).await;
     assert_eq!(a.status, 400, "{}", a.text);
 
     // Private ranges stay refused when only loopback is allowed.
     let loopback_only = world(stack).await;
     let a = loopback_only
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("callback", "http://10.0.0.8/x"),
-            ],
-        )
+        .transcribe_clip(&[("callback", "http://10.0.0.8/x")])
         .await;
     assert_eq!(a.status, 400, "{}", a.text);
 }

@@ -49,6 +49,13 @@ impl World {
         crate::support::read(response).await
     }
 
+    /// Posts the short LibriVox clip to `POST /transcribe` with the text fields `fields`.
+    pub async fn transcribe_clip(&self, fields: &[(&str, &str)]) -> Answer {
+        let mut form = vec![Field::File("clip.wav", short_clip())];
+        form.extend(fields.iter().map(|&(name, value)| Field::Text(name, value)));
+        self.transcribe_form("/transcribe", form).await
+    }
+
     /// The progress of a request once it has ended.
     pub async fn ended(&self, request: &str) -> Value {
         eventually(|| async {
@@ -74,9 +81,7 @@ fn words(transcript: &Value) -> Vec<String> {
 
 async fn a_recording_is_answered_with_its_transcript(stack: Stack) {
     let world = World::new(stack).await;
-    let a = world
-        .transcribe_form("/transcribe", vec![Field::File("clip.wav", short_clip())])
-        .await;
+    let a = world.transcribe_clip(&[]).await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert!(
         a.content_type.starts_with("application/json"),
@@ -129,15 +134,7 @@ async fn text_srt_and_vtt_are_rendered_as_asked(stack: Stack) {
         ("srt", "application/x-subrip", "00:00:0"),
         ("vtt", "text/vtt", "WEBVTT"),
     ] {
-        let a = world
-            .transcribe_form(
-                "/transcribe",
-                vec![
-                    Field::File("clip.wav", short_clip()),
-                    Field::Text("output", output),
-                ],
-            )
-            .await;
+        let a = world.transcribe_clip(&[("output", output)]).await;
         assert_eq!(a.status, 200, "{output}: {}", a.text);
         assert!(
             a.content_type.starts_with(content_type),
@@ -147,15 +144,7 @@ async fn text_srt_and_vtt_are_rendered_as_asked(stack: Stack) {
         assert!(a.text.contains(marker), "{output}: {}", a.text);
         assert!(a.text.contains("young"), "{output}: {}", a.text);
     }
-    let refused = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("output", "docx"),
-            ],
-        )
-        .await;
+    let refused = world.transcribe_clip(&[("output", "docx")]).await;
     assert_eq!(refused.status, 400, "{}", refused.text);
     assert!(
         refused.text.contains("json"),
@@ -265,15 +254,7 @@ async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
         .stop()
         .await;
     let receiver = Receiver::start(0).await;
-    let a = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("clip.wav", short_clip()),
-                Field::Text("callback", &receiver.url),
-            ],
-        )
-        .await;
+    let a = world.transcribe_clip(&[("callback", &receiver.url)]).await;
     assert_eq!(a.status, 200, "{}", a.text);
     let request = a.body["requestid"].as_str().unwrap().to_string();
 
@@ -312,9 +293,7 @@ async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
 
 async fn another_companys_request_does_not_exist(stack: Stack) {
     let world = World::new(stack).await;
-    let a = world
-        .transcribe_form("/transcribe", vec![Field::File("clip.wav", short_clip())])
-        .await;
+    let a = world.transcribe_clip(&[]).await;
     let request = a.body["requestid"].as_str().unwrap().to_string();
     let globex = world.other_company("globex").await;
     for path in [
