@@ -78,6 +78,13 @@ ensure_espeak() {
   apt_install espeak-ng
 }
 
+# Encoders of the compressed formats the transcription tests send (FLAC, MP3, Ogg Vorbis; Debian packages).
+ensure_audio_encoders() {
+  if ! command -v flac >/dev/null 2>&1 || ! command -v lame >/dev/null 2>&1 || ! command -v oggenc >/dev/null 2>&1; then
+    apt_install flac lame vorbis-tools
+  fi
+}
+
 # PocketSphinx (the speech engine's recognizer, linked through pkg-config), its US English model, the
 # LibriVox clips its tests and benchmark recognize, and pocketsphinx_continuous, the benchmark's baseline
 # (Debian packages).
