@@ -47,6 +47,18 @@ pub struct CategoryDayRow {
     pub silence: f64,
 }
 
+impl CategoryDayRow {
+    /// Adds the sums of another row of the same day, agent and category (another folder's).
+    fn add(&mut self, other: &CategoryDayRow) {
+        self.calls += other.calls;
+        self.hits += other.hits;
+        self.coverage += other.coverage;
+        self.score += other.score;
+        self.duration += other.duration;
+        self.silence += other.silence;
+    }
+}
+
 /// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
 #[derive(Debug, Clone, Copy)]
 pub struct StatsScope<'s> {
@@ -88,7 +100,8 @@ pub async fn agent_day_cut<'a>(
     )
 }
 
-/// Rollup sums per day, agent and category of `app` over whole days.
+/// The rollup rows of `app` over whole days, in day, agent and category order, one per folder of the
+/// scope: `category_rows` sums them.
 pub async fn category_days<'a>(
     h: impl Into<Handle<'a>>,
     scope: StatsScope<'_>,
@@ -136,7 +149,8 @@ pub async fn agent_rows(
     Ok(rows)
 }
 
-/// The category-day sums of `app` over a planned range, in day, agent and category order.
+/// The category-day sums of `app` over a planned range, in day, agent and category order (the folders'
+/// rows of a key summed).
 pub async fn category_rows(
     db: &Database,
     scope: StatsScope<'_>,
@@ -150,8 +164,19 @@ pub async fn category_rows(
     for cut in &plan.cut {
         rows.extend(category_day_cut(db, scope, app, &cut.day, &cut.from, &cut.to).await?);
     }
+    // Already in this order from the database when its collation sorts as bytes do (the sort then
+    // only checks it).
     rows.sort_by(|a, b| {
         (&a.day, &a.agent_id, &a.category).cmp(&(&b.day, &b.agent_id, &b.category))
+    });
+    // The folders' rows of one key, read over the organization, are summed.
+    rows.dedup_by(|row, kept| {
+        let same =
+            (&row.day, &row.agent_id, &row.category) == (&kept.day, &kept.agent_id, &kept.category);
+        if same {
+            kept.add(row);
+        }
+        same
     });
     Ok(rows)
 }
