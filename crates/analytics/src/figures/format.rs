@@ -4,22 +4,57 @@
 /// Seconds as `H:MM:SS`, rounded to the nearest second; hours are not padded and may exceed 24. A
 /// negative or non-finite value (never a figure, but a sum of rounding errors could be) reads as 0.
 pub fn hms(seconds: f64) -> String {
-    let total = if seconds.is_finite() && seconds > 0.0 {
-        seconds.round() as u64
-    } else {
-        0
-    };
-    format!("{}:{:02}:{:02}", total / 3600, total / 60 % 60, total % 60)
+    Hms(seconds).to_string()
+}
+
+/// `hms` as a `Display`: written where it goes (`serde::Serializer::collect_str` writes it into the
+/// JSON without a `String` of its own; `/appstats` writes 60,000 figures over 30 days of 100 agents).
+#[derive(Debug, Clone, Copy)]
+pub struct Hms(pub f64);
+
+impl std::fmt::Display for Hms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let seconds = self.0;
+        let total = if seconds.is_finite() && seconds > 0.0 {
+            seconds.round() as u64
+        } else {
+            0
+        };
+        write!(
+            f,
+            "{}:{:02}:{:02}",
+            total / 3600,
+            total / 60 % 60,
+            total % 60
+        )
+    }
 }
 
 /// A number with four decimal places; `-0.0000` is written `0.0000`.
 pub fn decimal4(value: f64) -> String {
-    let value = if value.is_finite() { value } else { 0.0 };
-    let text = format!("{value:.4}");
-    if text == "-0.0000" {
-        "0.0000".to_string()
-    } else {
-        text
+    Decimal4(value).to_string()
+}
+
+/// `decimal4` as a `Display`. Formatting a float to four places (`{:.4}`: the exact decimal value of
+/// the binary number, rounded) costs a few hundred nanoseconds; a value from 0 to 10^9 that is not
+/// within 10^-6 of a tie at the fifth place is rounded as `value * 10^4` to a whole number instead,
+/// which gives the same digits (the product is off the exact one by under 10^-7 there), and written as
+/// two integers. Any other value goes the way of `{:.4}`.
+#[derive(Debug, Clone, Copy)]
+pub struct Decimal4(pub f64);
+
+impl std::fmt::Display for Decimal4 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = if self.0.is_finite() { self.0 } else { 0.0 };
+        if (0.0..1e9).contains(&value) {
+            let scaled = value * 10_000.0;
+            if (scaled - scaled.floor() - 0.5).abs() > 1e-6 {
+                let whole = scaled.round() as u64;
+                return write!(f, "{}.{:04}", whole / 10_000, whole % 10_000);
+            }
+        }
+        let text = format!("{value:.4}");
+        f.write_str(if text == "-0.0000" { "0.0000" } else { &text })
     }
 }
 
@@ -62,5 +97,52 @@ mod tests {
         assert_eq!(ratio(1.0, 0.0), 0.0);
         assert_eq!(ratio(1.0, 4.0), 0.25);
         assert_eq!(round4(13.333_333), 13.3333);
+    }
+
+    /// The integer way of `Decimal4` writes what `{:.4}` writes: ratios of small counts (those of the
+    /// statistics, ties at the fifth place among them), sums of coverage, and pseudo-random values.
+    #[test]
+    fn decimals_are_those_of_the_float_formatting() {
+        let general = |v: f64| {
+            let text = format!("{v:.4}");
+            if text == "-0.0000" {
+                "0.0000".to_string()
+            } else {
+                text
+            }
+        };
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1e-5,
+            5e-5,
+            0.00015,
+            0.03125,
+            0.5,
+            1.0,
+            2.5e-5,
+            999_999_999.999_95,
+        ];
+        for whole in 1..=2000u32 {
+            for part in 0..=whole.min(400) {
+                values.push(f64::from(part) / f64::from(whole));
+                values.push(f64::from(part) * 0.5 / f64::from(whole));
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+            values.push(unit);
+            values.push(unit * 1e6);
+            values.push((unit * 1e8).round() / 1e4 + 5e-5);
+            values.push(-unit * 1e-4);
+        }
+        for v in values {
+            assert_eq!(decimal4(v), general(v), "{v:e}");
+        }
+        assert_eq!(hms(90_001.4), Hms(90_001.4).to_string());
     }
 }

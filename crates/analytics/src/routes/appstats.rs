@@ -4,15 +4,18 @@
 //! are returned too), `depth` (levels below it: 0 by default with a category, all (-1) without),
 //! `agents` (comma-separated ids) and `zeros` (also categories no call hit).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::fmt::Display;
 
+use actix_web::http::header::ContentType;
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
-use serde_json::{json, Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use super::stats::request_range;
 use crate::error::AnalyticsError;
-use crate::figures::format::{decimal4, hms, ratio};
+use crate::figures::format::{ratio, Decimal4, Hms};
 use crate::state::AnalyticsState;
 use crate::store::stats::{category_rows, CategoryDayRow, StatsScope};
 
@@ -87,24 +90,172 @@ fn selected(category: &str, wanted: Option<&str>, depth: i64) -> bool {
     match wanted {
         None => depth < 0 || level(category) <= 1 + depth,
         Some(wanted) => {
-            let above = wanted.starts_with(&format!("{category}."));
+            // `a` is above `a.b`, `a.b` below `a`, and `ab` neither.
+            let under = |path: &str, prefix: &str| {
+                path.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            };
+            let above = under(wanted, category);
             let below = category == wanted
-                || (category.starts_with(&format!("{wanted}."))
+                || (under(category, wanted)
                     && (depth < 0 || level(category) - level(wanted) <= depth));
             above || below
         }
     }
 }
 
-fn stats_object(row: &CategoryDayRow) -> Value {
-    let calls = row.calls as f64;
-    json!({
-        "ncalls": row.hits,
-        "hitmiss": decimal4(ratio(row.hits as f64, calls)),
-        "coverage": decimal4(ratio(row.coverage, calls)),
-        "duration": hms(row.duration),
-        "silence": hms(row.silence),
-    })
+/// One date of the answer and its agents, in agent order.
+struct Day<'r> {
+    /// YYYYMMDD.
+    date: String,
+    day: &'r str,
+    agents: Vec<Agent<'r>>,
+}
+
+/// An agent's object: the application's row and the returned categories' rows, in category order.
+struct Agent<'r> {
+    id: &'r str,
+    overall: &'r CategoryDayRow,
+    categories: Vec<&'r CategoryDayRow>,
+}
+
+/// The stats object of a row (docs/figures.md).
+struct Stats<'r>(&'r CategoryDayRow);
+
+/// A value written through `Display` straight into the JSON string (`Serializer::collect_str`).
+struct Text<D>(D);
+
+/// A value of an object of the answer.
+enum Entry<'r> {
+    Number(i64),
+    Text(&'r str),
+    Stats(&'r CategoryDayRow),
+    Agent(&'r Agent<'r>),
+}
+
+impl<D: Display> Serialize for Text<D> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl Serialize for Entry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Entry::Number(n) => s.serialize_i64(*n),
+            Entry::Text(t) => s.serialize_str(t),
+            Entry::Stats(row) => Stats(row).serialize(s),
+            Entry::Agent(agent) => agent.serialize(s),
+        }
+    }
+}
+
+impl Serialize for Stats<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let row = self.0;
+        let calls = row.calls as f64;
+        let mut map = s.serialize_map(Some(5))?;
+        map.serialize_entry("coverage", &Text(Decimal4(ratio(row.coverage, calls))))?;
+        map.serialize_entry("duration", &Text(Hms(row.duration)))?;
+        map.serialize_entry("hitmiss", &Text(Decimal4(ratio(row.hits as f64, calls))))?;
+        map.serialize_entry("ncalls", &row.hits)?;
+        map.serialize_entry("silence", &Text(Hms(row.silence)))?;
+        map.end()
+    }
+}
+
+/// Writes an object's fixed keys and its other entries (both in key order) as one object in key
+/// order, the order of `serde_json::Map` (a `BTreeMap` here), in which the answer was first built: an
+/// entry named like a fixed key takes its place, as inserting it into the map after the fixed keys did.
+fn merged<'a, M: SerializeMap>(
+    map: &mut M,
+    fixed: &[(&str, Entry<'_>)],
+    entries: impl Iterator<Item = (&'a str, Entry<'a>)>,
+) -> Result<(), M::Error> {
+    let mut fixed = fixed.iter().peekable();
+    for (key, entry) in entries {
+        while let Some((name, value)) = fixed.next_if(|(name, _)| *name <= key) {
+            if *name < key {
+                map.serialize_entry(name, value)?;
+            }
+        }
+        map.serialize_entry(key, &entry)?;
+    }
+    for (name, value) in fixed {
+        map.serialize_entry(name, value)?;
+    }
+    Ok(())
+}
+
+impl Serialize for Agent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        let fixed = [
+            ("calls", Entry::Number(self.overall.calls)),
+            ("overall", Entry::Stats(self.overall)),
+        ];
+        let categories = self
+            .categories
+            .iter()
+            .map(|row| (row.category.as_str(), Entry::Stats(row)));
+        merged(&mut map, &fixed, categories)?;
+        map.end()
+    }
+}
+
+impl Serialize for Day<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        let fixed = [
+            ("agents", Entry::Number(self.agents.len() as i64)),
+            ("date", Entry::Text(&self.date)),
+        ];
+        let agents = self.agents.iter().map(|a| (a.id, Entry::Agent(a)));
+        merged(&mut map, &fixed, agents)?;
+        map.end()
+    }
+}
+
+/// The dates of the answer from the rows (in day, agent and category order, one per key): an agent is
+/// returned on a date when the application scored calls of theirs (its row, `overall`), a date when it
+/// returns an agent.
+fn days<'r>(rows: &'r [CategoryDayRow], o: &Options, depth: i64) -> Vec<Day<'r>> {
+    let mut days: Vec<Day<'r>> = Vec::new();
+    for agent_rows in rows.chunk_by(|a, b| a.day == b.day && a.agent_id == b.agent_id) {
+        let first = &agent_rows[0];
+        if o.agents
+            .as_ref()
+            .is_some_and(|a| !a.contains(&first.agent_id))
+        {
+            continue;
+        }
+        let mut overall = None;
+        let mut categories = Vec::new();
+        for row in agent_rows.iter().filter(|row| row.calls > 0) {
+            if row.category.is_empty() {
+                overall = Some(row);
+            } else if selected(&row.category, o.category.as_deref(), depth)
+                && (o.zeros || row.hits > 0)
+            {
+                categories.push(row);
+            }
+        }
+        let Some(overall) = overall else { continue };
+        let agent = Agent {
+            id: &first.agent_id,
+            overall,
+            categories,
+        };
+        match days.last_mut() {
+            Some(day) if day.day == first.day => day.agents.push(agent),
+            _ => days.push(Day {
+                date: first.day.replace('-', ""),
+                day: &first.day,
+                agents: vec![agent],
+            }),
+        }
+    }
+    days
 }
 
 async fn run(
@@ -132,47 +283,13 @@ async fn run(
         folder: folder.as_deref(),
     };
     let rows = category_rows(&state.db, scope, &app, &range.plan()).await?;
-    // Day -> agent -> that agent's object.
-    let mut days: BTreeMap<&str, BTreeMap<&str, Map<String, Value>>> = BTreeMap::new();
-    for row in &rows {
-        if row.calls <= 0
-            || o.agents
-                .as_ref()
-                .is_some_and(|a| !a.contains(&row.agent_id))
-        {
-            continue;
-        }
-        let agent = days
-            .entry(&row.day)
-            .or_default()
-            .entry(&row.agent_id)
-            .or_default();
-        if row.category.is_empty() {
-            agent.insert("calls".into(), json!(row.calls));
-            agent.insert("overall".into(), stats_object(row));
-        } else if selected(&row.category, o.category.as_deref(), depth) && (o.zeros || row.hits > 0)
-        {
-            agent.insert(row.category.clone(), stats_object(row));
-        }
-    }
-    let out: Vec<Value> = days
-        .into_iter()
-        .map(|(day, agents)| {
-            let agents: Vec<_> = agents
-                .into_iter()
-                .filter(|(_, a)| a.contains_key("overall"))
-                .collect();
-            let mut object = Map::new();
-            object.insert("date".into(), json!(day.replace('-', "")));
-            object.insert("agents".into(), json!(agents.len()));
-            for (id, a) in agents {
-                object.insert(id.to_string(), Value::Object(a));
-            }
-            Value::Object(object)
-        })
-        .filter(|d| d["agents"] != json!(0))
-        .collect();
-    Ok(HttpResponse::Ok().json(out))
+    // Written straight from the rows: over 30 days of 100 agents, 30,000 stats objects (3.4 MB).
+    let mut body = Vec::with_capacity(rows.len() * 128 + 2);
+    serde_json::to_writer(&mut body, &days(&rows, &o, depth))
+        .map_err(|e| AnalyticsError::Internal(format!("writing the answer: {e}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(body))
 }
 
 /// Scores of an application per day and agent, over an organization

@@ -31,7 +31,8 @@ pub struct AgentDayRow {
 }
 
 /// The sums of one agent's calls on one day in one category of an application ('' for the application).
-#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+/// Read by position: the statements select these columns in this order.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CategoryDayRow {
     pub day: String,
     pub agent_id: String,
@@ -45,6 +46,43 @@ pub struct CategoryDayRow {
     pub score: i64,
     pub duration: f64,
     pub silence: f64,
+}
+
+/// Each column by its position: looking 9 columns up by name hashes their names, over 30,000 rows (30
+/// days of 100 agents in 10 categories) a third of the time the rows took to decode.
+impl<'r, R> sqlx::FromRow<'r, R> for CategoryDayRow
+where
+    R: sqlx::Row,
+    usize: sqlx::ColumnIndex<R>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    f64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(CategoryDayRow {
+            day: row.try_get(0)?,
+            agent_id: row.try_get(1)?,
+            category: row.try_get(2)?,
+            calls: row.try_get(3)?,
+            hits: row.try_get(4)?,
+            coverage: row.try_get(5)?,
+            score: row.try_get(6)?,
+            duration: row.try_get(7)?,
+            silence: row.try_get(8)?,
+        })
+    }
+}
+
+impl CategoryDayRow {
+    /// Adds the sums of another row of the same day, agent and category (another folder's).
+    fn add(&mut self, other: &CategoryDayRow) {
+        self.calls += other.calls;
+        self.hits += other.hits;
+        self.coverage += other.coverage;
+        self.score += other.score;
+        self.duration += other.duration;
+        self.silence += other.silence;
+    }
 }
 
 /// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
@@ -88,7 +126,8 @@ pub async fn agent_day_cut<'a>(
     )
 }
 
-/// Rollup sums per day, agent and category of `app` over whole days.
+/// The rollup rows of `app` over whole days, in day, agent and category order, one per folder of the
+/// scope: `category_rows` sums them.
 pub async fn category_days<'a>(
     h: impl Into<Handle<'a>>,
     scope: StatsScope<'_>,
@@ -136,7 +175,8 @@ pub async fn agent_rows(
     Ok(rows)
 }
 
-/// The category-day sums of `app` over a planned range, in day, agent and category order.
+/// The category-day sums of `app` over a planned range, in day, agent and category order (the folders'
+/// rows of a key summed).
 pub async fn category_rows(
     db: &Database,
     scope: StatsScope<'_>,
@@ -150,8 +190,19 @@ pub async fn category_rows(
     for cut in &plan.cut {
         rows.extend(category_day_cut(db, scope, app, &cut.day, &cut.from, &cut.to).await?);
     }
+    // Already in this order from the database when its collation sorts as bytes do (the sort then
+    // only checks it).
     rows.sort_by(|a, b| {
         (&a.day, &a.agent_id, &a.category).cmp(&(&b.day, &b.agent_id, &b.category))
+    });
+    // The folders' rows of one key, read over the organization, are summed.
+    rows.dedup_by(|row, kept| {
+        let same =
+            (&row.day, &row.agent_id, &row.category) == (&kept.day, &kept.agent_id, &kept.category);
+        if same {
+            kept.add(row);
+        }
+        same
     });
     Ok(rows)
 }

@@ -96,6 +96,13 @@ pub(crate) async fn agent_day_cut(
     .await?)
 }
 
+/// The rollup rows of `app` over whole days, in day, agent and category order, without the rows whose
+/// `calls` fell to 0. Nothing is summed here: a folder has one row per key, read in its primary key's
+/// order; every folder of the organization (`folder` '') is read through
+/// `analytics_daily_categories_by_app` in the same order, and the caller sums the rows of one key
+/// (`stats::category_rows`). A `($3 = '' OR folder = $3)` condition would keep the folder out of the
+/// index's range (and out of a generic plan's), and a `GROUP BY` over 30,000 rows hashes, spills and
+/// sorts them again (docs/benchmarks.md, statistics).
 pub(crate) async fn category_days(
     c: &mut Conn,
     company: &str,
@@ -105,23 +112,29 @@ pub(crate) async fn category_days(
     from: &str,
     to: &str,
 ) -> Result<Vec<CategoryDayRow>, StoreError> {
-    Ok(sqlx::query_as::<Db, CategoryDayRow>(
-        "SELECT day, agent_id, category, CAST(SUM(calls) AS BIGINT) AS calls, \
-         CAST(SUM(hits) AS BIGINT) AS hits, CAST(SUM(coverage) AS DOUBLE PRECISION) AS coverage, \
-         CAST(SUM(score) AS BIGINT) AS score, CAST(SUM(duration) AS DOUBLE PRECISION) AS duration, \
-         CAST(SUM(silence) AS DOUBLE PRECISION) AS silence FROM analytics_daily_categories \
-         WHERE company = $1 AND organization = $2 AND ($3 = '' OR folder = $3) AND app = $4 \
-         AND day >= $5 AND day <= $6 \
-         GROUP BY day, agent_id, category HAVING SUM(calls) > 0 ORDER BY day, agent_id, category",
-    )
-    .bind(company)
-    .bind(organization)
-    .bind(folder)
-    .bind(app)
-    .bind(from)
-    .bind(to)
-    .fetch_all(&mut *c)
-    .await?)
+    let sql = if folder.is_empty() {
+        "SELECT day, agent_id, category, calls, hits, coverage, score, duration, silence \
+         FROM analytics_daily_categories \
+         WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
+         AND calls > 0 ORDER BY day, agent_id, category"
+    } else {
+        "SELECT day, agent_id, category, calls, hits, coverage, score, duration, silence \
+         FROM analytics_daily_categories \
+         WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
+         AND folder = $6 AND calls > 0 ORDER BY day, agent_id, category"
+    };
+    let query = sqlx::query_as::<Db, CategoryDayRow>(sql)
+        .bind(company)
+        .bind(organization)
+        .bind(app)
+        .bind(from)
+        .bind(to);
+    let query = if folder.is_empty() {
+        query
+    } else {
+        query.bind(folder)
+    };
+    Ok(query.fetch_all(&mut *c).await?)
 }
 
 #[allow(clippy::too_many_arguments)]

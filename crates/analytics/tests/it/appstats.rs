@@ -230,4 +230,63 @@ async fn ranges_folders_and_access(stack: Stack) {
     );
 }
 
-crate::stack_tests!(every_field_and_category_options, ranges_folders_and_access);
+/// Over the organization, the rows of one agent, day and category in two folders are summed; the
+/// answer is written in key order whatever the agents are named.
+async fn folders_summed_and_keys_in_order(stack: Stack) {
+    let world = world(stack).await;
+    // c5 (a1, outbox, 20 Nov 17:00, 40 s, 4 s): Sales only, beside c1 and c2 in the other folder.
+    crate::stats::scored_call(
+        &world,
+        "outbox",
+        "c5",
+        "2026-11-20T17:00:00",
+        "a1",
+        (40.0, 4.0, 5, 10.0, 10.0),
+        (None, None),
+    )
+    .await;
+    score(
+        &world,
+        "c5",
+        [(1, 0.5, 1), (0, 0.0, 0), (1, 1.0, 1), (0, 0.0, 0)],
+    )
+    .await;
+    let days = get(&world, "daterange=20261120-20261120").await;
+    assert_eq!(
+        days[0]["a1"],
+        json!({"calls": 3,
+               "overall": stats(3, "1.0000", "0.6667", "0:05:40", "0:00:44"),
+               "Greeting": stats(2, "0.6667", "0.6667", "0:05:40", "0:00:44"),
+               "Sales": stats(2, "0.6667", "0.6667", "0:05:40", "0:00:44"),
+               "Sales.Upsell": stats(1, "0.3333", "0.3333", "0:05:40", "0:00:44")})
+    );
+    let a = world
+        .send(
+            "GET",
+            &format!("/appstats/{COMPANY}/{ORG}/sales/{FOLDER}?daterange=20261120-20261120"),
+            None,
+        )
+        .await;
+    assert_eq!(a.body[0]["a1"]["calls"], 2);
+    // The answer's own bytes: keys in byte order, agents among "agents" and "date".
+    let path = format!("/appstats/{COMPANY}/{ORG}/sales?daterange=20261121-20261121");
+    let a = world.send("GET", &path, None).await;
+    assert!(
+        a.text.starts_with(
+            r#"[{"a2":{"Sales":{"coverage":"1.0000","duration":"0:01:01","hitmiss":"1.0000","ncalls":1,"silence":"0:00:01"},"#
+        ),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text.ends_with(r#""agents":1,"date":"20261121"}]"#),
+        "{}",
+        a.text
+    );
+}
+
+crate::stack_tests!(
+    every_field_and_category_options,
+    ranges_folders_and_access,
+    folders_summed_and_keys_in_order
+);
