@@ -11,6 +11,8 @@ use common::jwt::VerifierConfig;
 use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
 
+use crate::speech::AsrEngine;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AnalyticsConfig {
@@ -63,7 +65,7 @@ pub struct AnalyticsConfig {
     pub callback_attempts: u32,
     /// The recognizer (`SPEECH_ASR_ENGINE`): `pocketsphinx`, in the process, or `http`, an external
     /// engine at `asr_url` (`SPEECH_ASR_URL`).
-    pub asr_engine: String,
+    pub asr_engine: AsrEngine,
     pub asr_url: Option<String>,
     /// PocketSphinx's model directory (`SPEECH_ASR_MODEL_DIR`): `en-us/`, `cmudict-en-us.dict` and
     /// `en-us.lm.bin`, as Debian's pocketsphinx-en-us installs them.
@@ -105,7 +107,7 @@ impl Default for AnalyticsConfig {
             callback_timeout_ms: 10_000,
             callback_attempts: 100,
             transcribe_wait_ms: 600_000,
-            asr_engine: "pocketsphinx".into(),
+            asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),
             asr_workers: 0,
@@ -155,26 +157,7 @@ impl ServiceConfig for AnalyticsConfig {
                 self.callback_timeout_ms
             )));
         }
-        match (self.asr_engine.as_str(), filled(&self.asr_url)) {
-            ("pocketsphinx", _) => {}
-            ("http", Some(url)) => require_http_url("asr_url", url)?,
-            ("http", None) => {
-                return Err(ConfigError(
-                    "asr_url (SPEECH_ASR_URL) is required with asr_engine http".into(),
-                ))
-            }
-            (other, _) => {
-                return Err(ConfigError(format!(
-                    "asr_engine must be pocketsphinx or http, got {other:?}"
-                )))
-            }
-        }
-        if !(1.0..=86_400.0).contains(&self.max_audio_seconds) {
-            return Err(ConfigError(format!(
-                "max_audio_seconds must be 1 to 86400, got {}",
-                self.max_audio_seconds
-            )));
-        }
+        self.speech().validate()?;
         for topic in self
             .worker_topics
             .split(',')
@@ -220,11 +203,7 @@ impl AnalyticsConfig {
     /// The recognizer's settings.
     pub fn speech(&self) -> crate::speech::SpeechConfig {
         crate::speech::SpeechConfig {
-            asr_engine: if self.asr_engine == "http" {
-                crate::speech::AsrEngine::Http
-            } else {
-                crate::speech::AsrEngine::Pocketsphinx
-            },
+            asr_engine: self.asr_engine,
             asr_url: filled(&self.asr_url).map(str::to_string),
             asr_model_dir: self.asr_model_dir.clone(),
             asr_workers: self.recognizers(),
@@ -338,5 +317,37 @@ mod tests {
             !error.to_string().contains("speech-minio-secret"),
             "no secret in errors: {error}"
         );
+    }
+
+    #[test]
+    fn the_recognizer_settings_are_read_from_their_shared_names_and_checked() {
+        let key = SecretKey::generate().to_base64();
+        let load_with = |extra: &[(&str, &str)]| {
+            let mut env = vec![("SPEECH_SECRET_KEY", key.as_str())];
+            env.extend_from_slice(extra);
+            with_config_env(&env, load::<AnalyticsConfig>)
+        };
+        let http = load_with(&[
+            ("SPEECH_ASR_ENGINE", "http"),
+            ("SPEECH_ASR_URL", "http://asr:9000/recognize"),
+            ("SPEECH_MAX_AUDIO_SECONDS", "600"),
+        ])
+        .expect("loads");
+        let speech = http.speech();
+        assert_eq!(speech.asr_engine, AsrEngine::Http);
+        assert_eq!(speech.asr_url.as_deref(), Some("http://asr:9000/recognize"));
+        assert_eq!(speech.max_audio_seconds, 600.0);
+        for (extra, names) in [
+            (&[("SPEECH_ASR_ENGINE", "http")][..], "asr_url"),
+            (&[("SPEECH_ASR_ENGINE", "whisper")][..], "asr_engine"),
+            (
+                &[("SPEECH_MAX_AUDIO_SECONDS", "100000")][..],
+                "max_audio_seconds",
+            ),
+        ] {
+            let error = load_with(extra).expect_err(names);
+            let text = error.to_string().to_lowercase();
+            assert!(text.contains(names), "{names}: {error}");
+        }
     }
 }

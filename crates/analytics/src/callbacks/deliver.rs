@@ -102,7 +102,7 @@ pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
             Attempt::Failed(why) => (
                 CALLBACK_PENDING,
                 why.clone(),
-                Some(state.callbacks.wait_after(attempts)),
+                Some(state.callbacks.schedule.wait_after(attempts)),
             ),
         };
         match &outcome {

@@ -12,6 +12,7 @@ pub mod sign;
 
 use std::time::Duration;
 
+use common::bus::RetryPolicy;
 use common::secrets::SecretKey;
 
 use crate::config::AnalyticsConfig;
@@ -23,9 +24,9 @@ use sign::CallbackSecret;
 pub struct Deliverer {
     pub client: reqwest::Client,
     pub policy: AddressPolicy,
-    pub first_wait: Duration,
-    pub max_wait: Duration,
-    pub default_attempts: u32,
+    /// The waits between attempts (the bus's doubling schedule) and the attempts a request gets when
+    /// neither it nor its folder says.
+    pub schedule: RetryPolicy,
     server_key: Option<SecretKey>,
 }
 
@@ -56,9 +57,11 @@ impl Deliverer {
         Deliverer {
             client,
             policy,
-            first_wait: Duration::from_millis(config.callback_first_retry_ms),
-            max_wait: Duration::from_millis(config.callback_max_wait_ms),
-            default_attempts: config.callback_attempts,
+            schedule: RetryPolicy {
+                max_attempts: config.callback_attempts,
+                first_wait: Duration::from_millis(config.callback_first_retry_ms),
+                max_wait: Duration::from_millis(config.callback_max_wait_ms),
+            },
             server_key: config.common.secret().ok(),
         }
     }
@@ -69,13 +72,5 @@ impl Deliverer {
         self.server_key
             .as_ref()
             .map(|key| CallbackSecret::of_company(key, company))
-    }
-
-    /// The wait after attempt `attempt` failed: the first wait, doubled per further failure, capped.
-    pub fn wait_after(&self, attempt: u32) -> Duration {
-        let doublings = attempt.saturating_sub(1).min(31);
-        self.first_wait
-            .saturating_mul(1u32 << doublings)
-            .min(self.max_wait)
     }
 }

@@ -52,10 +52,9 @@ pub enum AsrEngine {
     Http,
 }
 
-/// The speech settings of the service. The keys are read from the environment as `SPEECH_<KEY>`
-/// ([`SpeechConfig::ENV`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default)]
+/// The speech settings of the service, as the service's configuration gives them
+/// (`AnalyticsConfig::speech`; environment `SPEECH_ASR_*` and `SPEECH_MAX_AUDIO_SECONDS`).
+#[derive(Debug, Clone)]
 pub struct SpeechConfig {
     /// `pocketsphinx` or `http`.
     pub asr_engine: AsrEngine,
@@ -72,23 +71,14 @@ pub struct SpeechConfig {
 }
 
 impl SpeechConfig {
-    /// The environment variable of each key.
-    pub const ENV: [(&'static str, &'static str); 5] = [
-        ("SPEECH_ASR_ENGINE", "asr_engine"),
-        ("SPEECH_ASR_URL", "asr_url"),
-        ("SPEECH_ASR_MODEL_DIR", "asr_model_dir"),
-        ("SPEECH_ASR_WORKERS", "asr_workers"),
-        ("SPEECH_MAX_AUDIO_SECONDS", "max_audio_seconds"),
-    ];
-
     /// Checks the settings; the message names the offending key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.asr_workers == 0 {
             return Err(ConfigError("asr_workers must be at least 1".into()));
         }
-        if !(self.max_audio_seconds.is_finite() && self.max_audio_seconds > 0.0) {
+        if !(1.0..=86_400.0).contains(&self.max_audio_seconds) {
             return Err(ConfigError(format!(
-                "max_audio_seconds must be a positive number of seconds, got {}",
+                "max_audio_seconds must be 1 to 86400 seconds, got {}",
                 self.max_audio_seconds
             )));
         }

@@ -49,6 +49,16 @@ impl Output {
         }
     }
 
+    /// The name a request keeps its format under, which `from_str` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Output::Json => "json",
+            Output::Text => "text",
+            Output::Srt => "srt",
+            Output::Vtt => "vtt",
+        }
+    }
+
     /// The file name extension, without the dot.
     pub fn extension(&self) -> &'static str {
         match self {
@@ -192,6 +202,13 @@ mod tests {
         assert_eq!("Txt".parse(), Ok(Output::Text));
         assert_eq!("srt".parse(), Ok(Output::Srt));
         assert_eq!("vtt".parse(), Ok(Output::Vtt));
+        for output in [Output::Json, Output::Text, Output::Srt, Output::Vtt] {
+            assert_eq!(
+                output.name().parse(),
+                Ok(output),
+                "a stored name reads back"
+            );
+        }
         assert_eq!("WebVTT".parse(), Ok(Output::Vtt));
         let error = "docx".parse::<Output>().unwrap_err();
         assert_eq!(

@@ -30,16 +30,6 @@ pub struct Submission {
     pub callback: Option<(String, u32)>,
 }
 
-/// The name a request row keeps its output format under.
-pub fn output_name(output: Output) -> &'static str {
-    match output {
-        Output::Json => "json",
-        Output::Text => "text",
-        Output::Srt => "srt",
-        Output::Vtt => "vtt",
-    }
-}
-
 /// Stores the submission and queues its job; the request as stored.
 pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow, AnalyticsError> {
     let in_folder = !s.folder.is_empty();
@@ -63,7 +53,7 @@ pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow,
             String::new()
         },
         filename: s.filename.clone(),
-        output: output_name(s.output).into(),
+        output: s.output.name().into(),
         diarize: s.diarize,
         metadata: Value::Object(s.metadata.clone()).to_string(),
         audio_key: String::new(),

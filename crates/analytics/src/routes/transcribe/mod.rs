@@ -170,7 +170,7 @@ impl Form {
                     .map_err(|refused| AnalyticsError::BadRequest(refused.to_string()))?;
                 let attempts = attempts
                     .or(folder_attempts)
-                    .unwrap_or(state.config.callback_attempts);
+                    .unwrap_or(state.callbacks.schedule.max_attempts);
                 Some((checked.to_string(), attempts))
             }
         };
