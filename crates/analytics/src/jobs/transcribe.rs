@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::{announce, JobError};
 use crate::callbacks::body;
 use crate::calls::{self, Target};
+use crate::error::AnalyticsError;
 use crate::speech::assemble::{self, Options};
 use crate::speech::audio;
 use crate::speech::output::{Output, UnknownFormat};
@@ -35,9 +36,9 @@ enum Failure {
     Passing(String),
 }
 
-impl From<crate::error::AnalyticsError> for Failure {
-    fn from(e: crate::error::AnalyticsError) -> Failure {
-        use crate::error::AnalyticsError::*;
+impl From<AnalyticsError> for Failure {
+    fn from(e: AnalyticsError) -> Failure {
+        use AnalyticsError::*;
         match e {
             Unavailable(why) | Internal(why) => Failure::Passing(why),
             other => Failure::Final(other.to_string()),
@@ -145,8 +146,8 @@ async fn transcribe(
     } else {
         let folder = tables::get_folder(&state.db, &row.company, &row.organization, &row.folder)
             .await
-            .map_err(|e| Failure::Passing(e.to_string()))?
-            .ok_or_else(|| Failure::Final(format!("Folder not found: {}", row.folder)))?;
+            .map_err(AnalyticsError::from)?
+            .ok_or_else(|| AnalyticsError::scope_not_found(&row.folder))?;
         folder.usable_settings()?.agentchan as u32
     };
     let name = row.filename.clone();
@@ -211,7 +212,7 @@ async fn finish(
         Some((call, transcript))
     };
     let rendered = output.render(&json);
-    let result_key = super::super::transcription::result_key(row, output.extension());
+    let result_key = crate::transcription::result_key(row, output.extension());
     state
         .objects
         .put(&result_key, rendered.clone())
@@ -251,7 +252,7 @@ async fn finish(
             announce::callback(state, &mut tx, row, post).await?;
         }
         tx.commit().await?;
-        Ok::<(), crate::error::AnalyticsError>(())
+        Ok::<(), AnalyticsError>(())
     }
     .await;
     if let Err(e) = stored {

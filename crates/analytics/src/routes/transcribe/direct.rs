@@ -12,8 +12,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::read_form;
-use crate::access::{authorize_own, request_token, Need};
+use super::{read_authorized_form, Owner};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 use crate::transcription::progress::wait;
@@ -48,26 +47,12 @@ pub async fn transcribe(
     req: HttpRequest,
     multipart: Multipart,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let early = request_token(&req);
-    let early_access = match &early {
-        Some(token) => Some(authorize_own(&state, Some(token), Need::Write).await?),
-        None => None,
-    };
-    let mut form = read_form(multipart, state.config.max_upload_bytes).await?;
-    let access = match early_access {
-        Some(access) => access,
-        None => authorize_own(&state, form.token.as_deref(), Need::Write).await?,
-    };
+    let (form, file, access) = read_authorized_form(&state, &req, multipart, Owner::Token).await?;
     if form.metadata.is_some() {
         return Err(AnalyticsError::BadRequest(
             "metadata applies to calls added to a folder: POST /transcribe/<company>/<organization>/<folder>".into(),
         ));
     }
-    let Some(file) = form.file.take() else {
-        return Err(AnalyticsError::BadRequest(
-            "the file field is missing".into(),
-        ));
-    };
     let asked = form.asked(&state, None).await?;
     let with_callback = asked.callback.is_some();
     let request = submit(

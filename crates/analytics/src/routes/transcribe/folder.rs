@@ -12,8 +12,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::read_form;
-use crate::access::{authorize, request_token, Need};
+use super::{read_authorized_form, Owner};
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -56,21 +55,8 @@ pub async fn add_call(
     multipart: Multipart,
 ) -> Result<HttpResponse, AnalyticsError> {
     let (company, organization, folder) = path.into_inner();
-    // A token in the query or header is checked before the body is read; a form token after.
-    let early = request_token(&req);
-    if early.is_some() {
-        authorize(&state, early.as_deref(), &company, Need::Write).await?;
-    }
-    let mut form = read_form(multipart, state.config.max_upload_bytes).await?;
-    if early.is_none() {
-        authorize(&state, form.token.as_deref(), &company, Need::Write).await?;
-    }
-    let Some(file) = form.file.take() else {
-        return Err(AnalyticsError::BadRequest(
-            "the file field is missing".into(),
-        ));
-    };
-
+    let (mut form, file, _) =
+        read_authorized_form(&state, &req, multipart, Owner::Path(&company)).await?;
     if !is_transcript(form.file_type.as_deref(), form.file_name.as_deref(), &file) {
         let settings = store::get_folder(&state.db, &company, &organization, &folder)
             .await?

@@ -8,9 +8,11 @@ pub mod folder;
 pub mod progress;
 
 use actix_multipart::Multipart;
+use actix_web::HttpRequest;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
+use crate::access::{authorize, authorize_own, request_token, Access, Need};
 use crate::error::AnalyticsError;
 use crate::speech::output::{Output, UnknownFormat};
 use crate::state::AnalyticsState;
@@ -34,10 +36,7 @@ const TEXT_FIELD_LIMIT: usize = 64 * 1024;
 /// The form fields an upload may carry.
 const FIELDS: &str = "token, file, output, callback, diarize, attempts and metadata";
 
-pub(crate) async fn read_form(
-    mut multipart: Multipart,
-    limit: usize,
-) -> Result<Form, AnalyticsError> {
+async fn read_form(mut multipart: Multipart, limit: usize) -> Result<Form, AnalyticsError> {
     let mut form = Form::default();
     let mut total = 0usize;
     while let Some(field) = multipart.next().await {
@@ -99,6 +98,47 @@ pub(crate) async fn read_form(
         *slot = Some(text()?.trim().to_string());
     }
     Ok(form)
+}
+
+/// Whose data an upload goes to: the path's company, or the token's own (`POST /transcribe`).
+pub(crate) enum Owner<'a> {
+    Path(&'a str),
+    Token,
+}
+
+async fn check_write(
+    state: &AnalyticsState,
+    token: Option<&str>,
+    owner: &Owner<'_>,
+) -> Result<Access, AnalyticsError> {
+    match owner {
+        Owner::Path(company) => authorize(state, token, company, Need::Write).await,
+        Owner::Token => authorize_own(state, token, Need::Write).await,
+    }
+}
+
+/// Checks the write scope and reads the upload form, with its file. A token in the query or header is
+/// checked before the body is read, so a caller without rights costs no upload; a form token after.
+pub(crate) async fn read_authorized_form(
+    state: &AnalyticsState,
+    req: &HttpRequest,
+    multipart: Multipart,
+    owner: Owner<'_>,
+) -> Result<(Form, Vec<u8>, Access), AnalyticsError> {
+    let early = match request_token(req) {
+        Some(token) => Some(check_write(state, Some(&token), &owner).await?),
+        None => None,
+    };
+    let mut form = read_form(multipart, state.config.max_upload_bytes).await?;
+    let access = match early {
+        Some(access) => access,
+        None => check_write(state, form.token.as_deref(), &owner).await?,
+    };
+    let file = form
+        .file
+        .take()
+        .ok_or_else(|| AnalyticsError::BadRequest("the file field is missing".into()))?;
+    Ok((form, file, access))
 }
 
 /// What a form asks of a transcription, checked.
