@@ -32,14 +32,9 @@ pub struct Submission {
 
 /// Stores the submission and queues its job; the request as stored.
 pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow, AnalyticsError> {
+    // The folder upload's handler has read the folder already (its settings); it is checked again,
+    // locked, when the request commits.
     let in_folder = !s.folder.is_empty();
-    if in_folder {
-        // Early, for a clear answer before the audio is stored; checked again under lock below.
-        store::get_folder(&state.db, &s.company, &s.organization, &s.folder)
-            .await?
-            .ok_or_else(|| AnalyticsError::scope_not_found(&s.folder))?
-            .usable_settings()?;
-    }
     let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
     let (callback_url, attempts) = s.callback.clone().unwrap_or_default();
     let mut row = RequestRow {
