@@ -44,9 +44,17 @@ enum Kind {
     Reserved,
 }
 
+/// Cloud metadata services outside 169.254.0.0/16, which sit in ranges an operator may allow: Alibaba
+/// Cloud's (100.100.100.200, in the carrier-grade NAT range) and AWS's over IPv6 (fd00:ec2::254, a unique
+/// local address). They are refused whatever the policy.
+const METADATA_V4: Ipv4Addr = Ipv4Addr::new(100, 100, 100, 200);
+const METADATA_V6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254);
+
 fn kind_v4(ip: Ipv4Addr) -> Kind {
     let [a, b, ..] = ip.octets();
-    if ip.is_loopback() {
+    if ip == METADATA_V4 {
+        Kind::Reserved
+    } else if ip.is_loopback() {
         Kind::Loopback
     } else if ip.is_private() || (a == 100 && (64..128).contains(&b)) {
         // RFC 1918 and the carrier-grade NAT range 100.64.0.0/10.
@@ -76,8 +84,10 @@ fn kind(ip: IpAddr) -> Kind {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return kind_v4(v4);
             }
-            let first = v6.segments()[0];
-            if v6.is_loopback() {
+            let [first, second, ..] = v6.segments();
+            if v6 == METADATA_V6 {
+                Kind::Reserved
+            } else if v6.is_loopback() {
                 Kind::Loopback
             } else if first & 0xfe00 == 0xfc00 {
                 // Unique local addresses fc00::/7.
@@ -85,6 +95,12 @@ fn kind(ip: IpAddr) -> Kind {
             } else if v6.is_unspecified()
                 || v6.is_multicast()
                 || first & 0xffc0 == 0xfe80
+                // Site-local fec0::/10 (deprecated, still routed inside some networks).
+                || first & 0xffc0 == 0xfec0
+                // Documentation 2001:db8::/32 and 3fff::/20, the discard prefix 100::/64.
+                || (first == 0x2001 && second == 0x0db8)
+                || first & 0xfff0 == 0x3ff0
+                || (first == 0x0100 && v6.segments()[1..4] == [0, 0, 0])
                 || is_embedding_v4(v6)
             {
                 Kind::Reserved
@@ -95,11 +111,16 @@ fn kind(ip: IpAddr) -> Kind {
     }
 }
 
-/// NAT64 (64:ff9b::/96), 6to4 (2002::/16) and IPv4-compatible (::/96) addresses carry an IPv4 address a
-/// gateway may route to; they are refused rather than decoded.
+/// NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4 (2002::/16), Teredo (2001::/32),
+/// IPv4-translated (::ffff:0:0:0/96) and IPv4-compatible (::/96) addresses carry an IPv4 address a gateway
+/// may route to; they are refused rather than decoded.
 fn is_embedding_v4(v6: Ipv6Addr) -> bool {
     let s = v6.segments();
-    (s[0] == 0x64 && s[1] == 0xff9b) || s[0] == 0x2002 || s[..6].iter().all(|&x| x == 0)
+    (s[0] == 0x64 && s[1] == 0xff9b)
+        || s[0] == 0x2002
+        || (s[0] == 0x2001 && s[1] == 0)
+        || (s[..4].iter().all(|&x| x == 0) && s[4] == 0xffff && s[5] == 0)
+        || s[..6].iter().all(|&x| x == 0)
 }
 
 impl AddressPolicy {
@@ -235,6 +256,14 @@ mod tests {
             "64:ff9b::a00:1",
             "2002:a00:1::",
             "::10.0.0.1",
+            "::ffff:0:7f00:1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
+            "3fff::1",
+            "100::1",
+            "fec0::1",
+            "100.100.100.200",
+            "fd00:ec2::254",
         ] {
             assert_eq!(
                 strict.check_ip(ip(reserved)),
@@ -252,10 +281,15 @@ mod tests {
         };
         assert_eq!(open.check_ip(ip("127.0.0.1")), Ok(()));
         assert_eq!(open.check_ip(ip("10.0.0.1")), Ok(()));
-        assert!(
-            open.check_ip(ip("169.254.169.254")).is_err(),
-            "metadata service"
-        );
+        for metadata in ["169.254.169.254", "100.100.100.200", "fd00:ec2::254"] {
+            assert_eq!(
+                open.check_ip(ip(metadata)),
+                Err(Refused::Reserved(ip(metadata))),
+                "a metadata service, whatever the policy"
+            );
+        }
+        assert_eq!(open.check_ip(ip("100.100.100.201")), Ok(()));
+        assert_eq!(open.check_ip(ip("fd00:ec2::253")), Ok(()));
         let loopback_only = AddressPolicy {
             allow_loopback: true,
             allow_private: false,

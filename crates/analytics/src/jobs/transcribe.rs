@@ -99,9 +99,25 @@ async fn handle(state: &AnalyticsState, body: &[u8], attempt: u32) -> Result<(),
     if row.state == DONE || row.state == FAILED {
         return Ok(());
     }
-    requests::start_request(&state.db, &row.id, &now())
+    let Some(starts) = requests::start_request(&state.db, &row.id, &now())
         .await
-        .map_err(JobError::retry)?;
+        .map_err(JobError::retry)?
+    else {
+        return Ok(());
+    };
+    if starts > i64::from(MAX_ATTEMPTS) {
+        // Every start before this one ended without an outcome: its worker died on the recording (or
+        // was stopped each time). Trying again could only take the next worker down with it.
+        return fail(
+            state,
+            &row,
+            &format!(
+                "the transcription was started {} times and never ended",
+                starts - 1
+            ),
+        )
+        .await;
+    }
     let started = std::time::Instant::now();
     let outcome = match transcribe(state, &row).await {
         Ok((json, seconds)) => finish(state, &row, json, seconds).await.map(|()| seconds),

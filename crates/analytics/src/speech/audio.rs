@@ -34,6 +34,12 @@ pub const SAMPLE_RATE: u32 = 16_000;
 /// The default limit on a recording's length: two hours.
 pub const DEFAULT_MAX_SECONDS: f64 = 7200.0;
 
+/// The sample rates accepted: telephony's 8 kHz up to studio recordings' 192 kHz. Outside them a file is
+/// refused before anything is decoded: the resampler's buffers grow with the rate divided by its greatest
+/// common divisor with 16 kHz, so a header claiming a rate of billions (or a prime near it) would ask for
+/// gigabytes from a file of a few bytes.
+pub const SAMPLE_RATES: std::ops::RangeInclusive<u32> = 8_000..=192_000;
+
 /// The formats named to a user whose upload is not one of them.
 pub const SUPPORTED_FORMATS: &str = "WAV (PCM, float, A-law, µ-law), MP3, FLAC, Ogg Vorbis";
 
@@ -92,6 +98,7 @@ pub fn decode_with_limit(
     let rate = params.sample_rate.filter(|r| *r > 0).ok_or_else(|| {
         SpeechError::Corrupt("the audio file does not state its sample rate".into())
     })?;
+    check_rate(rate)?;
     if let Some(channels) = params.channels {
         check_channels(channels.count())?;
     }
@@ -187,6 +194,17 @@ fn check_channels(count: usize) -> Result<(), SpeechError> {
             "the audio has {n} channels; mono or stereo (one speaker per channel) is accepted"
         ))),
     }
+}
+
+fn check_rate(rate: u32) -> Result<(), SpeechError> {
+    if SAMPLE_RATES.contains(&rate) {
+        return Ok(());
+    }
+    Err(SpeechError::Rejected(format!(
+        "the audio's sample rate is {rate} Hz; {} to {} Hz is accepted",
+        SAMPLE_RATES.start(),
+        SAMPLE_RATES.end()
+    )))
 }
 
 fn check_length(seconds: f64, max_seconds: f64) -> Result<(), SpeechError> {
@@ -530,5 +548,33 @@ mod tests {
             );
         }
         assert!(matches!(decode(b"", None), Err(SpeechError::Rejected(_))));
+    }
+
+    /// A 44-byte WAV header stating a rate of billions would have the resampler allocate gigabytes (and
+    /// a crash takes every worker of the process with it): such rates are refused before decoding.
+    #[test]
+    fn sample_rates_outside_the_range_are_refused_before_decoding() {
+        let with_rate = |rate: u32| {
+            let mut bytes = wav_bytes(&[0; 16]);
+            bytes[24..28].copy_from_slice(&rate.to_le_bytes());
+            bytes[28..32].copy_from_slice(&rate.wrapping_mul(2).to_le_bytes());
+            bytes
+        };
+        for rate in [1, 4_000, 7_999, 192_001, 4_294_967_291] {
+            let error = decode(&with_rate(rate), Some("bomb.wav")).unwrap_err();
+            assert!(
+                matches!(error, SpeechError::Rejected(_)),
+                "{rate}: {error:?}"
+            );
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("sample rate is {rate} Hz")),
+                "{error}"
+            );
+        }
+        for rate in [8_000, 192_000] {
+            assert!(decode(&with_rate(rate), Some("x.wav")).is_ok(), "{rate}");
+        }
     }
 }

@@ -17,7 +17,11 @@ pub struct SphinxEngine {
     config: Arc<pocketsphinx::Config>,
     /// Decoders not in use. Never more than `workers` exist: one per permit.
     idle: Mutex<Vec<Decoder>>,
-    permits: Semaphore,
+    /// One per decoder at work. A permit is held by the blocking task itself, not by the future awaiting
+    /// it: a caller that gives up (the other channel of a stereo call failed) leaves the decoding to
+    /// finish, and it still counts.
+    permits: Arc<Semaphore>,
+    workers: usize,
 }
 
 impl SphinxEngine {
@@ -26,7 +30,8 @@ impl SphinxEngine {
         SphinxEngine {
             config: Arc::new(config),
             idle: Mutex::new(Vec::new()),
-            permits: Semaphore::new(workers.max(1)),
+            permits: Arc::new(Semaphore::new(workers.max(1))),
+            workers: workers.max(1),
         }
     }
 
@@ -42,14 +47,16 @@ impl Transcriber for SphinxEngine {
         if samples.is_empty() {
             return Ok(Vec::new());
         }
-        let _permit = self
+        let permit = self
             .permits
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|_| SpeechError::Engine("the PocketSphinx engine is closed".into()))?;
         let decoder = self.idle.lock().pop();
         let config = self.config.clone();
         let (decoder, result) = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let mut decoder = match decoder {
                 Some(decoder) => decoder,
                 None => match Decoder::new(&config) {
@@ -65,7 +72,11 @@ impl Transcriber for SphinxEngine {
         let utterances = result.map_err(|e| SpeechError::Engine(e.to_string()))?;
         // A decoder that failed is dropped rather than trusted again (a new one is made when needed).
         if let Some(decoder) = decoder {
-            self.idle.lock().push(decoder);
+            // The permit went with the blocking task, so another may have made a decoder meanwhile.
+            let mut idle = self.idle.lock();
+            if idle.len() < self.workers {
+                idle.push(decoder);
+            }
         }
         Ok(utterances
             .into_iter()

@@ -71,13 +71,13 @@ pub async fn get_request<'a>(
     dispatch!(h, get_request(id))
 }
 
-/// Marks a queued request as being transcribed; whether it was queued (or already transcribing, when a
-/// worker died and the job came back).
+/// Marks a queued request as being transcribed and counts the start: how many times it has been started
+/// (more than once when a job is retried, or came back after its worker died); `None` when it has ended.
 pub async fn start_request<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
     updated: &str,
-) -> Result<bool, StoreError> {
+) -> Result<Option<i64>, StoreError> {
     dispatch!(h, start_request(id, updated))
 }
 

@@ -56,16 +56,15 @@ pub(crate) async fn start_request(
     c: &mut Conn,
     id: &str,
     updated: &str,
-) -> Result<bool, StoreError> {
-    let done = sqlx::query::<Db>(
-        "UPDATE analytics_requests SET state = 'transcribing', updated = $2 \
-         WHERE id = $1 AND state IN ('queued', 'transcribing')",
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar::<Db, i64>(
+        "UPDATE analytics_requests SET state = 'transcribing', starts = starts + 1, updated = $2 \
+         WHERE id = $1 AND state IN ('queued', 'transcribing') RETURNING starts",
     )
     .bind(id)
     .bind(updated)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() > 0)
+    .fetch_optional(&mut *c)
+    .await?)
 }
 
 pub(crate) async fn finish_request(

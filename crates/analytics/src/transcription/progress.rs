@@ -44,6 +44,7 @@ pub struct Progress {
 /// Where a request's callback stands.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CallbackProgress {
+    /// The address, its query left out (`?…`).
     pub url: String,
     /// `none` (not yet: the transcript is not ready), `pending`, `delivered` or `cancelled` (the
     /// attempts ran out).
@@ -53,6 +54,15 @@ pub struct CallbackProgress {
     /// Why the last attempt failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+/// A callback address as progress shows it: a receiver's key often rides in the query, and the progress
+/// is read with a read token, so the query is left out.
+fn without_query(url: &str) -> String {
+    match url.split_once('?') {
+        Some((before, _)) => format!("{before}?…"),
+        None => url.to_string(),
+    }
 }
 
 fn some(text: &str) -> Option<String> {
@@ -74,7 +84,7 @@ impl From<&RequestRow> for Progress {
             folder: some(&row.folder),
             t_id: some(&row.call_id),
             callback: some(&row.callback_url).map(|url| CallbackProgress {
-                url,
+                url: without_query(&url),
                 state: if row.callback_state.is_empty() {
                     CALLBACK_NONE.into()
                 } else {

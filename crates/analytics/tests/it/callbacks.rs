@@ -62,8 +62,10 @@ fn secret(world: &World) -> CallbackSecret {
 async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
     let world = world(stack).await;
     let receiver = Receiver::start(2).await;
+    // A receiver's key in the query reaches the receiver, and no reader of the progress.
+    let url = format!("{}?key=s3cr3t", receiver.url);
     let a = world
-        .transcribe_clip(&[("callback", &receiver.url), ("output", "text")])
+        .transcribe_clip(&[("callback", &url), ("output", "text")])
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
     assert_eq!(
@@ -77,11 +79,13 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
     let progress = delivered(&world, &request, "delivered").await;
     assert_eq!(progress["callback"]["attempts"], 3, "{progress}");
     assert_eq!(progress["callback"]["max_attempts"], 100, "the default");
+    assert_eq!(progress["callback"]["url"], format!("{}?…", receiver.url));
+    assert!(!progress.to_string().contains("s3cr3t"), "{progress}");
     let posts = receiver.received();
     assert_eq!(posts.len(), 3);
     let secret = secret(&world);
     for post in &posts {
-        assert_eq!(post.path, "/hooks/speech");
+        assert_eq!(post.path, "/hooks/speech?key=s3cr3t");
         assert_eq!(
             post.webhook_id, posts[0].webhook_id,
             "one id for every attempt"

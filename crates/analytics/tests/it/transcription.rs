@@ -172,6 +172,45 @@ async fn a_file_that_is_not_audio_fails_with_its_reason(stack: Stack) {
     assert_eq!(progress["error"], a.body["error"]);
 }
 
+/// A `token` field before the file is checked as the file starts: a refused token is answered while the
+/// upload is still arriving, without waiting for (or buffering) the rest of it.
+async fn a_refused_form_token_costs_no_upload(stack: Stack) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let world = World::with_folder(stack).await;
+    let address = world
+        .analytics
+        .url
+        .trim_start_matches("http://")
+        .to_string();
+    for path in [
+        "/transcribe".to_string(),
+        format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"),
+    ] {
+        let boundary = "XyZzY";
+        let head = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\nnot-a-token\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"call.wav\"\r\n\
+             Content-Type: audio/wav\r\n\r\n"
+        );
+        // The body announces 32 MB; only its first kilobytes are ever sent.
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {address}\r\n\
+             Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{head}",
+            32 * 1024 * 1024
+        );
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        stream.write_all(&[0u8; 4096]).await.unwrap();
+        let mut answer = vec![0u8; 1024];
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut answer))
+            .await
+            .unwrap_or_else(|_| panic!("{path}: no answer while the upload is unfinished"))
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..read]).to_string();
+        assert!(answer.starts_with("HTTP/1.1 401"), "{path}: {answer}");
+    }
+}
+
 async fn an_audio_upload_becomes_a_scored_searchable_call(stack: Stack) {
     let world = World::with_folder(stack).await;
     let app = json!({"categories": {"Politeness": {"phrases": ["young man"]}}});
@@ -289,6 +328,55 @@ async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
         1,
         "one job, one result, one post"
     );
+}
+
+/// A recording that kills its worker (rather than failing) comes back with every lease: once it was
+/// started more often than a job's attempts, the next start fails the request instead of decoding it.
+async fn a_job_whose_workers_keep_dying_fails_instead_of_coming_back(stack: Stack) {
+    let mut world = World::with(stack, |c| c.callback_allow_loopback = true).await;
+    world
+        .analytics
+        .workers
+        .take()
+        .expect("workers")
+        .stop()
+        .await;
+    let receiver = Receiver::start(0).await;
+    let a = world.transcribe_clip(&[("callback", &receiver.url)]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let request = a.body["requestid"].as_str().unwrap().to_string();
+    // Workers that started the job and died before it ended, as many as a job has attempts.
+    let db = &world.analytics.service.state.db;
+    let max = i64::from(analytics::jobs::transcribe::MAX_ATTEMPTS);
+    for start in 1..=max {
+        let counted =
+            analytics::store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
+                .await
+                .unwrap();
+        assert_eq!(counted, Some(start));
+    }
+
+    world.analytics.workers = Some(world.analytics.service.spawn_workers());
+    let progress = world.ended(&request).await;
+    assert_eq!(progress["status"], "failed", "{progress}");
+    assert_eq!(
+        progress["error"],
+        format!("the transcription was started {max} times and never ended"),
+        "{progress}"
+    );
+    let posted = eventually(|| async { receiver.received().into_iter().next() }).await;
+    assert_eq!(posted.field("requestid").as_deref(), Some(request.as_str()));
+    assert_eq!(
+        posted.field("error"),
+        Some(format!(
+            "the transcription was started {max} times and never ended"
+        ))
+    );
+    // An ended request is not started again.
+    let counted = analytics::store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
+        .await
+        .unwrap();
+    assert_eq!(counted, None);
 }
 
 async fn another_companys_request_does_not_exist(stack: Stack) {
@@ -522,8 +610,10 @@ stack_tests!(
     a_recording_is_answered_with_its_transcript,
     text_srt_and_vtt_are_rendered_as_asked,
     a_file_that_is_not_audio_fails_with_its_reason,
+    a_refused_form_token_costs_no_upload,
     an_audio_upload_becomes_a_scored_searchable_call,
     a_worker_killed_mid_job_leaves_it_to_another,
+    a_job_whose_workers_keep_dying_fails_instead_of_coming_back,
     another_companys_request_does_not_exist,
     diarize_separates_two_voices_in_mono_audio,
     compressed_recordings_are_decoded,

@@ -36,7 +36,16 @@ const TEXT_FIELD_LIMIT: usize = 64 * 1024;
 /// The form fields an upload may carry.
 const FIELDS: &str = "token, file, output, callback, diarize, attempts and metadata";
 
-async fn read_form(mut multipart: Multipart, limit: usize) -> Result<Form, AnalyticsError> {
+/// Reads the form. `access` is the caller's checked access when the token came in the query or header;
+/// otherwise a `token` field given before the file is checked as the file starts, so a refused token
+/// costs no upload (a token after the file can only be checked once the file is read).
+async fn read_form(
+    state: &AnalyticsState,
+    owner: &Owner<'_>,
+    access: &mut Option<Access>,
+    mut multipart: Multipart,
+    limit: usize,
+) -> Result<Form, AnalyticsError> {
     let mut form = Form::default();
     let mut total = 0usize;
     while let Some(field) = multipart.next().await {
@@ -44,6 +53,9 @@ async fn read_form(mut multipart: Multipart, limit: usize) -> Result<Form, Analy
             .map_err(|e| AnalyticsError::BadRequest(format!("invalid multipart body: {e}")))?;
         let name = field.name().unwrap_or_default().to_string();
         let is_file = name == "file";
+        if is_file && access.is_none() && form.token.is_some() {
+            *access = Some(check_write(state, form.token.as_deref(), owner).await?);
+        }
         if is_file {
             form.file_name = field
                 .content_disposition()
@@ -117,19 +129,27 @@ async fn check_write(
     }
 }
 
-/// Checks the write scope and reads the upload form, with its file. A token in the query or header is
-/// checked before the body is read, so a caller without rights costs no upload; a form token after.
+/// Checks the write scope and reads the upload form, with its file. A token in the query or header, or a
+/// `token` field before the `file` field, is checked before the file is read, so a caller without rights
+/// costs no upload; a form token after the file is checked once the form is read.
 pub(crate) async fn read_authorized_form(
     state: &AnalyticsState,
     req: &HttpRequest,
     multipart: Multipart,
     owner: Owner<'_>,
 ) -> Result<(Form, Vec<u8>, Access), AnalyticsError> {
-    let early = match request_token(req) {
+    let mut early = match request_token(req) {
         Some(token) => Some(check_write(state, Some(&token), &owner).await?),
         None => None,
     };
-    let mut form = read_form(multipart, state.config.max_upload_bytes).await?;
+    let mut form = read_form(
+        state,
+        &owner,
+        &mut early,
+        multipart,
+        state.config.max_upload_bytes,
+    )
+    .await?;
     let access = match early {
         Some(access) => access,
         None => check_write(state, form.token.as_deref(), &owner).await?,
