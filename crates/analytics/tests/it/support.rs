@@ -390,15 +390,39 @@ impl World {
 
     /// Searches the default organization until `ready` holds for the answer (the index follows the bus).
     pub async fn search_until(&self, query: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        self.search_within(EVENTUALLY, query, ready).await
+    }
+
+    /// `search_until` with a deadline of its own; a search that never gets there reports its last answer.
+    pub async fn search_within(
+        &self,
+        limit: Duration,
+        query: &str,
+        ready: impl Fn(&Value) -> bool,
+    ) -> Value {
         let path = format!("/search/{COMPANY}/{ORG}?{query}");
-        eventually(|| async {
+        let last = parking_lot::Mutex::new(Value::Null);
+        let found = within(limit, || async {
             let a = self.send("GET", &path, None).await;
             assert_eq!(a.status, 200, "{}", a.text);
-            ready(&a.body).then_some(a.body)
+            if ready(&a.body) {
+                return Some(a.body);
+            }
+            *last.lock() = a.body;
+            None
         })
-        .await
+        .await;
+        found.unwrap_or_else(|| {
+            panic!(
+                "{path} did not get there within {limit:?}; last answer: {}",
+                last.lock()
+            )
+        })
     }
 }
+
+/// How long `eventually` waits.
+pub const EVENTUALLY: Duration = Duration::from_secs(20);
 
 /// Polls `probe` until it gives a value (at most 20 s).
 pub async fn eventually<T, F, Fut>(probe: F) -> T
@@ -406,15 +430,25 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    within(EVENTUALLY, probe)
+        .await
+        .unwrap_or_else(|| panic!("the condition did not hold within {EVENTUALLY:?}"))
+}
+
+/// Polls `probe` until it gives a value, or `None` once `limit` has passed.
+pub async fn within<T, F, Fut>(limit: Duration, probe: F) -> Option<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(value) = probe().await {
-            return value;
+            return Some(value);
         }
-        assert!(
-            Instant::now() < deadline,
-            "the condition did not hold within 20 s"
-        );
+        if Instant::now() >= deadline {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
