@@ -159,7 +159,7 @@ async fn librivox_clips_at_16k_mono() {
 
 /// A stereo 8 kHz WAV: `left` then silence in the left channel, silence then `right` in the right one,
 /// a second apart. Returns the file and the second at which the right channel's clip starts.
-fn stereo_call(left: &[i16], right: &[i16]) -> (Vec<u8>, f64) {
+pub fn stereo_call(left: &[i16], right: &[i16]) -> (Vec<u8>, f64) {
     let left = audio::resample(left, SAMPLE_RATE, 8_000).unwrap();
     let right = audio::resample(right, SAMPLE_RATE, 8_000).unwrap();
     let gap = 8_000;

@@ -189,6 +189,8 @@ pub struct Answer {
     pub body: Value,
     pub text: String,
     pub content_type: String,
+    /// The `Request-Id` header (answers about a transcription request).
+    pub request_id: Option<String>,
 }
 
 impl World {
@@ -371,6 +373,10 @@ impl World {
     pub async fn add_call(&self, transcript: &Value) -> String {
         let a = self.upload_to(ORG, FOLDER, transcript, None).await;
         assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(
+            a.request_id.as_ref(),
+            a.body["requestid"].as_str().map(str::to_string).as_ref()
+        );
         a.body["tId"].as_str().expect("tId").to_string()
     }
 
@@ -461,6 +467,11 @@ pub async fn read(response: reqwest::Response) -> Answer {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
+    let request_id = response
+        .headers()
+        .get("request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let text = response.text().await.expect("body");
     let body = serde_json::from_str(&text).unwrap_or(Value::Null);
     Answer {
@@ -468,6 +479,7 @@ pub async fn read(response: reqwest::Response) -> Answer {
         body,
         text,
         content_type,
+        request_id,
     }
 }
 

@@ -90,6 +90,7 @@ async fn a_recording_is_answered_with_its_transcript(stack: Stack) {
     );
     let request = a.body["requestid"].as_str().expect("requestid").to_string();
     assert!(uuid::Uuid::parse_str(&request).is_ok());
+    assert_eq!(a.request_id.as_deref(), Some(request.as_str()));
     let said = words(&a.body);
     // The reference is "he was not an ill disposed young man"; the recognizer hears "illness" in it.
     for expected in ["he", "was", "not", "young", "man"] {
@@ -125,6 +126,12 @@ async fn a_recording_is_answered_with_its_transcript(stack: Stack) {
         .await;
     assert_eq!(again.status, 200);
     assert_eq!(again.body, a.body);
+    // Every answer about the request names it in the Request-Id header.
+    assert_eq!(again.request_id.as_deref(), Some(request.as_str()));
+    let progress = world
+        .send("GET", &format!("/transcribe/{request}"), None)
+        .await;
+    assert_eq!(progress.request_id.as_deref(), Some(request.as_str()));
 }
 
 async fn text_srt_and_vtt_are_rendered_as_asked(stack: Stack) {
@@ -240,6 +247,7 @@ async fn an_audio_upload_becomes_a_scored_searchable_call(stack: Stack) {
     assert_eq!(a.status, 200, "{}", a.text);
     let request = a.body["requestid"].as_str().unwrap().to_string();
     let call = a.body["tId"].as_str().unwrap().to_string();
+    assert_eq!(a.request_id.as_deref(), Some(request.as_str()));
     let progress = world.ended(&request).await;
     assert_eq!(progress["status"], "done", "{progress}");
     assert_eq!(progress["tId"], call.as_str());
@@ -283,7 +291,55 @@ async fn an_audio_upload_becomes_a_scored_searchable_call(stack: Stack) {
     );
 }
 
-async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
+/// A stereo call uploaded to a folder whose `agentchan` is 1: what is said on the right channel is the
+/// agent's, on the left the client's (the clip on the left, then a second of silence and the clip on the
+/// right, at 8 kHz as telephony records).
+async fn a_stereo_upload_names_the_agent_by_the_folders_channel(stack: Stack) {
+    let world = World::new(stack).await;
+    world
+        .create_folder(ORG, FOLDER, json!({"agentchan": 1}))
+        .await;
+    let clip = analytics::speech::audio::decode(&short_clip(), None).unwrap();
+    let (wav, right_start) = crate::speech::stereo_call(&clip.channels[0], &clip.channels[0]);
+    let a = world
+        .transcribe_form(
+            &format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"),
+            vec![Field::File("call.wav", wav)],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let request = a.body["requestid"].as_str().unwrap().to_string();
+    let progress = world.ended(&request).await;
+    assert_eq!(progress["status"], "done", "{progress}");
+    let transcript = world
+        .send("GET", &format!("/transcribe/{request}/result"), None)
+        .await
+        .body;
+    let utterances = transcript["utterances"].as_array().expect("utterances");
+    let speakers = |from: f64, to: f64| -> Vec<&str> {
+        utterances
+            .iter()
+            .filter(|u| (from..to).contains(&u["start"].as_f64().unwrap()))
+            .map(|u| u["speaker"].as_str().unwrap())
+            .collect()
+    };
+    // A recognizer frame (25.6 ms) may start just before the right channel's first sound.
+    let (left, right) = (
+        speakers(0.0, right_start - 0.03),
+        speakers(right_start - 0.03, 1e9),
+    );
+    assert!(
+        !left.is_empty() && left.iter().all(|s| *s == "client"),
+        "{transcript}"
+    );
+    assert!(
+        !right.is_empty() && right.iter().all(|s| *s == "agent"),
+        "{transcript}"
+    );
+}
+
+/// A world whose workers are stopped, a callback receiver, and a request to it queued for them.
+async fn queued_with_workers_stopped(stack: Stack) -> (World, Receiver, String) {
     let mut world = World::with(stack, |c| c.callback_allow_loopback = true).await;
     world
         .analytics
@@ -296,6 +352,11 @@ async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
     let a = world.transcribe_clip(&[("callback", &receiver.url)]).await;
     assert_eq!(a.status, 200, "{}", a.text);
     let request = a.body["requestid"].as_str().unwrap().to_string();
+    (world, receiver, request)
+}
+
+async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
+    let (mut world, receiver, request) = queued_with_workers_stopped(stack).await;
 
     // Another worker takes the job and dies holding it.
     let stand_in = world.stand_in().await;
@@ -333,18 +394,7 @@ async fn a_worker_killed_mid_job_leaves_it_to_another(stack: Stack) {
 /// A recording that kills its worker (rather than failing) comes back with every lease: once it was
 /// started more often than a job's attempts, the next start fails the request instead of decoding it.
 async fn a_job_whose_workers_keep_dying_fails_instead_of_coming_back(stack: Stack) {
-    let mut world = World::with(stack, |c| c.callback_allow_loopback = true).await;
-    world
-        .analytics
-        .workers
-        .take()
-        .expect("workers")
-        .stop()
-        .await;
-    let receiver = Receiver::start(0).await;
-    let a = world.transcribe_clip(&[("callback", &receiver.url)]).await;
-    assert_eq!(a.status, 200, "{}", a.text);
-    let request = a.body["requestid"].as_str().unwrap().to_string();
+    let (mut world, receiver, request) = queued_with_workers_stopped(stack).await;
     // Workers that started the job and died before it ended, as many as a job has attempts.
     let db = &world.analytics.service.state.db;
     let max = i64::from(analytics::jobs::transcribe::MAX_ATTEMPTS);
@@ -612,6 +662,7 @@ stack_tests!(
     a_file_that_is_not_audio_fails_with_its_reason,
     a_refused_form_token_costs_no_upload,
     an_audio_upload_becomes_a_scored_searchable_call,
+    a_stereo_upload_names_the_agent_by_the_folders_channel,
     a_worker_killed_mid_job_leaves_it_to_another,
     a_job_whose_workers_keep_dying_fails_instead_of_coming_back,
     another_companys_request_does_not_exist,

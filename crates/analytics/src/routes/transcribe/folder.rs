@@ -12,6 +12,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::direct::REQUEST_ID_HEADER;
 use super::{read_authorized_form, Owner};
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
@@ -83,10 +84,12 @@ pub async fn add_call(
             },
         )
         .await?;
-        return Ok(HttpResponse::Ok().json(Added {
-            requestid: request.id,
-            t_id: request.call_id,
-        }));
+        return Ok(HttpResponse::Ok()
+            .insert_header((REQUEST_ID_HEADER, request.id.clone()))
+            .json(Added {
+                requestid: request.id,
+                t_id: request.call_id,
+            }));
     }
 
     let call_id = uuid::Uuid::new_v4().to_string();
@@ -114,8 +117,10 @@ pub async fn add_call(
         calls::forget_transcript(&state, &row).await;
     }
     stored?;
-    Ok(HttpResponse::Ok().json(Added {
-        requestid: request_id,
-        t_id: call_id,
-    }))
+    Ok(HttpResponse::Ok()
+        .insert_header((REQUEST_ID_HEADER, request_id.clone()))
+        .json(Added {
+            requestid: request_id,
+            t_id: call_id,
+        }))
 }

@@ -41,7 +41,9 @@ pub async fn progress(
     path: Path<String>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let row = own_request(&state, &req, &path).await?;
-    Ok(HttpResponse::Ok().json(Progress::from(&row)))
+    Ok(HttpResponse::Ok()
+        .insert_header((REQUEST_ID_HEADER, row.id.clone()))
+        .json(Progress::from(&row)))
 }
 
 /// The transcript of a finished request
