@@ -84,7 +84,8 @@ fn kind(ip: IpAddr) -> Kind {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return kind_v4(v4);
             }
-            let [first, second, ..] = v6.segments();
+            let segments = v6.segments();
+            let [first, second, ..] = segments;
             if v6 == METADATA_V6 {
                 Kind::Reserved
             } else if v6.is_loopback() {
@@ -100,7 +101,7 @@ fn kind(ip: IpAddr) -> Kind {
                 // Documentation 2001:db8::/32 and 3fff::/20, the discard prefix 100::/64.
                 || (first == 0x2001 && second == 0x0db8)
                 || first & 0xfff0 == 0x3ff0
-                || (first == 0x0100 && v6.segments()[1..4] == [0, 0, 0])
+                || (first == 0x0100 && segments[1..4] == [0, 0, 0])
                 || is_embedding_v4(v6)
             {
                 Kind::Reserved

@@ -16,12 +16,11 @@ use super::SpeechError;
 pub struct SphinxEngine {
     config: Arc<pocketsphinx::Config>,
     /// Decoders not in use. Never more than `workers` exist: one per permit.
-    idle: Mutex<Vec<Decoder>>,
-    /// One per decoder at work. A permit is held by the blocking task itself, not by the future awaiting
-    /// it: a caller that gives up (the other channel of a stereo call failed) leaves the decoding to
-    /// finish, and it still counts.
+    idle: Arc<Mutex<Vec<Decoder>>>,
+    /// One per decoder at work. The blocking task holds its permit and hands its decoder back before
+    /// letting the permit go: a caller that gives up (the other channel of a stereo call failed) leaves
+    /// the decoding to finish, and it still counts.
     permits: Arc<Semaphore>,
-    workers: usize,
 }
 
 impl SphinxEngine {
@@ -29,9 +28,8 @@ impl SphinxEngine {
     pub fn new(config: pocketsphinx::Config, workers: usize) -> SphinxEngine {
         SphinxEngine {
             config: Arc::new(config),
-            idle: Mutex::new(Vec::new()),
+            idle: Arc::new(Mutex::new(Vec::new())),
             permits: Arc::new(Semaphore::new(workers.max(1))),
-            workers: workers.max(1),
         }
     }
 
@@ -53,31 +51,25 @@ impl Transcriber for SphinxEngine {
             .acquire_owned()
             .await
             .map_err(|_| SpeechError::Engine("the PocketSphinx engine is closed".into()))?;
-        let decoder = self.idle.lock().pop();
+        let idle = self.idle.clone();
         let config = self.config.clone();
-        let (decoder, result) = tokio::task::spawn_blocking(move || {
+        let result = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let mut decoder = match decoder {
+            let popped = idle.lock().pop();
+            let mut decoder = match popped {
                 Some(decoder) => decoder,
-                None => match Decoder::new(&config) {
-                    Ok(decoder) => decoder,
-                    Err(e) => return (None, Err(e)),
-                },
+                None => Decoder::new(&config)?,
             };
             let result = decoder.decode(&samples);
-            (Some(decoder), result)
+            // A decoder that failed is dropped rather than trusted again (a new one is made when needed).
+            if result.is_ok() {
+                idle.lock().push(decoder);
+            }
+            result
         })
         .await
         .map_err(|e| SpeechError::Engine(format!("PocketSphinx worker failed: {e}")))?;
         let utterances = result.map_err(|e| SpeechError::Engine(e.to_string()))?;
-        // A decoder that failed is dropped rather than trusted again (a new one is made when needed).
-        if let Some(decoder) = decoder {
-            // The permit went with the blocking task, so another may have made a decoder meanwhile.
-            let mut idle = self.idle.lock();
-            if idle.len() < self.workers {
-                idle.push(decoder);
-            }
-        }
         Ok(utterances
             .into_iter()
             .map(|u| Segment {

@@ -373,10 +373,7 @@ impl World {
     pub async fn add_call(&self, transcript: &Value) -> String {
         let a = self.upload_to(ORG, FOLDER, transcript, None).await;
         assert_eq!(a.status, 200, "{}", a.text);
-        assert_eq!(
-            a.request_id.as_ref(),
-            a.body["requestid"].as_str().map(str::to_string).as_ref()
-        );
+        assert_eq!(a.request_id.as_deref(), a.body["requestid"].as_str());
         a.body["tId"].as_str().expect("tId").to_string()
     }
 
@@ -461,17 +458,15 @@ where
 
 pub async fn read(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let request_id = response
-        .headers()
-        .get("request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let request_id = header("request-id");
     let text = response.text().await.expect("body");
     let body = serde_json::from_str(&text).unwrap_or(Value::Null);
     Answer {

@@ -84,12 +84,7 @@ pub async fn add_call(
             },
         )
         .await?;
-        return Ok(HttpResponse::Ok()
-            .insert_header((REQUEST_ID_HEADER, request.id.clone()))
-            .json(Added {
-                requestid: request.id,
-                t_id: request.call_id,
-            }));
+        return Ok(added(request.id, request.call_id));
     }
 
     let call_id = uuid::Uuid::new_v4().to_string();
@@ -117,10 +112,13 @@ pub async fn add_call(
         calls::forget_transcript(&state, &row).await;
     }
     stored?;
-    Ok(HttpResponse::Ok()
-        .insert_header((REQUEST_ID_HEADER, request_id.clone()))
-        .json(Added {
-            requestid: request_id,
-            t_id: call_id,
-        }))
+    Ok(added(request_id, call_id))
+}
+
+/// The answer of an upload: the request and the call it is (or becomes), the request's id in the
+/// `Request-Id` header too.
+fn added(requestid: String, t_id: String) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((REQUEST_ID_HEADER, requestid.clone()))
+        .json(Added { requestid, t_id })
 }
