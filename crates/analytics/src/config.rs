@@ -48,7 +48,7 @@ pub struct AnalyticsConfig {
     /// The Meilisearch index that holds the calls.
     pub meili_index: String,
     /// Which bus topics this process's workers take (`SPEECH_ANALYTICS_WORKER_TOPICS`, comma-separated
-    /// short names: reindex, delete, score, rescore, transcribe, callback); empty for all. The
+    /// short names: reindex, metadata, delete, score, rescore, transcribe, callback); empty for all. The
     /// transcription workers run apart from the API this way, scaled on their own.
     pub worker_topics: String,
     /// Callbacks may reach loopback addresses (`SPEECH_CALLBACK_ALLOW_LOOPBACK`; local development).

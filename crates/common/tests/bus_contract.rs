@@ -372,6 +372,81 @@ async fn concurrent_consumers_never_share_a_message<A: Adapter>(backend: Backend
     assert_eq!(unique, sent, "every message was delivered");
 }
 
+/// A batch is the oldest messages of its topic in order, at most the number asked for, each leased
+/// to the one consumer; acknowledging the batch removes exactly those, and two consumers taking batches
+/// at once never share a message.
+async fn batches_are_taken_in_order_and_settled_together<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = Arc::new(adapter.start(&t, patient(), LONG_LEASE).await);
+    assert!(
+        bus.receive_many("jobs", NOW, 10).await.unwrap().is_empty(),
+        "nothing there: an empty batch"
+    );
+    let mut tx = t.db.begin().await.unwrap();
+    for i in 0..25u8 {
+        bus.publish(&mut tx, &Message::new("jobs", vec![i]))
+            .await
+            .unwrap();
+    }
+    bus.publish(&mut tx, &Message::new("other", vec![99]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    // The relay may still be moving messages: take until ten are held.
+    let mut first = Vec::new();
+    while first.len() < 10 {
+        let got = bus
+            .receive_many("jobs", SOON, 10 - first.len())
+            .await
+            .unwrap();
+        assert!(!got.is_empty(), "published messages arrive");
+        first.extend(got);
+    }
+    let bodies: Vec<u8> = first.iter().map(|d| d.message.body[0]).collect();
+    assert_eq!(bodies, (0..10).collect::<Vec<u8>>(), "the oldest, in order");
+    assert!(first.iter().all(|d| d.attempt == 1));
+    bus.ack_many(first).await.unwrap();
+
+    // Two consumers drain the rest in batches at once.
+    let consumers: Vec<_> = (0..2)
+        .map(|_| {
+            let bus = bus.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let batch = bus
+                        .receive_many("jobs", Duration::from_secs(1), 4)
+                        .await
+                        .unwrap();
+                    if batch.is_empty() {
+                        break got;
+                    }
+                    assert!(batch.len() <= 4, "no more than asked for");
+                    got.extend(batch.iter().map(|d| d.message.body[0]));
+                    bus.ack_many(batch).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut rest = Vec::new();
+    for c in consumers {
+        rest.extend(c.await.unwrap());
+    }
+    rest.sort_unstable();
+    assert_eq!(
+        rest,
+        (10..25).collect::<Vec<u8>>(),
+        "each of the others exactly once"
+    );
+    assert!(
+        bus.receive("jobs", NOW).await.unwrap().is_none(),
+        "acknowledged batches are gone"
+    );
+    let other = bus.receive_many("other", SOON, 10).await.unwrap();
+    assert_eq!(other.len(), 1, "other topics untouched");
+}
+
 /// Runs each listed test against each adapter, on both databases.
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
@@ -404,4 +479,5 @@ contract!(
     a_consumer_at_work_keeps_its_lease,
     a_poison_message_is_a_dead_letter_at_once,
     concurrent_consumers_never_share_a_message,
+    batches_are_taken_in_order_and_settled_together,
 );

@@ -9,13 +9,16 @@ pub mod v1 {
 /// The topic each message goes to.
 pub mod topics {
     pub const REINDEX: &str = "analytics.reindex";
+    pub const METADATA: &str = "analytics.metadata";
     pub const DELETE: &str = "analytics.delete";
     pub const SCORE: &str = "analytics.score";
     pub const RESCORE: &str = "analytics.rescore";
     pub const TRANSCRIBE: &str = "analytics.transcribe";
     pub const CALLBACK: &str = "analytics.callback";
     /// The topics the analytics workers consume (the queues a RabbitMQ connection of theirs declares).
-    pub const ANALYTICS_WORKERS: &[&str] = &[REINDEX, DELETE, SCORE, RESCORE, TRANSCRIBE, CALLBACK];
+    pub const ANALYTICS_WORKERS: &[&str] = &[
+        REINDEX, METADATA, DELETE, SCORE, RESCORE, TRANSCRIBE, CALLBACK,
+    ];
 }
 
 pub use prost::Message;

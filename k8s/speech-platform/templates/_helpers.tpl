@@ -182,7 +182,7 @@ or the API pods without analytics.worker): every topic but transcribe while the 
 takes that one; empty, i.e. every topic, otherwise. */}}
 {{- define "speech.analyticsWorkerTopics" -}}
 {{- if .Values.analytics.transcriber.enabled -}}
-reindex,delete,score,rescore,callback
+reindex,metadata,delete,score,rescore,callback
 {{- end -}}
 {{- end -}}
 

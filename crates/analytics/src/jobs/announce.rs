@@ -2,7 +2,9 @@
 //! metadata or application change is announced exactly when it commits.
 
 use common::bus::Message;
-use messages::v1::{CallbackDelivery, ReindexCall, RescoreScope, ScoreCall, TranscriptionJob};
+use messages::v1::{
+    CallbackDelivery, ReindexCall, RescoreScope, ScoreCall, TranscriptionJob, WriteMetadata,
+};
 
 use crate::callbacks::body::Body;
 use crate::store::requests::RequestRow;
@@ -25,6 +27,22 @@ pub async fn reindex_call(
         changed_at_ms: common::db::now_millis(),
     };
     publish(state, tx, messages::topics::REINDEX, &message).await
+}
+
+/// Publishes, inside `tx`, that the call's pending metadata change must be written into its stored
+/// transcript.
+pub async fn write_metadata(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    row: &CallRow,
+) -> Result<(), AnalyticsError> {
+    let message = WriteMetadata {
+        company: row.company.clone(),
+        organization: row.organization.clone(),
+        folder: row.folder.clone(),
+        call_id: row.id.clone(),
+    };
+    publish(state, tx, messages::topics::METADATA, &message).await
 }
 
 /// Publishes, inside `tx`, that the call must be scored by its folder's applications.

@@ -5,6 +5,7 @@
 
 pub mod announce;
 pub mod delete;
+pub mod metadata;
 pub mod reindex;
 pub mod rescore;
 pub mod score;
@@ -65,6 +66,7 @@ impl Workers {
 /// The topics workers take, by the short names of `worker_topics`.
 pub const TOPICS: &[(&str, &str)] = &[
     ("reindex", messages::topics::REINDEX),
+    ("metadata", messages::topics::METADATA),
     ("delete", messages::topics::DELETE),
     ("score", messages::topics::SCORE),
     ("rescore", messages::topics::RESCORE),
@@ -96,6 +98,15 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
             reindex::BATCH,
             stopped.clone(),
             reindex::process,
+        ));
+    }
+    if runs("metadata") {
+        handles.push(spawn_loop(
+            state.clone(),
+            messages::topics::METADATA,
+            metadata::BATCH,
+            stopped.clone(),
+            metadata::process,
         ));
     }
     if runs("delete") {
@@ -166,26 +177,18 @@ where
             if *stopped.borrow() {
                 break;
             }
-            let first = tokio::select! {
+            let received = tokio::select! {
                 _ = stopped.changed() => break,
-                d = state.bus.receive(topic, POLL) => d,
+                d = state.bus.receive_many(topic, POLL, batch) => d,
             };
-            let mut deliveries = match first {
-                Ok(Some(delivery)) => vec![delivery],
-                Ok(None) => continue,
+            match received {
+                Ok(deliveries) if deliveries.is_empty() => {}
+                Ok(deliveries) => work(state.clone(), deliveries).await,
                 Err(e) => {
                     tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
                     tokio::time::sleep(POLL).await;
-                    continue;
-                }
-            };
-            while deliveries.len() < batch {
-                match state.bus.receive(topic, Duration::ZERO).await {
-                    Ok(Some(delivery)) => deliveries.push(delivery),
-                    _ => break,
                 }
             }
-            work(state.clone(), deliveries).await;
         }
     })
 }
@@ -255,6 +258,26 @@ async fn one_by_one<F, Fut>(
             .instrument(span)
             .await;
         settle(&state, topic, delivery, outcome).await;
+    }
+}
+
+/// Settles a batch: the messages whose work succeeded are acknowledged together, the others one by one
+/// as `settle` does.
+pub(crate) async fn settle_all(
+    state: &AnalyticsState,
+    topic: &str,
+    settled: Vec<(Delivery, Result<(), JobError>)>,
+) {
+    let mut done = Vec::new();
+    for (delivery, outcome) in settled {
+        match outcome {
+            Ok(()) => done.push(delivery),
+            failed => settle(state, topic, delivery, failed).await,
+        }
+    }
+    let count = done.len();
+    if let Err(e) = state.bus.ack_many(done).await {
+        tracing::warn!(topic, count, error = %e, "could not acknowledge a batch; what was not is redelivered");
     }
 }
 

@@ -14,8 +14,8 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{settle, JobError};
-use crate::model::text_of;
+use super::{settle, settle_all, JobError};
+use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
 
@@ -29,26 +29,42 @@ pub enum Action {
 }
 
 /// Brings the documents of a batch of messages up to date in one index write, then settles each message.
+/// A call named by several messages of the batch is read once: each reads the call as it is now anyway.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let state = &state;
+    let mut by_call: BTreeMap<String, Vec<Delivery>> = BTreeMap::new();
+    for delivery in batch {
+        match <ReindexCall as messages::Message>::decode(&*delivery.message.body) {
+            Ok(message) => by_call.entry(message.call_id).or_default().push(delivery),
+            Err(e) => {
+                let e = JobError::Poison(e.to_string());
+                settle(state, messages::topics::REINDEX, delivery, Err(e)).await;
+            }
+        }
+    }
     let mut ready = Vec::new();
     let mut upserts = Vec::new();
     let mut removals = Vec::new();
-    for delivery in batch {
+    for (call_id, deliveries) in by_call {
         let span = common::telemetry::job_span(
             messages::topics::REINDEX,
-            delivery.message.traceparent.as_deref(),
+            deliveries[0].message.traceparent.as_deref(),
         );
-        match action(state, &delivery.message.body).instrument(span).await {
+        match action(state, call_id).instrument(span).await {
             Ok(Action::Upsert(document)) => {
                 upserts.push(*document);
-                ready.push(delivery);
+                ready.extend(deliveries);
             }
             Ok(Action::Remove(id)) => {
                 removals.push(id);
-                ready.push(delivery);
+                ready.extend(deliveries);
             }
-            Err(e) => settle(state, messages::topics::REINDEX, delivery, Err(e)).await,
+            Err(e) => {
+                for delivery in deliveries {
+                    let e = JobError::Retry(e.to_string());
+                    settle(state, messages::topics::REINDEX, delivery, Err(e)).await;
+                }
+            }
         }
     }
     let written = async {
@@ -62,20 +78,21 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     }
     .await
     .map_err(JobError::retry);
-    for delivery in ready {
-        let outcome = written
-            .as_ref()
-            .map(|_| ())
-            .map_err(|e| JobError::Retry(e.to_string()));
-        settle(state, messages::topics::REINDEX, delivery, outcome).await;
-    }
+    let settled = ready
+        .into_iter()
+        .map(|delivery| {
+            let outcome = written
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| JobError::Retry(e.to_string()));
+            (delivery, outcome)
+        })
+        .collect();
+    settle_all(state, messages::topics::REINDEX, settled).await;
 }
 
-/// What the message's call needs, read from the stores.
-pub async fn action(state: &AnalyticsState, body: &[u8]) -> Result<Action, JobError> {
-    let message = <ReindexCall as messages::Message>::decode(body)
-        .map_err(|e| JobError::Poison(e.to_string()))?;
-    let call_id = message.call_id;
+/// What the call's document needs, read from the stores.
+pub async fn action(state: &AnalyticsState, call_id: String) -> Result<Action, JobError> {
     let row = store::get_call(&state.db, &call_id)
         .await
         .map_err(JobError::retry)?;
@@ -94,8 +111,16 @@ pub async fn action(state: &AnalyticsState, body: &[u8]) -> Result<Action, JobEr
         .await
         .map_err(JobError::retry)?
         .ok_or_else(|| JobError::Retry(format!("the transcript of call {call_id} is missing")))?;
-    let json: Map<String, Value> =
-        serde_json::from_slice(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
+    // The whole tree only for a transcript whose text the typed reading does not take (a value of
+    // another type where a text was expected, which `text_of` skips).
+    let text = match stored_text(&transcript) {
+        Ok(text) => text,
+        Err(_) => {
+            let json: Map<String, Value> =
+                serde_json::from_slice(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
+            text_of(&json)
+        }
+    };
     let fields: BTreeMap<String, String> = store::metadata(&state.db, &call_id)
         .await
         .map_err(JobError::retry)?
@@ -107,7 +132,7 @@ pub async fn action(state: &AnalyticsState, body: &[u8]) -> Result<Action, JobEr
         organization: row.organization,
         folder: row.folder,
         datetime: row.datetime,
-        text: text_of(&json),
+        text,
         fields,
     })))
 }

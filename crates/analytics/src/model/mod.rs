@@ -3,9 +3,11 @@
 
 pub mod config;
 pub mod scores;
+pub mod stored;
 pub mod transcript;
 pub mod utterances;
 
 pub use config::*;
 pub use scores::*;
+pub use stored::*;
 pub use transcript::*;

@@ -4,17 +4,19 @@
 //! Every request moves `last_modified` forward; reserved names are refused; the folder's configuration is
 //! never changed and no application rescoring is started.
 //!
+//! A request commits the change in one transaction and answers: the configured fields' rows, the call's
+//! new `last_modified` and its whole metadata as a pending change on the call's row, a message that has
+//! the metadata worker (`jobs::metadata`) write it into the stored transcript, and a reindex message when
+//! a configured field changed. Rewriting a 55 KB transcript per request would cost far more than the
+//! change, and one rewrite serves a burst of changes to a call. Until the worker has run, the pending
+//! change is the call's metadata: the next request starts from it.
+//!
 //! Concurrent requests on one call never lose an update: each runs in one transaction that first locks the
 //! call's row (SQLite's write lock, PostgreSQL's row lock), so requests on the same call take turns, each
-//! reading the transcript as the previous one left it. The object is written before the transaction
-//! commits; if the commit then fails the caller gets an error, and the object may already hold the
-//! change, which a retry writes again.
-//!
-//! The call's row is the only lock held across the object store's round trips. The folder is read without
-//! locking it, after the call is locked: locking it would make every request of the folder wait for the
-//! one before it, reads and writes of the object included. A deletion that starts after the read waits
-//! for the call's row before removing the call's objects (`jobs::delete`), so no object is written after
-//! they are gone; a configuration change committed meanwhile is as if it had come after the request,
+//! starting from the metadata the previous one left. The folder is read without locking it, after the
+//! call is locked: locking it would make every request of the folder wait for the one before it. A
+//! deletion that starts after the read waits for the call's row before removing the call's objects
+//! (`jobs::delete`); a configuration change committed meanwhile is as if it had come after the request,
 //! since it copies no metadata.
 
 use std::collections::BTreeMap;
@@ -28,7 +30,7 @@ use super::json_body;
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::jobs::announce;
-use crate::model::{metadata_json, metadata_value};
+use crate::model::{metadata_value, stored_metadata};
 use crate::names::check_field;
 use crate::state::AnalyticsState;
 use crate::store::{self, CallRow};
@@ -120,9 +122,9 @@ async fn change(
     change: Change,
 ) -> Answer {
     let mut tx = state.db.begin().await?;
-    let row = store::get_call(&mut tx, call)
+    let (row, pending) = store::get_call_metadata(&mut tx, call)
         .await?
-        .filter(|r| r.company == company && r.organization == organization)
+        .filter(|(r, _)| r.company == company && r.organization == organization)
         .ok_or_else(|| AnalyticsError::call_not_found(call))?;
     // Read after the call is locked, never before: a deletion marked before this read is seen and refused;
     // one marked after it waits for the call's lock, so for this transaction, before removing its objects.
@@ -131,50 +133,47 @@ async fn change(
         .ok_or_else(|| AnalyticsError::call_not_found(call))?;
     let settings = folder.usable_settings()?;
 
-    let key = row.transcript_key();
-    let bytes = state.objects.get(&key).await?.ok_or_else(|| {
-        AnalyticsError::internal(format!("the transcript of call {call} is missing"))
-    })?;
-    let mut json: Map<String, Value> =
-        serde_json::from_slice(&bytes).map_err(AnalyticsError::internal)?;
-    let mut metadata: BTreeMap<String, String> = json
-        .get("metadata")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    // The call's metadata now: a change still pending, else what its stored transcript holds.
+    let mut metadata: BTreeMap<String, String> = match &pending {
+        Some(pending) => serde_json::from_str(pending).map_err(AnalyticsError::internal)?,
+        None => {
+            let bytes = state
+                .objects
+                .get(&row.transcript_key())
+                .await?
+                .ok_or_else(|| {
+                    AnalyticsError::internal(format!("the transcript of call {call} is missing"))
+                })?;
+            stored_metadata(&bytes).map_err(AnalyticsError::internal)?
+        }
+    };
 
+    // The search document changes only with a field the database holds.
+    let mut indexed = false;
     match &change {
         Change::Set(fields) => {
             for (field, value) in fields {
                 metadata.insert(field.clone(), value.clone());
                 if settings.configures(field) {
                     store::set_metadata(&mut tx, call, field, value).await?;
+                    indexed = true;
                 }
             }
         }
         Change::Remove(names) => {
             for field in names {
                 metadata.remove(field);
-                store::remove_metadata(&mut tx, call, field).await?;
+                indexed |= store::remove_metadata(&mut tx, call, field).await?;
             }
         }
     }
     let last_modified = next_last_modified(&row.last_modified);
-    store::set_last_modified(&mut tx, call, &last_modified).await?;
-    json.insert("metadata".into(), metadata_json(&metadata));
-    json.insert("last_modified".into(), Value::String(last_modified.clone()));
-    let stored = serde_json::to_vec(&json).map_err(AnalyticsError::internal)?;
-    state.objects.put(&key, stored).await?;
-    announce::reindex_call(state, &mut tx, &row).await?;
+    let pending = serde_json::to_string(&metadata).map_err(AnalyticsError::internal)?;
+    store::set_call_metadata(&mut tx, call, &last_modified, Some(&pending)).await?;
+    announce::write_metadata(state, &mut tx, &row).await?;
+    if indexed {
+        announce::reindex_call(state, &mut tx, &row).await?;
+    }
     tx.commit().await?;
 
     let row = CallRow {

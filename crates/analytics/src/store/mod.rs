@@ -177,12 +177,24 @@ pub async fn lock_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<
     dispatch!(h, lock_calls(ids))
 }
 
-pub async fn set_last_modified<'a>(
+/// The call with its pending metadata change (`None` when its stored transcript is up to date); inside a
+/// transaction, locked until it ends.
+pub async fn get_call_metadata<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
-    value: &str,
+) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
+    dispatch!(h, get_call_metadata(id))
+}
+
+/// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds
+/// it).
+pub async fn set_call_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    last_modified: &str,
+    pending: Option<&str>,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_last_modified(id, value))
+    dispatch!(h, set_call_metadata(id, last_modified, pending))
 }
 
 /// Removes the calls and their metadata rows.
@@ -199,11 +211,12 @@ pub async fn set_metadata<'a>(
     dispatch!(h, set_metadata(call, field, value))
 }
 
+/// Removes a field of the call's database metadata; whether it had it.
 pub async fn remove_metadata<'a>(
     h: impl Into<Handle<'a>>,
     call: &str,
     field: &str,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     dispatch!(h, remove_metadata(call, field))
 }
 

@@ -357,16 +357,41 @@ pub(crate) async fn lock_calls(c: &mut Conn, ids: &[String]) -> Result<(), Store
     Ok(())
 }
 
-pub(crate) async fn set_last_modified(
+#[derive(sqlx::FromRow)]
+struct CallMetadataRow {
+    #[sqlx(flatten)]
+    call: CallRow,
+    pending_metadata: Option<String>,
+}
+
+pub(crate) async fn get_call_metadata(
     c: &mut Conn,
     id: &str,
-    value: &str,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>("UPDATE analytics_calls SET last_modified = $2 WHERE id = $1")
+) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
+    let sql = format!(
+        "SELECT {CALL_COLUMNS}, pending_metadata FROM analytics_calls WHERE id = $1{FOR_UPDATE}"
+    );
+    let row = sqlx::query_as::<Db, CallMetadataRow>(&sql)
         .bind(id)
-        .bind(value)
-        .execute(&mut *c)
+        .fetch_optional(&mut *c)
         .await?;
+    Ok(row.map(|r| (r.call, r.pending_metadata)))
+}
+
+pub(crate) async fn set_call_metadata(
+    c: &mut Conn,
+    id: &str,
+    last_modified: &str,
+    pending: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "UPDATE analytics_calls SET last_modified = $2, pending_metadata = $3 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(last_modified)
+    .bind(pending)
+    .execute(&mut *c)
+    .await?;
     Ok(())
 }
 
@@ -416,13 +441,14 @@ pub(crate) async fn remove_metadata(
     c: &mut Conn,
     call: &str,
     field: &str,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>("DELETE FROM analytics_call_metadata WHERE call_id = $1 AND field = $2")
-        .bind(call)
-        .bind(field)
-        .execute(&mut *c)
-        .await?;
-    Ok(())
+) -> Result<bool, StoreError> {
+    let done =
+        sqlx::query::<Db>("DELETE FROM analytics_call_metadata WHERE call_id = $1 AND field = $2")
+            .bind(call)
+            .bind(field)
+            .execute(&mut *c)
+            .await?;
+    Ok(done.rows_affected() > 0)
 }
 
 pub(crate) async fn metadata(

@@ -38,7 +38,7 @@ async fn patch_sets_fields_where_the_folder_says(stack: Stack) {
     assert_eq!(a.body["datetime"], "2026-11-20T10:15:00");
     assert_ne!(a.body["last_modified"], before["last_modified"]);
 
-    let stored = world.stored_transcript(&call).await.unwrap();
+    let stored = world.written_transcript(&call).await;
     assert_eq!(
         stored["metadata"]["colour"], "green",
         "every field in the stored transcript"
@@ -90,8 +90,9 @@ async fn delete_removes_fields_everywhere_and_every_request_moves_last_modified(
 
     assert!(a.body.get("region").is_none() && a.body.get("campaign").is_none());
     assert_eq!(a.body["queue"], "billing");
-    let stored = world.stored_transcript(&call).await.unwrap();
+    let stored = world.written_transcript(&call).await;
     assert_eq!(stored["metadata"], json!({"queue": "billing"}));
+    assert_eq!(stored["last_modified"], a.body["last_modified"]);
     assert_eq!(
         db_fields(&world, &call).await,
         vec![("queue".into(), "billing".into())]
@@ -130,7 +131,7 @@ async fn reserved_and_malformed_requests_are_refused_as_text_html(stack: Stack) 
         assert!(a.text.contains(says), "{method} {body}: {}", a.text);
     }
     assert_eq!(
-        world.stored_transcript(&call).await.unwrap(),
+        world.written_transcript(&call).await,
         before,
         "nothing changed"
     );
@@ -173,7 +174,7 @@ async fn fifty_concurrent_patches_of_distinct_keys_all_land(stack: Stack) {
         }
     });
     futures_util::future::join_all(requests).await;
-    let stored = world.stored_transcript(&call).await.unwrap();
+    let stored = world.written_transcript(&call).await;
     let metadata = stored["metadata"].as_object().unwrap();
     for i in 1..50 {
         assert_eq!(
@@ -246,10 +247,96 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
     );
 }
 
+/// A world whose workers take every topic but `analytics.metadata`: metadata changes stay pending on
+/// the call's row until the test writes them with `jobs::metadata::write`.
+async fn world_without_metadata_worker(stack: Stack) -> World {
+    let world = World::with(stack, |c| {
+        c.worker_topics = "reindex,delete,score,rescore,transcribe,callback".into();
+    })
+    .await;
+    world
+        .create_folder(ORG, FOLDER, json!({"custom_meta": ["queue", "region"]}))
+        .await;
+    world
+}
+
+/// A request is answered once its change is committed; the stored transcript follows through the
+/// metadata worker. Meanwhile the pending change is the call's metadata: the next request starts from
+/// it, and one write of the worker then carries both.
+async fn changes_pending_for_the_transcript_are_where_the_next_request_starts(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let before = world.stored_transcript(&call).await.unwrap();
+
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let b = world
+        .send("DELETE", &path(&call), Some(json!(["campaign"])))
+        .await;
+    assert_eq!(b.status, 200, "{}", b.text);
+    assert_eq!(b.body["colour"], "green", "the pending change is kept");
+    assert!(b.body.get("campaign").is_none());
+    assert_eq!(
+        world.stored_transcript(&call).await.unwrap(),
+        before,
+        "no worker has written the transcript yet"
+    );
+
+    let state = &world.analytics.service.state;
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(
+        stored["metadata"],
+        json!({"queue": "billing", "colour": "green"})
+    );
+    assert_eq!(stored["last_modified"], b.body["last_modified"]);
+    assert_eq!(stored["utterances"], before["utterances"]);
+    let (_, pending) = store::get_call_metadata(&state.db, &call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(pending, None, "written: nothing pending");
+    // Written once, a second message of the same change changes nothing.
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    assert_eq!(world.stored_transcript(&call).await.unwrap(), stored);
+}
+
+/// A change still pending when its folder is deleted is never written: the deletion removes the call's
+/// row and objects, and the worker that comes later finds nothing to write to.
+async fn a_pending_change_of_a_deleted_folder_writes_nothing(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"region": "north"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let folder = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    assert_eq!(world.send("DELETE", &folder, None).await.status, 200);
+    eventually(|| async { (world.send("GET", &folder, None).await.status == 404).then_some(()) })
+        .await;
+
+    let state = &world.analytics.service.state;
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    assert!(
+        world.stored_transcript(&call).await.is_none(),
+        "no transcript comes back"
+    );
+}
+
 crate::stack_tests!(
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,
     reserved_and_malformed_requests_are_refused_as_text_html,
     fifty_concurrent_patches_of_distinct_keys_all_land,
     requests_on_other_calls_do_not_wait,
+    changes_pending_for_the_transcript_are_where_the_next_request_starts,
+    a_pending_change_of_a_deleted_folder_writes_nothing,
 );

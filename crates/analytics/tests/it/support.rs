@@ -391,6 +391,21 @@ impl World {
         Some(serde_json::from_slice(&bytes).unwrap())
     }
 
+    /// The stored transcript of a call in the default folder once the metadata worker has written every
+    /// change committed so far (a metadata request leaves its change pending on the call's row).
+    pub async fn written_transcript(&self, call: &str) -> Value {
+        let db = &self.analytics.service.state.db;
+        eventually(|| async {
+            let (_, pending) = analytics::store::get_call_metadata(db, call)
+                .await
+                .unwrap()
+                .expect("the call exists");
+            pending.is_none().then_some(())
+        })
+        .await;
+        self.stored_transcript(call).await.expect("stored")
+    }
+
     /// Searches the default organization until `ready` holds for the answer (the index follows the bus).
     pub async fn search_until(&self, query: &str, ready: impl Fn(&Value) -> bool) -> Value {
         self.search_within(EVENTUALLY, query, ready).await

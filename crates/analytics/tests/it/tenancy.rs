@@ -75,7 +75,7 @@ async fn another_companys_token_reaches_nothing(stack: Stack) {
         )
         .await;
     assert_eq!(a.status, 403, "{}", a.text);
-    assert_eq!(world.stored_transcript(&call).await.unwrap(), before);
+    assert_eq!(world.written_transcript(&call).await, before);
     let folder = world
         .send("GET", &format!("/config/{COMPANY}/{ORG}/{FOLDER}"), None)
         .await;

@@ -168,6 +168,42 @@ pub trait Bus: Send + Sync {
     /// one to arrive, then answers `None`.
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError>;
 
+    /// Up to `max` messages of `topic`, oldest first, each leased as `receive` leases one: waits up to
+    /// `wait` for the first, then takes only what is ready at once. A batch consumer pays one lease for
+    /// the batch where the adapter can (the embedded queue leases the rows in one statement).
+    async fn receive_many(
+        &self,
+        topic: &str,
+        wait: Duration,
+        max: usize,
+    ) -> Result<Vec<Delivery>, BusError> {
+        let mut deliveries = Vec::new();
+        let Some(first) = self.receive(topic, wait).await? else {
+            return Ok(deliveries);
+        };
+        deliveries.push(first);
+        while deliveries.len() < max {
+            match self.receive(topic, Duration::ZERO).await {
+                Ok(Some(delivery)) => deliveries.push(delivery),
+                // What was taken stays leased and is the caller's to settle.
+                _ => break,
+            }
+        }
+        Ok(deliveries)
+    }
+
+    /// Acknowledges every one of `deliveries`, as `ack` would each. All are tried; the error says the
+    /// first that could not be (its message is delivered again).
+    async fn ack_many(&self, deliveries: Vec<Delivery>) -> Result<(), BusError> {
+        let mut first_error = None;
+        for delivery in deliveries {
+            if let Err(e) = self.ack(delivery).await {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
     /// The consumer is still at work on `delivery`: its lease starts again, so a long job (a long
     /// recording) is not delivered to another consumer meanwhile. Call it well within the lease. The
     /// lease of RabbitMQ's deliveries is the consumer's channel, which needs nothing.

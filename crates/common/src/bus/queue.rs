@@ -1,6 +1,8 @@
 //! The embedded bus: the outbox table is the queue. Consumers lease its rows directly (on PostgreSQL
 //! with `FOR UPDATE SKIP LOCKED`, on SQLite under its single writer), so a message is stored exactly
-//! once, from the change's commit to its acknowledgement, and survives restarts in between.
+//! once, from the change's commit to its acknowledgement, and survives restarts in between. A batch is
+//! leased in one statement and acknowledged in one: on SQLite every statement outside a change's own
+//! transaction takes the database's write lock, which the requests wait for.
 
 use std::time::Duration;
 
@@ -41,11 +43,36 @@ impl DatabaseQueue {
         self
     }
 
-    async fn try_lease(&self, topic: &str) -> Result<Option<Delivery>, BusError> {
+    /// Up to `max` of the oldest ready messages of `topic`, leased under one token in one statement.
+    async fn try_lease(&self, topic: &str, max: usize) -> Result<Vec<Delivery>, BusError> {
         let now = now_millis();
         let until = now + self.lease.as_millis() as i64;
         let lease = rand::random::<i64>();
-        Ok(dispatch!(&self.db, lease(topic, now, until, lease))?)
+        let max = i64::try_from(max.max(1)).unwrap_or(i64::MAX);
+        Ok(dispatch!(&self.db, lease(topic, now, until, lease, max))?)
+    }
+
+    /// Waits up to `wait` for messages of `topic`, and leases up to `max` of them.
+    async fn lease_within(
+        &self,
+        topic: &str,
+        wait: Duration,
+        max: usize,
+    ) -> Result<Vec<Delivery>, BusError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let woken = self.published.notified();
+            let leased = self.try_lease(topic, max).await?;
+            if !leased.is_empty() {
+                return Ok(leased);
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(leased);
+            }
+            let nap = self.poll.min(deadline - now);
+            let _ = tokio::time::timeout(nap, woken).await;
+        }
     }
 
     fn lost(delivery: &Delivery) -> BusError {
@@ -71,19 +98,16 @@ impl Bus for DatabaseQueue {
     }
 
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let woken = self.published.notified();
-            if let Some(delivery) = self.try_lease(topic).await? {
-                return Ok(Some(delivery));
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            let nap = self.poll.min(deadline - now);
-            let _ = tokio::time::timeout(nap, woken).await;
-        }
+        Ok(self.lease_within(topic, wait, 1).await?.pop())
+    }
+
+    async fn receive_many(
+        &self,
+        topic: &str,
+        wait: Duration,
+        max: usize,
+    ) -> Result<Vec<Delivery>, BusError> {
+        self.lease_within(topic, wait, max).await
     }
 
     async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
@@ -93,6 +117,28 @@ impl Bus for DatabaseQueue {
         } else {
             Err(Self::lost(&delivery))
         }
+    }
+
+    /// One statement per lease token (a batch leased together shares one).
+    async fn ack_many(&self, deliveries: Vec<Delivery>) -> Result<(), BusError> {
+        let mut by_lease: std::collections::BTreeMap<i64, Vec<(i64, String)>> = Default::default();
+        for delivery in &deliveries {
+            let (seq, lease) = Self::leased(delivery)?;
+            by_lease
+                .entry(lease)
+                .or_default()
+                .push((seq, delivery.message.id.clone()));
+        }
+        let mut first_error = None;
+        for (lease, messages) in by_lease {
+            let seqs: Vec<i64> = messages.iter().map(|(seq, _)| *seq).collect();
+            let removed = dispatch!(&self.db, remove_many(lease, &seqs))?;
+            if removed < seqs.len() as u64 {
+                // Which one ran out is not told apart: it is delivered again either way.
+                first_error.get_or_insert(BusError::LeaseLost(messages[0].1.clone()));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     async fn retry(&self, delivery: Delivery, reason: &str) -> Result<Retried, BusError> {
@@ -170,6 +216,7 @@ mod tests {
                 .bind(0_i64)
                 .bind(0_i64)
                 .bind(0_i64)
+                .bind(100_i64)
                 .fetch_all(pool)
                 .await
                 .unwrap();

@@ -34,43 +34,69 @@ struct LeasedRow {
     attempt: i32,
 }
 
-/// The statement of `lease`: $1 topic, $2 now, $3 the lease's end, $4 its token. The oldest ready
-/// message is the first entry of the topic in the index `bus_messages_ready` that is visible.
+/// The statement of `lease`: $1 topic, $2 now, $3 the leases' end, $4 their token, $5 how many. The
+/// oldest ready messages are the first entries of the topic in the index `bus_messages_ready` that are
+/// visible.
 pub(crate) fn lease_statement() -> String {
     format!(
         "UPDATE bus_messages SET attempt = attempt + 1, visible_at_ms = $3, lease = $4 \
-         WHERE seq = (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
-                      AND visible_at_ms <= $2 ORDER BY seq LIMIT 1 {LOCK_READY}) \
+         WHERE seq IN (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
+                       AND visible_at_ms <= $2 ORDER BY seq LIMIT $5 {LOCK_READY}) \
          RETURNING seq, id, topic, body, traceparent, attempt"
     )
 }
 
-/// Leases the oldest visible message of `topic` until `until_ms`, counting the attempt.
+/// Leases up to `max` of the oldest visible messages of `topic` until `until_ms` under the token
+/// `lease`, counting the attempt; in sequence order.
 pub(crate) async fn lease(
     c: &mut Conn,
     topic: &str,
     now_ms: i64,
     until_ms: i64,
     lease: i64,
-) -> Result<Option<Delivery>, StoreError> {
+    max: i64,
+) -> Result<Vec<Delivery>, StoreError> {
     let sql = lease_statement();
-    let row = sqlx::query_as::<Db, LeasedRow>(&sql)
+    let mut rows = sqlx::query_as::<Db, LeasedRow>(&sql)
         .bind(topic)
         .bind(now_ms)
         .bind(until_ms)
         .bind(lease)
-        .fetch_optional(&mut *c)
+        .bind(max)
+        .fetch_all(&mut *c)
         .await?;
-    Ok(row.map(|r| Delivery {
-        message: Message {
-            id: r.id,
-            topic: r.topic,
-            body: r.body,
-            traceparent: r.traceparent,
-        },
-        attempt: r.attempt as u32,
-        receipt: Receipt::Database { seq: r.seq, lease },
-    }))
+    // RETURNING promises no order.
+    rows.sort_unstable_by_key(|r| r.seq);
+    Ok(rows
+        .into_iter()
+        .map(|r| Delivery {
+            message: Message {
+                id: r.id,
+                topic: r.topic,
+                body: r.body,
+                traceparent: r.traceparent,
+            },
+            attempt: r.attempt as u32,
+            receipt: Receipt::Database { seq: r.seq, lease },
+        })
+        .collect())
+}
+
+/// Removes those of the messages `seqs` still leased under `lease`; how many that was.
+pub(crate) async fn remove_many(c: &mut Conn, lease: i64, seqs: &[i64]) -> Result<u64, StoreError> {
+    if seqs.is_empty() {
+        return Ok(0);
+    }
+    let placeholders: Vec<String> = (2..=seqs.len() + 1).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "DELETE FROM bus_messages WHERE lease = $1 AND seq IN ({})",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query::<Db>(&sql).bind(lease);
+    for seq in seqs {
+        query = query.bind(*seq);
+    }
+    Ok(query.execute(&mut *c).await?.rows_affected())
 }
 
 /// Removes a message still leased under `lease`; false when the lease was lost.
