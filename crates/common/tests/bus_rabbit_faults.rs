@@ -24,7 +24,7 @@ async fn outbox_len(db: &Database) -> i64 {
     let sql = "SELECT COUNT(*) FROM bus_messages";
     match db {
         Database::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-        Database::Sqlite(pool, _) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+        Database::Sqlite(pool, ..) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
     }
 }
 

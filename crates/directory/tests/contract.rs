@@ -17,7 +17,7 @@ macro_rules! on_pool {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
             Database::Postgres($pool) => $body,
-            Database::Sqlite($pool, _) => $body,
+            Database::Sqlite($pool, ..) => $body,
         }
     };
 }
@@ -1398,7 +1398,7 @@ async fn migration_moves_existing_roles_in_order(backend: Backend) {
             .run(pool)
             .await
             .unwrap(),
-        Database::Sqlite(pool, _) => only_first((directory::MIGRATIONS.sqlite)())
+        Database::Sqlite(pool, ..) => only_first((directory::MIGRATIONS.sqlite)())
             .run(pool)
             .await
             .unwrap(),
@@ -1530,7 +1530,7 @@ async fn direct_reads_match_the_pool(backend: Backend) {
         .unwrap()
         .is_none());
 
-    if let Database::Sqlite(pool, readers) = db {
+    if let Database::Sqlite(pool, readers, _) = db {
         assert!(readers.is_some(), "a SQLite file gets direct readers");
         // With the pool closed, only the direct readers can answer.
         pool.close().await;

@@ -21,7 +21,7 @@ pub mod topics {
     ];
 }
 
-pub use prost::Message;
+pub use prost::{DecodeError, Message};
 
 #[cfg(test)]
 mod tests {

@@ -133,7 +133,7 @@ async fn the_revoked_probe_agrees_with_the_list(backend: Backend) {
                 .fetch_one(pool)
                 .await
                 .unwrap(),
-            Database::Sqlite(pool, _) => sqlx::query_scalar(&sql)
+            Database::Sqlite(pool, ..) => sqlx::query_scalar(&sql)
                 .bind(probe.argument)
                 .fetch_one(pool)
                 .await

@@ -16,7 +16,7 @@ use common::bus::Delivery;
 use messages::v1::WriteMetadata;
 use tracing::Instrument;
 
-use super::{settle, settle_all, JobError};
+use super::{by_call, settle_all, JobError};
 use crate::model::with_metadata;
 use crate::state::AnalyticsState;
 use crate::store;
@@ -27,18 +27,12 @@ pub const BATCH: usize = 100;
 /// Writes the pending metadata of the batch's calls, one write per call, then settles the messages.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let state = &state;
-    let mut by_call: BTreeMap<String, Vec<Delivery>> = BTreeMap::new();
-    for delivery in batch {
-        match <WriteMetadata as messages::Message>::decode(&*delivery.message.body) {
-            Ok(message) => by_call.entry(message.call_id).or_default().push(delivery),
-            Err(e) => {
-                let e = JobError::Poison(e.to_string());
-                settle(state, messages::topics::METADATA, delivery, Err(e)).await;
-            }
-        }
-    }
+    let calls = by_call(state, messages::topics::METADATA, batch, |body| {
+        <WriteMetadata as messages::Message>::decode(body).map(|m| m.call_id)
+    })
+    .await;
     let mut settled = Vec::new();
-    for (call_id, deliveries) in by_call {
+    for (call_id, deliveries) in calls {
         let span = common::telemetry::job_span(
             messages::topics::METADATA,
             deliveries[0].message.traceparent.as_deref(),

@@ -160,12 +160,13 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
 }
 
 /// The receive loop every worker shares: waits for a message of `topic`, takes what else is ready up to
-/// `batch`, and hands them to `work`, which settles each one. Stops between batches when told.
+/// `batch`, and hands them to `work`, which settles each one. Stops between batches when told (within
+/// `POLL` of being told).
 fn spawn_loop<F, Fut>(
     state: Arc<AnalyticsState>,
     topic: &'static str,
     batch: usize,
-    mut stopped: watch::Receiver<bool>,
+    stopped: watch::Receiver<bool>,
     work: F,
 ) -> JoinHandle<()>
 where
@@ -177,11 +178,11 @@ where
             if *stopped.borrow() {
                 break;
             }
-            let received = tokio::select! {
-                _ = stopped.changed() => break,
-                d = state.bus.receive_many(topic, POLL, batch) => d,
-            };
-            match received {
+            // Never raced against the stop signal: a receive cut off half way may have taken messages
+            // that nobody would settle (a RabbitMQ get answered after its caller has gone holds its
+            // message on the service's shared channel for as long as the service runs). A receive
+            // returns within POLL, and the signal is looked at between receives.
+            match state.bus.receive_many(topic, POLL, batch).await {
                 Ok(deliveries) if deliveries.is_empty() => {}
                 Ok(deliveries) => work(state.clone(), deliveries).await,
                 Err(e) => {
@@ -217,11 +218,8 @@ where
                 _ = stopped.changed() => break,
                 slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
             };
-            let received = tokio::select! {
-                _ = stopped.changed() => break,
-                d = state.bus.receive(topic, POLL) => d,
-            };
-            match received {
+            // Not raced against the stop signal either, as in `spawn_loop`.
+            match state.bus.receive(topic, POLL).await {
                 Ok(Some(delivery)) => {
                     let state = state.clone();
                     tokio::spawn(async move {
@@ -279,6 +277,45 @@ pub(crate) async fn settle_all(
     if let Err(e) = state.bus.ack_many(done).await {
         tracing::warn!(topic, count, error = %e, "could not acknowledge a batch; what was not is redelivered");
     }
+}
+
+/// Settles messages whose work ended with one shared `outcome` (a batch written at once): acknowledged
+/// together when it succeeded, each retried when it failed.
+pub(crate) async fn settle_together<E: std::fmt::Display>(
+    state: &AnalyticsState,
+    topic: &str,
+    deliveries: Vec<Delivery>,
+    outcome: &Result<(), E>,
+) {
+    let settled = deliveries
+        .into_iter()
+        .map(|delivery| {
+            let outcome = outcome
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| JobError::Retry(e.to_string()));
+            (delivery, outcome)
+        })
+        .collect();
+    settle_all(state, topic, settled).await;
+}
+
+/// The messages of a batch by the call each names (`call_of` decodes it from the body), so that a call
+/// named by several is worked on once; a message that does not decode is a dead letter at once.
+pub(crate) async fn by_call(
+    state: &AnalyticsState,
+    topic: &str,
+    batch: Vec<Delivery>,
+    call_of: impl Fn(&[u8]) -> Result<String, messages::DecodeError>,
+) -> std::collections::BTreeMap<String, Vec<Delivery>> {
+    let mut calls: std::collections::BTreeMap<String, Vec<Delivery>> = Default::default();
+    for delivery in batch {
+        match call_of(&delivery.message.body) {
+            Ok(call) => calls.entry(call).or_default().push(delivery),
+            Err(e) => settle(state, topic, delivery, Err(JobError::Poison(e.to_string()))).await,
+        }
+    }
+    calls
 }
 
 /// Acknowledges, retries or dead-letters the message after its work ended with `outcome`.

@@ -14,7 +14,7 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{settle, settle_all, JobError};
+use super::{by_call, settle, settle_together, JobError};
 use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
@@ -32,20 +32,14 @@ pub enum Action {
 /// A call named by several messages of the batch is read once: each reads the call as it is now anyway.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let state = &state;
-    let mut by_call: BTreeMap<String, Vec<Delivery>> = BTreeMap::new();
-    for delivery in batch {
-        match <ReindexCall as messages::Message>::decode(&*delivery.message.body) {
-            Ok(message) => by_call.entry(message.call_id).or_default().push(delivery),
-            Err(e) => {
-                let e = JobError::Poison(e.to_string());
-                settle(state, messages::topics::REINDEX, delivery, Err(e)).await;
-            }
-        }
-    }
+    let calls = by_call(state, messages::topics::REINDEX, batch, |body| {
+        <ReindexCall as messages::Message>::decode(body).map(|m| m.call_id)
+    })
+    .await;
     let mut ready = Vec::new();
     let mut upserts = Vec::new();
     let mut removals = Vec::new();
-    for (call_id, deliveries) in by_call {
+    for (call_id, deliveries) in calls {
         let span = common::telemetry::job_span(
             messages::topics::REINDEX,
             deliveries[0].message.traceparent.as_deref(),
@@ -78,17 +72,7 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     }
     .await
     .map_err(JobError::retry);
-    let settled = ready
-        .into_iter()
-        .map(|delivery| {
-            let outcome = written
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| JobError::Retry(e.to_string()));
-            (delivery, outcome)
-        })
-        .collect();
-    settle_all(state, messages::topics::REINDEX, settled).await;
+    settle_together(state, messages::topics::REINDEX, ready, &written).await;
 }
 
 /// What the call's document needs, read from the stores.

@@ -14,7 +14,7 @@ use messages::v1::ScoreCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{settle, settle_all, JobError};
+use super::{settle, settle_together, JobError};
 use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
 use crate::model::utterances::{turns, utterances};
@@ -154,17 +154,7 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
         }
     }
     let written = write(state, scored).await;
-    let settled = ready
-        .into_iter()
-        .map(|delivery| {
-            let outcome = written
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| JobError::Retry(e.to_string()));
-            (delivery, outcome)
-        })
-        .collect();
-    settle_all(state, messages::topics::SCORE, settled).await;
+    settle_together(state, messages::topics::SCORE, ready, &written).await;
 }
 
 /// Reads the call and scores it by `apps`; None when it is gone or already scored by them.

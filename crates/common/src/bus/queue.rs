@@ -207,7 +207,7 @@ mod tests {
             .await
             .unwrap();
         db.migrate(&crate::bus::MIGRATIONS).await.unwrap();
-        let Database::Sqlite(pool, _) = &db else {
+        let Database::Sqlite(pool, ..) = &db else {
             unreachable!("a SQLite URL")
         };
         let plan: Vec<(i64, i64, i64, String)> =

@@ -79,7 +79,28 @@ impl Probe<'_> {
 #[derive(Clone, Debug)]
 pub enum Database {
     Postgres(PgPool),
-    Sqlite(SqlitePool, Option<SqliteReaders>),
+    Sqlite(SqlitePool, Option<SqliteReaders>, WriteGate),
+}
+
+/// The turns of this process's SQLite write transactions. SQLite has one writer at a time, and a
+/// transaction that finds the write lock taken sleeps in SQLite's busy handler for growing naps (up to
+/// 100 ms) before it looks again, so under a burst of writes the lock sat idle while writers slept and
+/// some waited close to a second. Queued here instead, in arrival order, each begins as the one before
+/// it ends. Writers of other processes on the same file still meet the busy handler.
+#[derive(Clone, Debug, Default)]
+pub struct WriteGate(std::sync::Arc<tokio::sync::Mutex<()>>);
+
+impl WriteGate {
+    /// How long a writer waits for its turn, as long as SQLite's own busy timeout: a transaction that
+    /// waited for another of its own task would otherwise wait forever.
+    const PATIENCE: Duration = Duration::from_secs(10);
+
+    /// Waits for this process's turn to write.
+    pub async fn turn(&self) -> Result<tokio::sync::OwnedMutexGuard<()>, sqlx::Error> {
+        tokio::time::timeout(Self::PATIENCE, self.0.clone().lock_owned())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)
+    }
 }
 
 /// Migrations of one owner (a crate), for both dialects. Owners number their versions in disjoint ranges
@@ -130,7 +151,7 @@ impl Database {
                         .map_err(|e| sqlx::Error::Configuration(e.into()))?,
                 )
             };
-            Ok(Database::Sqlite(pool, readers))
+            Ok(Database::Sqlite(pool, readers, WriteGate::default()))
         } else {
             Err(sqlx::Error::Configuration(
                 format!(
@@ -151,7 +172,7 @@ impl Database {
                 m.set_ignore_missing(true);
                 m.run(pool).await
             }
-            Database::Sqlite(pool, _) => {
+            Database::Sqlite(pool, ..) => {
                 let mut m = (owner.sqlite)();
                 m.set_ignore_missing(true);
                 m.run(pool).await
@@ -163,7 +184,7 @@ impl Database {
     pub async fn ping(&self) -> bool {
         match self {
             Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
-            Database::Sqlite(pool, _) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
+            Database::Sqlite(pool, ..) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
         }
     }
 
@@ -177,7 +198,7 @@ impl Database {
     pub async fn close(&self) {
         match self {
             Database::Postgres(pool) => pool.close().await,
-            Database::Sqlite(pool, _) => pool.close().await,
+            Database::Sqlite(pool, ..) => pool.close().await,
         }
     }
 }

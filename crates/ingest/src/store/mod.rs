@@ -78,7 +78,7 @@ pub async fn insert_events(
                 missing,
             })
         }
-        Database::Sqlite(pool, _) => {
+        Database::Sqlite(pool, ..) => {
             // BEGIN IMMEDIATE holds the database's write lock: no deletion runs until the commit.
             let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
             let missing = events_sqlite::missing_projects(&mut tx, &keys).await?;
@@ -114,7 +114,7 @@ fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) ->
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
     match db {
         Database::Postgres(pool) => events_pg::read(&mut *pool.acquire().await?, query).await,
-        Database::Sqlite(pool, _) => events_sqlite::read(&mut *pool.acquire().await?, query).await,
+        Database::Sqlite(pool, ..) => events_sqlite::read(&mut *pool.acquire().await?, query).await,
     }
 }
 
@@ -217,7 +217,7 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
             let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
             postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
         }
-        Database::Sqlite(pool, _) => {
+        Database::Sqlite(pool, ..) => {
             sqlite::forget_insert_ids(&mut *pool.acquire().await?, before_ms).await
         }
     }

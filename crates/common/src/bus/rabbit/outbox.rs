@@ -38,7 +38,7 @@ impl Outbox {
                     Ok(None)
                 }
             }
-            Database::Sqlite(pool, _) => Ok(Some(Outbox::Sqlite(pool.clone()))),
+            Database::Sqlite(pool, ..) => Ok(Some(Outbox::Sqlite(pool.clone()))),
         }
     }
 
