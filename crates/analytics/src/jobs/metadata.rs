@@ -38,13 +38,9 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
             deliveries[0].message.traceparent.as_deref(),
         );
         let outcome = write(state, &call_id).instrument(span).await;
-        for delivery in deliveries {
-            let outcome = outcome
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| JobError::Retry(e.to_string()));
-            settled.push((delivery, outcome));
-        }
+        // Each message of the call settles as the write went: retried, or a dead letter when its
+        // pending change can never be written.
+        settled.extend(deliveries.into_iter().map(|d| (d, outcome.clone())));
     }
     settle_all(state, messages::topics::METADATA, settled).await;
 }

@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use crate::state::AnalyticsState;
 
 /// Why a job did not finish.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum JobError {
     /// The message can never be processed: it becomes a dead letter.
     #[error("unprocessable message: {0}")]

@@ -54,9 +54,9 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
                 ready.extend(deliveries);
             }
             Err(e) => {
+                // Retried, or dead letters when the call's transcript can never be read.
                 for delivery in deliveries {
-                    let e = JobError::Retry(e.to_string());
-                    settle(state, messages::topics::REINDEX, delivery, Err(e)).await;
+                    settle(state, messages::topics::REINDEX, delivery, Err(e.clone())).await;
                 }
             }
         }
