@@ -19,7 +19,7 @@ async fn main() -> anyhow::Result<()> {
     let seconds: u64 = seconds.parse()?;
     let db = Database::connect(url, connections as u32 + 1).await?;
     ingest::migrate(&db).await?;
-    let Database::Postgres(pool) = &db else {
+    let Database::Postgres(pool, _) = &db else {
         anyhow::bail!("the COPY baseline needs PostgreSQL");
     };
     let now = chrono::Utc::now().timestamp_millis();

@@ -23,7 +23,7 @@ async fn bus_db(backend: Backend) -> TestDb {
 async fn outbox_len(db: &Database) -> i64 {
     let sql = "SELECT COUNT(*) FROM bus_messages";
     match db {
-        Database::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+        Database::Postgres(pool, _) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
         Database::Sqlite(pool, ..) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
     }
 }

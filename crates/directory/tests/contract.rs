@@ -16,7 +16,7 @@ use directory::{
 macro_rules! on_pool {
     ($db:expr, |$pool:ident| $body:expr) => {
         match $db {
-            Database::Postgres($pool) => $body,
+            Database::Postgres($pool, _) => $body,
             Database::Sqlite($pool, ..) => $body,
         }
     };
@@ -1394,7 +1394,7 @@ async fn migration_moves_existing_roles_in_order(backend: Backend) {
         m
     };
     match db {
-        Database::Postgres(pool) => only_first((directory::MIGRATIONS.postgres)())
+        Database::Postgres(pool, _) => only_first((directory::MIGRATIONS.postgres)())
             .run(pool)
             .await
             .unwrap(),

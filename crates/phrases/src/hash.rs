@@ -49,6 +49,25 @@ fn fold(a: u64, b: u64) -> u64 {
     (product as u64) ^ ((product >> 64) as u64)
 }
 
+/// An odd constant (the golden ratio's fraction) for the last fold.
+const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The last step of every hash: folded once more with a constant. One fold leaves the low bits, which
+/// pick a bucket, too little of the inputs' high half for some seeds: words that differed only in their
+/// last bytes crowded a few hundred of 1,024 buckets with about one seed in forty.
+#[inline]
+fn finish(hash: u64) -> u64 {
+    fold(hash, MIX)
+}
+
+impl Seed {
+    /// The hash of an inline word's key (`halves` of `inline_key`), as `hash_one` of the key gives it.
+    #[inline]
+    pub(crate) fn hash_key(&self, key: [u64; 2]) -> u64 {
+        finish(fold(key[0] ^ self.0[0], key[1] ^ self.0[1]))
+    }
+}
+
 /// A folded-multiply hash (as in foldhash or wyhash), 16 bytes per multiplication.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WordHasher {
@@ -101,7 +120,7 @@ impl Hasher for WordHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.hash
+        finish(self.hash)
     }
 }
 
@@ -161,7 +180,7 @@ impl<V: Default> InlineTable<V> {
     #[inline]
     fn find(&self, key: [u64; 2]) -> Result<usize, usize> {
         let mask = self.entries.len() - 1;
-        let mut i = fold(key[0] ^ self.seed.0[0], key[1] ^ self.seed.0[1]) as usize & mask;
+        let mut i = self.seed.hash_key(key) as usize & mask;
         loop {
             let entry = &self.entries[i].0;
             if *entry == key {
@@ -183,7 +202,7 @@ impl<V: Default> InlineTable<V> {
         }
         let key = halves(key);
         let mask = self.entries.len() - 1;
-        let i = fold(key[0] ^ self.seed.0[0], key[1] ^ self.seed.0[1]) as usize & mask;
+        let i = self.seed.hash_key(key) as usize & mask;
         self.entries[i].0[0]
     }
 
@@ -405,16 +424,21 @@ mod tests {
 
     #[test]
     fn words_sharing_their_first_bytes_spread_over_the_buckets() {
-        // Words differing only in their last byte (a weakness of multiplicative hashes without folding,
-        // which keep low bits of the input in the low bits of the hash) land in many of 1,024 buckets.
-        let seed = Seed::random();
-        let mut buckets = std::collections::HashSet::new();
-        for c in b'a'..=b'z' {
-            for d in b'a'..=b'z' {
-                let word = format!("refundab{}{}", c as char, d as char);
-                buckets.insert(seed.hash_one(inline_key(&word).unwrap()) & 1023);
+        // Words differing only in their last bytes land in many of 1,024 buckets (about 494 of them for
+        // 676 words hashed at random), with every seed: without the last fold about one seed in forty
+        // crowded them into 400 or fewer. The map's hash and the inline table's agree.
+        for _ in 0..200 {
+            let seed = Seed::random();
+            let mut buckets = std::collections::HashSet::new();
+            for c in b'a'..=b'z' {
+                for d in b'a'..=b'z' {
+                    let key = inline_key(&format!("refundab{}{}", c as char, d as char)).unwrap();
+                    let hash = seed.hash_one(key);
+                    assert_eq!(hash, seed.hash_key(halves(key)));
+                    buckets.insert(hash & 1023);
+                }
             }
+            assert!(buckets.len() > 400, "{} buckets", buckets.len());
         }
-        assert!(buckets.len() > 400, "{} buckets", buckets.len());
     }
 }

@@ -128,7 +128,7 @@ async fn the_revoked_probe_agrees_with_the_list(backend: Backend) {
         let probe = revocation::revoked(jti);
         let sql = format!("SELECT {} AS answer", probe.sql("$1"));
         let answer: bool = match db {
-            Database::Postgres(pool) => sqlx::query_scalar(&sql)
+            Database::Postgres(pool, _) => sqlx::query_scalar(&sql)
                 .bind(probe.argument)
                 .fetch_one(pool)
                 .await

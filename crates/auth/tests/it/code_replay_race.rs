@@ -10,7 +10,7 @@ use crate::support::*;
 async fn live_refresh_tokens(db: &Database) -> (i64, i64) {
     let sql = "SELECT COUNT(*), COUNT(revoked_ms) FROM refresh_tokens";
     match db {
-        Database::Postgres(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
+        Database::Postgres(pool, _) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
         Database::Sqlite(pool, ..) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
     }
 }

@@ -10,7 +10,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, Postgres, Sqlite, SqliteConnection, Transaction};
 use tokio::sync::OwnedMutexGuard;
 
-use super::{Database, StoreError};
+use super::{Database, Leased, StoreError};
 
 /// An open transaction on either database. Dropped without `commit`, it rolls back.
 pub enum Tx {
@@ -24,7 +24,7 @@ impl Database {
     /// transaction that reads and then writes never fails half way on a lock upgrade.
     pub async fn begin(&self) -> Result<Tx, StoreError> {
         match self {
-            Database::Postgres(pool) => Ok(Tx::Postgres(pool.begin().await?)),
+            Database::Postgres(pool, _) => Ok(Tx::Postgres(pool.begin().await?)),
             Database::Sqlite(pool, _, gate) => {
                 let turn = gate.turn().await?;
                 Ok(Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?, turn))
@@ -72,7 +72,7 @@ impl<'a> From<&'a mut Tx> for Handle<'a> {
 /// A connection held by one store function for all its statements: taken from the pool, or the
 /// transaction's own.
 pub enum Conn<'a> {
-    PostgresPooled(PoolConnection<Postgres>),
+    PostgresStatement(Leased),
     PostgresTx(&'a mut PgConnection),
     SqlitePooled(PoolConnection<Sqlite>),
     SqliteTx(&'a mut SqliteConnection),
@@ -100,7 +100,9 @@ impl<'a> Handle<'a> {
     /// The connection to run on: acquired from the pool, or borrowed from the transaction.
     pub async fn conn(self) -> Result<Conn<'a>, StoreError> {
         Ok(match self {
-            Handle::Pool(Database::Postgres(pool)) => Conn::PostgresPooled(pool.acquire().await?),
+            Handle::Pool(Database::Postgres(_, statements)) => {
+                Conn::PostgresStatement(statements.acquire().await?)
+            }
             Handle::Pool(Database::Sqlite(pool, ..)) => Conn::SqlitePooled(pool.acquire().await?),
             Handle::Tx(Tx::Postgres(tx)) => Conn::PostgresTx(&mut *tx),
             Handle::Tx(Tx::Sqlite(tx, _)) => Conn::SqliteTx(&mut *tx),
@@ -111,10 +113,37 @@ impl<'a> Handle<'a> {
 impl Conn<'_> {
     pub fn exec(&mut self) -> Exec<'_> {
         match self {
-            Conn::PostgresPooled(c) => Exec::Postgres(&mut *c),
+            Conn::PostgresStatement(c) => Exec::Postgres(c.connection()),
             Conn::PostgresTx(c) => Exec::Postgres(c),
             Conn::SqlitePooled(c) => Exec::Sqlite(&mut *c),
             Conn::SqliteTx(c) => Exec::Sqlite(c),
+        }
+    }
+
+    /// Tells the connection how its statements ended: a connection of the statement pool is reused only
+    /// after an answer that leaves it sound, and closed after a failure of the connection itself or when
+    /// cut off (dropped before this call; `StatementPool`).
+    pub fn finish(&mut self, sound: bool) {
+        if let Conn::PostgresStatement(c) = self {
+            c.finish(sound);
+        }
+    }
+}
+
+/// Whether a store function's result leaves its connection fit for the next statement: an answer, an
+/// error of the store's own, or an error the server reported for the statement (it then waits for the
+/// next one). A failed transport or an answer that could not be read leaves it in doubt.
+pub trait Settled {
+    fn connection_sound(&self) -> bool;
+}
+
+impl<T> Settled for Result<T, StoreError> {
+    fn connection_sound(&self) -> bool {
+        match self {
+            Err(StoreError::Database(e)) => {
+                matches!(e, sqlx::Error::Database(_) | sqlx::Error::RowNotFound)
+            }
+            _ => true,
         }
     }
 }
@@ -127,10 +156,12 @@ macro_rules! dispatch {
     ($handle:expr, $f:ident ( $($arg:expr),* $(,)? )) => {{
         let handle: $crate::db::Handle<'_> = ::core::convert::Into::into($handle);
         let mut conn = handle.conn().await?;
-        match conn.exec() {
+        let result = match conn.exec() {
             $crate::db::Exec::Postgres(c) => postgres::$f(c, $($arg),*).await,
             $crate::db::Exec::Sqlite(c) => sqlite::$f(c, $($arg),*).await,
-        }
+        };
+        conn.finish($crate::db::Settled::connection_sound(&result));
+        result
     }};
 }
 
@@ -154,7 +185,7 @@ mod tests {
         sqlx::query("CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, writer INTEGER)")
             .execute(match &db {
                 Database::Sqlite(pool, ..) => pool,
-                Database::Postgres(_) => unreachable!("a SQLite URL"),
+                Database::Postgres(..) => unreachable!("a SQLite URL"),
             })
             .await
             .unwrap();

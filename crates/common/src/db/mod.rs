@@ -13,8 +13,10 @@ use sqlx::{PgPool, SqlitePool};
 
 mod handle;
 mod sqlite_reads;
-pub use handle::{Conn, Exec, Handle, Tx};
+mod statement_pool;
+pub use handle::{Conn, Exec, Handle, Settled, Tx};
 pub use sqlite_reads::SqliteReaders;
+pub use statement_pool::{Leased, StatementPool};
 
 /// Errors a store reports; handlers map them to API errors.
 #[derive(Debug, thiserror::Error)]
@@ -74,11 +76,12 @@ impl Probe<'_> {
     }
 }
 
-/// A connection pool to one of the supported databases. A SQLite file also gets a few connections that
-/// answer hot reads on the calling thread (`SqliteReaders`; none for an in-memory database).
+/// A connection pool to one of the supported databases. PostgreSQL also gets a few connections for the
+/// statements stores run outside a transaction (`StatementPool`); a SQLite file a few that answer hot
+/// reads on the calling thread (`SqliteReaders`; none for an in-memory database).
 #[derive(Clone, Debug)]
 pub enum Database {
-    Postgres(PgPool),
+    Postgres(PgPool, StatementPool),
     Sqlite(SqlitePool, Option<SqliteReaders>, WriteGate),
 }
 
@@ -120,9 +123,14 @@ impl Database {
                 .acquire_timeout(Duration::from_secs(10))
                 .test_before_acquire(false)
                 .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await?;
-            Ok(Database::Postgres(pool))
+            let statements = StatementPool::new(
+                options,
+                Self::direct_connections(max_connections),
+                Duration::from_secs(10),
+            );
+            Ok(Database::Postgres(pool, statements))
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -143,11 +151,8 @@ impl Database {
             let readers = if in_memory {
                 None
             } else {
-                let count = std::thread::available_parallelism()
-                    .map_or(2, |n| n.get() * 2)
-                    .min(max_connections as usize);
                 Some(
-                    SqliteReaders::open(&file, count)
+                    SqliteReaders::open(&file, Self::direct_connections(max_connections))
                         .map_err(|e| sqlx::Error::Configuration(e.into()))?,
                 )
             };
@@ -163,11 +168,20 @@ impl Database {
         }
     }
 
+    /// How many connections the statement pool or the direct SQLite readers hold: two per core, at most
+    /// the pool's size. Statements outside a transaction are short, so a few connections keep the cores
+    /// busy; more would only queue in the database server.
+    fn direct_connections(max_connections: u32) -> usize {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get() * 2)
+            .min(max_connections as usize)
+    }
+
     /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
     /// alone.
     pub async fn migrate(&self, owner: &Migrations) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
-            Database::Postgres(pool) => {
+            Database::Postgres(pool, _) => {
                 let mut m = (owner.postgres)();
                 m.set_ignore_missing(true);
                 m.run(pool).await
@@ -183,21 +197,24 @@ impl Database {
     /// Whether the database answers; used by `/readyz`.
     pub async fn ping(&self) -> bool {
         match self {
-            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
+            Database::Postgres(pool, _) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
             Database::Sqlite(pool, ..) => sqlx::query("SELECT 1").execute(pool).await.is_ok(),
         }
     }
 
     pub fn backend_name(&self) -> &'static str {
         match self {
-            Database::Postgres(_) => "postgres",
+            Database::Postgres(..) => "postgres",
             Database::Sqlite(..) => "sqlite",
         }
     }
 
     pub async fn close(&self) {
         match self {
-            Database::Postgres(pool) => pool.close().await,
+            Database::Postgres(pool, statements) => {
+                statements.close().await;
+                pool.close().await
+            }
             Database::Sqlite(pool, ..) => pool.close().await,
         }
     }

@@ -32,9 +32,9 @@ pub(super) fn get_user_with_permissions(
     if let Some(p) = probe {
         params.push(("$3", &p.argument));
     }
-    let row = c
+    let rows = c
         .prepare_cached(&user_with_permissions_sql(probe))?
-        .query_row(params.as_slice(), UserPermissionsRow::from_sqlite)
-        .optional()?;
-    Ok(row.map(UserPermissionsRow::split))
+        .query_map(params.as_slice(), UserPermissionsRow::from_sqlite)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(UserPermissionsRow::fold(rows))
 }

@@ -67,12 +67,13 @@ pub(super) fn permissions(text: &str) -> Vec<String> {
     json_list(text)
 }
 
-/// A user row with the permissions columns of its roles (JSON arrays) joined by commas, and the value of
-/// a probe of another owner's table.
+/// A user row joined with one of its roles (its name in `user.roles`, its place, its permissions column,
+/// a JSON array; all NULL for a user without roles), and the value of a probe of another owner's table.
 #[derive(sqlx::FromRow)]
 pub(super) struct UserPermissionsRow {
     #[sqlx(flatten)]
     user: UserRow,
+    position: Option<i32>,
     permissions: Option<String>,
     probe: bool,
 }
@@ -82,24 +83,35 @@ impl UserPermissionsRow {
     pub(super) fn from_sqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<UserPermissionsRow> {
         Ok(UserPermissionsRow {
             user: UserRow::from_sqlite(row)?,
-            permissions: row.get(USER_COLUMN_COUNT + 1)?,
-            probe: row.get(USER_COLUMN_COUNT + 2)?,
+            position: row.get(USER_COLUMN_COUNT + 1)?,
+            permissions: row.get(USER_COLUMN_COUNT + 2)?,
+            probe: row.get(USER_COLUMN_COUNT + 3)?,
         })
     }
 
-    /// The user, its permissions (each once, in the order the roles list them) and the probe's value.
-    pub(super) fn split(self) -> (User, Vec<String>, bool) {
-        let lists: Vec<Vec<String>> = self
-            .permissions
-            .map(|joined| serde_json::from_str(&format!("[{joined}]")).unwrap_or_default())
-            .unwrap_or_default();
-        let mut out: Vec<String> = Vec::new();
-        for p in lists.into_iter().flatten() {
-            if !out.contains(&p) {
-                out.push(p);
+    /// The rows of one user folded into the user with its roles in order, its permissions (each once, in
+    /// the order of its roles) and the probe's value; `None` without rows (no such user).
+    pub(super) fn fold(mut rows: Vec<UserPermissionsRow>) -> Option<(User, Vec<String>, bool)> {
+        rows.sort_by_key(|r| r.position);
+        let mut names: Vec<String> = Vec::with_capacity(rows.len());
+        let mut granted: Vec<String> = Vec::new();
+        for row in &mut rows {
+            names.extend(row.user.roles.take());
+            for p in row
+                .permissions
+                .as_deref()
+                .map(permissions)
+                .unwrap_or_default()
+            {
+                if !granted.contains(&p) {
+                    granted.push(p);
+                }
             }
         }
-        (User::from(self.user), out, self.probe)
+        let first = rows.into_iter().next()?;
+        let mut user = first.user;
+        user.roles = Some(names.join(&ROLE_SEPARATOR.to_string()));
+        Some((User::from(user), granted, first.probe))
     }
 }
 

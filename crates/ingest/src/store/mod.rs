@@ -64,7 +64,7 @@ pub async fn insert_events(
         keys
     };
     match db {
-        Database::Postgres(pool) => {
+        Database::Postgres(pool, _) => {
             partitions
                 .ensure(pool, events.iter().map(|e| e.time_ms))
                 .await?;
@@ -113,7 +113,7 @@ fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) ->
 
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
     match db {
-        Database::Postgres(pool) => events_pg::read(&mut *pool.acquire().await?, query).await,
+        Database::Postgres(pool, _) => events_pg::read(&mut *pool.acquire().await?, query).await,
         Database::Sqlite(pool, ..) => events_sqlite::read(&mut *pool.acquire().await?, query).await,
     }
 }
@@ -213,7 +213,7 @@ pub async fn delete_project<'a>(
 /// Forgets the insert ids seen before `before_ms`.
 pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, StoreError> {
     match db {
-        Database::Postgres(pool) => {
+        Database::Postgres(pool, _) => {
             let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
             postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
         }

@@ -267,7 +267,7 @@ async fn every_batch_answered_stored_survives_a_postgres_restart() {
     }
 
     // Every event is there exactly once.
-    let Database::Postgres(pool) = &db else {
+    let Database::Postgres(pool, _) = &db else {
         unreachable!()
     };
     let rows: Vec<(String, i64)> = sqlx::query_as(

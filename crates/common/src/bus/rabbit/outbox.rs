@@ -24,7 +24,7 @@ impl Outbox {
     /// The outbox if this relay leads; `None` while another relay does.
     pub(super) async fn lead(db: &Database) -> Result<Option<Outbox>, StoreError> {
         match db {
-            Database::Postgres(pool) => {
+            Database::Postgres(pool, _) => {
                 // Out of the pool: a pooled connection would go back to the pool still holding the lock.
                 let mut conn = pool.acquire().await?.detach();
                 let leads: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
