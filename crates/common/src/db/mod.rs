@@ -76,9 +76,9 @@ impl Probe<'_> {
     }
 }
 
-/// A connection pool to one of the supported databases. PostgreSQL also gets a few connections for the
-/// statements stores run outside a transaction (`StatementPool`); a SQLite file a few that answer hot
-/// reads on the calling thread (`SqliteReaders`; none for an in-memory database).
+/// A connection pool to one of the supported databases. On PostgreSQL half the connections serve the
+/// statements stores run outside a transaction (`StatementPool`); a SQLite file also gets a few that
+/// answer hot reads on the calling thread (`SqliteReaders`; none for an in-memory database).
 #[derive(Clone, Debug)]
 pub enum Database {
     Postgres(PgPool, StatementPool),
@@ -118,18 +118,17 @@ impl Database {
     pub async fn connect(url: &str, max_connections: u32) -> Result<Database, sqlx::Error> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url)?;
+            // Half the connections for single statements, half for transactions.
+            let statements = (max_connections / 2).max(1);
             let pool = PgPoolOptions::new()
-                .max_connections(max_connections)
+                .max_connections(max_connections.saturating_sub(statements).max(1))
                 .acquire_timeout(Duration::from_secs(10))
                 .test_before_acquire(false)
                 .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
                 .connect_with(options.clone())
                 .await?;
-            let statements = StatementPool::new(
-                options,
-                Self::direct_connections(max_connections),
-                Duration::from_secs(10),
-            );
+            let statements =
+                StatementPool::new(options, statements as usize, Duration::from_secs(10));
             Ok(Database::Postgres(pool, statements))
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -151,8 +150,11 @@ impl Database {
             let readers = if in_memory {
                 None
             } else {
+                let count = std::thread::available_parallelism()
+                    .map_or(2, |n| n.get() * 2)
+                    .min(max_connections as usize);
                 Some(
-                    SqliteReaders::open(&file, Self::direct_connections(max_connections))
+                    SqliteReaders::open(&file, count)
                         .map_err(|e| sqlx::Error::Configuration(e.into()))?,
                 )
             };
@@ -166,15 +168,6 @@ impl Database {
                 .into(),
             ))
         }
-    }
-
-    /// How many connections the statement pool or the direct SQLite readers hold: two per core, at most
-    /// the pool's size. Statements outside a transaction are short, so a few connections keep the cores
-    /// busy; more would only queue in the database server.
-    fn direct_connections(max_connections: u32) -> usize {
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get() * 2)
-            .min(max_connections as usize)
     }
 
     /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
