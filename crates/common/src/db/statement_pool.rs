@@ -2,8 +2,9 @@
 //! connection it takes back, a round trip in a task of its own, in case the statement before it was cut
 //! off midway and left answers unread; on the administration API's read that misses its cache (one
 //! statement per request) that ping was a second round trip for every request. Here a connection goes
-//! back to the set untested when its statement ran to the end (`Leased::finish`), and is closed when the
-//! statement failed or was cut off (dropped unfinished), so no connection in the set is ever in doubt.
+//! back to the set untested when its store function said it is sound (`Leased::finish`: an answer, or an
+//! error the server reported), and is closed when the connection itself failed or the function was cut
+//! off (dropped unfinished), so no connection in the set is ever in doubt.
 //! A connection idle longer than `PING_AFTER_IDLE` is pinged on its way out, as the pool's are.
 //!
 //! Transactions keep using sqlx's pool: the set is sized for short single statements.
@@ -70,7 +71,7 @@ impl StatementPool {
         Ok(Leased {
             conn: Some(conn),
             pool: self.0.clone(),
-            finished: false,
+            sound: false,
             _permit: permit,
         })
     }
@@ -90,7 +91,7 @@ impl StatementPool {
 pub struct Leased {
     conn: Option<PgConnection>,
     pool: Arc<Inner>,
-    finished: bool,
+    sound: bool,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -101,20 +102,20 @@ impl Leased {
             .expect("a leased connection until it is dropped")
     }
 
-    /// Tells whether the statements ran to the end (`ok`) or failed.
-    pub fn finish(&mut self, ok: bool) {
-        self.finished = ok;
+    /// Tells whether the statements left the connection fit for the next ones (`Settled`).
+    pub fn finish(&mut self, sound: bool) {
+        self.sound = sound;
     }
 }
 
 impl Drop for Leased {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
-            if self.finished && !self.pool.permits.is_closed() {
+            if self.sound && !self.pool.permits.is_closed() {
                 self.pool.idle.lock().push((conn, Instant::now()));
             }
             // Otherwise the connection is dropped, which closes its socket: a statement cut off midway
-            // may have left answers unread, and a failed one may have left the connection broken.
+            // may have left answers unread, and a failed transport or read leaves the connection in doubt.
         }
     }
 }
