@@ -9,7 +9,7 @@ use common::db::StoreError;
 use common::objects::ObjectError;
 use common::search::SearchError;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AnalyticsError {
     /// No token, or one that is malformed, expired, revoked or not the platform's (401).
     #[error("{0}")]

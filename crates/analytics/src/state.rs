@@ -15,6 +15,7 @@ use common::search::SearchIndex;
 use crate::apps::AppCache;
 use crate::callbacks::Deliverer;
 use crate::config::AnalyticsConfig;
+use crate::routes::metadata::MetadataBatches;
 use crate::speech::Transcriber;
 
 pub struct AnalyticsState {
@@ -33,7 +34,13 @@ pub struct AnalyticsState {
     /// The recognizer the transcription workers use (PocketSphinx loads its models on first use, so a
     /// process that runs no transcription worker never does).
     pub transcriber: Arc<dyn Transcriber>,
+    /// Metadata requests waiting to be committed together.
+    pub metadata_batches: MetadataBatches,
 }
+
+/// Metadata batches committed at once on PostgreSQL: enough that a batch waiting for a locked call
+/// holds up few requests, few enough to keep batches large.
+const POSTGRES_METADATA_SHARDS: usize = 4;
 
 /// The adapters of the three ports, as chosen from the configuration.
 pub struct Ports {
@@ -51,6 +58,10 @@ impl AnalyticsState {
             callbacks: Deliverer::new(&config),
             transcriber: crate::speech::build(&config.speech())
                 .expect("a recognizer from settings the configuration checked"),
+            metadata_batches: MetadataBatches::new(match db {
+                Database::Postgres(..) => POSTGRES_METADATA_SHARDS,
+                Database::Sqlite(..) => 1,
+            }),
             bus: ports.bus,
             objects: ports.objects,
             search: ports.search,

@@ -447,6 +447,60 @@ async fn batches_are_taken_in_order_and_settled_together<A: Adapter>(backend: Ba
     assert_eq!(other.len(), 1, "other topics untouched");
 }
 
+/// Messages published together in one transaction arrive as each would alone: all once it commits, in
+/// the order given, each on its own topic with its body and trace context; none if it rolls back. More
+/// than one statement's worth (200 on the embedded queue) still arrives whole.
+async fn messages_published_together_arrive_as_each_alone<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start(&t, patient(), LONG_LEASE).await;
+    let messages: Vec<Message> = (0..250u32)
+        .map(|i| {
+            let topic = if i % 5 == 0 { "other" } else { "jobs" };
+            Message::new(topic, i.to_be_bytes().to_vec()).with_traceparent(
+                (i % 2 == 0)
+                    .then(|| "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
+            )
+        })
+        .collect();
+
+    let mut tx = t.db.begin().await.unwrap();
+    bus.publish_many(&mut tx, &messages[..10]).await.unwrap();
+    tx.rollback().await.unwrap();
+    assert!(
+        bus.receive("jobs", Duration::from_millis(300))
+            .await
+            .unwrap()
+            .is_none(),
+        "a rolled-back change announces nothing"
+    );
+
+    let mut tx = t.db.begin().await.unwrap();
+    bus.publish_many(&mut tx, &[]).await.unwrap();
+    bus.publish_many(&mut tx, &messages).await.unwrap();
+    tx.commit().await.unwrap();
+    for topic in ["jobs", "other"] {
+        let expected: Vec<&Message> = messages.iter().filter(|m| m.topic == topic).collect();
+        let mut received = Vec::new();
+        while received.len() < expected.len() {
+            let batch = bus.receive_many(topic, SOON, 100).await.unwrap();
+            assert!(
+                !batch.is_empty(),
+                "{} of {} on {topic}",
+                received.len(),
+                expected.len()
+            );
+            received.extend(batch.iter().map(|d| d.message.clone()));
+            bus.ack_many(batch).await.unwrap();
+        }
+        let received: Vec<&Message> = received.iter().collect();
+        assert_eq!(
+            received, expected,
+            "every message of {topic}, in order, intact"
+        );
+        assert!(bus.receive(topic, NOW).await.unwrap().is_none());
+    }
+}
+
 /// Runs each listed test against each adapter, on both databases.
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
@@ -480,4 +534,5 @@ contract!(
     a_poison_message_is_a_dead_letter_at_once,
     concurrent_consumers_never_share_a_message,
     batches_are_taken_in_order_and_settled_together,
+    messages_published_together_arrive_as_each_alone,
 );

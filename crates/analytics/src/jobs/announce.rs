@@ -19,30 +19,30 @@ pub async fn reindex_call(
     tx: &mut common::db::Tx,
     row: &CallRow,
 ) -> Result<(), AnalyticsError> {
-    let message = ReindexCall {
+    send(state, tx, reindex_message(row)).await
+}
+
+/// The message that has the call's search document brought up to date.
+pub fn reindex_message(row: &CallRow) -> Message {
+    let body = ReindexCall {
         company: row.company.clone(),
         organization: row.organization.clone(),
         folder: row.folder.clone(),
         call_id: row.id.clone(),
         changed_at_ms: common::db::now_millis(),
     };
-    publish(state, tx, messages::topics::REINDEX, &message).await
+    message(messages::topics::REINDEX, &body)
 }
 
-/// Publishes, inside `tx`, that the call's pending metadata change must be written into its stored
-/// transcript.
-pub async fn write_metadata(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &CallRow,
-) -> Result<(), AnalyticsError> {
-    let message = WriteMetadata {
+/// The message that has the call's pending metadata change written into its stored transcript.
+pub fn write_metadata_message(row: &CallRow) -> Message {
+    let body = WriteMetadata {
         company: row.company.clone(),
         organization: row.organization.clone(),
         folder: row.folder.clone(),
         call_id: row.id.clone(),
     };
-    publish(state, tx, messages::topics::METADATA, &message).await
+    message(messages::topics::METADATA, &body)
 }
 
 /// Publishes, inside `tx`, that the call must be scored by its folder's applications.
@@ -141,11 +141,23 @@ async fn publish(
     topic: &str,
     body: &impl messages::Message,
 ) -> Result<(), AnalyticsError> {
-    let message = Message::new(topic, body.encode_to_vec())
-        .with_traceparent(common::telemetry::current_traceparent());
+    send(state, tx, message(topic, body)).await
+}
+
+async fn send(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    message: Message,
+) -> Result<(), AnalyticsError> {
     state
         .bus
         .publish(tx, &message)
         .await
         .map_err(AnalyticsError::internal)
+}
+
+/// A message of `topic` carrying the trace of the work that sends it.
+fn message(topic: &str, body: &impl messages::Message) -> Message {
+    Message::new(topic, body.encode_to_vec())
+        .with_traceparent(common::telemetry::current_traceparent())
 }

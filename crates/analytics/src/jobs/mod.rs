@@ -95,7 +95,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
         handles.push(spawn_loop(
             state.clone(),
             messages::topics::REINDEX,
-            reindex::BATCH,
+            reindex::BATCHING,
             stopped.clone(),
             reindex::process,
         ));
@@ -104,7 +104,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
         handles.push(spawn_loop(
             state.clone(),
             messages::topics::METADATA,
-            metadata::BATCH,
+            metadata::BATCHING,
             stopped.clone(),
             metadata::process,
         ));
@@ -113,7 +113,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
         handles.push(spawn_loop(
             state.clone(),
             messages::topics::DELETE,
-            1,
+            Batching::ONE,
             stopped.clone(),
             |state, jobs| one_by_one(state, messages::topics::DELETE, jobs, delete::handle),
         ));
@@ -122,7 +122,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
         handles.push(spawn_loop(
             state.clone(),
             messages::topics::SCORE,
-            score::BATCH,
+            Batching::up_to(score::BATCH),
             stopped.clone(),
             score::process,
         ));
@@ -131,7 +131,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
         handles.push(spawn_loop(
             state.clone(),
             messages::topics::RESCORE,
-            1,
+            Batching::ONE,
             stopped.clone(),
             |state, jobs| one_by_one(state, messages::topics::RESCORE, jobs, rescore::handle),
         ));
@@ -141,7 +141,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
             handles.push(spawn_loop(
                 state.clone(),
                 messages::topics::TRANSCRIBE,
-                1,
+                Batching::ONE,
                 stopped.clone(),
                 transcribe::process,
             ));
@@ -159,14 +159,39 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     Workers { stop, handles }
 }
 
-/// The receive loop every worker shares: waits for a message of `topic`, takes what else is ready up to
-/// `batch`, and hands them to `work`, which settles each one. Stops between batches when told (within
-/// `POLL` of being told).
+/// How a worker takes its messages: up to `most` at once, and after a batch that was not full (the
+/// worker keeps up) a `pause` before the next, in which what keeps coming gathers into one batch. A
+/// full batch means a backlog: the next is taken at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Batching {
+    pub most: usize,
+    pub pause: Duration,
+}
+
+impl Batching {
+    /// One message at a time, no pause.
+    const ONE: Batching = Batching {
+        most: 1,
+        pause: Duration::ZERO,
+    };
+
+    /// Up to `most` at once, no pause.
+    const fn up_to(most: usize) -> Batching {
+        Batching {
+            most,
+            pause: Duration::ZERO,
+        }
+    }
+}
+
+/// The receive loop every worker shares: waits for a message of `topic`, takes what else is ready as
+/// `batching` says, and hands them to `work`, which settles each one. Stops between batches when told
+/// (within `POLL` of being told).
 fn spawn_loop<F, Fut>(
     state: Arc<AnalyticsState>,
     topic: &'static str,
-    batch: usize,
-    stopped: watch::Receiver<bool>,
+    batching: Batching,
+    mut stopped: watch::Receiver<bool>,
     work: F,
 ) -> JoinHandle<()>
 where
@@ -182,9 +207,16 @@ where
             // that nobody would settle (a RabbitMQ get answered after its caller has gone holds its
             // message on the service's shared channel for as long as the service runs). A receive
             // returns within POLL, and the signal is looked at between receives.
-            match state.bus.receive_many(topic, POLL, batch).await {
+            match state.bus.receive_many(topic, POLL, batching.most).await {
                 Ok(deliveries) if deliveries.is_empty() => {}
-                Ok(deliveries) => work(state.clone(), deliveries).await,
+                Ok(deliveries) => {
+                    let full = deliveries.len() >= batching.most;
+                    work(state.clone(), deliveries).await;
+                    if !full && !batching.pause.is_zero() {
+                        // Nothing is held here: the pause may end early on the stop signal.
+                        let _ = tokio::time::timeout(batching.pause, stopped.changed()).await;
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, topic, "the bus could not be read; trying again");
                     tokio::time::sleep(POLL).await;

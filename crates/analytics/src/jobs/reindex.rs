@@ -14,13 +14,16 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{by_call, settle, settle_together, JobError};
+use super::{by_call, settle, settle_together, Batching, JobError};
 use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
 
-/// Messages handled per index write.
-pub const BATCH: usize = 100;
+/// Up to 100 messages per index write, and half a second for more to gather while the worker keeps up.
+pub(crate) const BATCHING: Batching = Batching {
+    most: 100,
+    pause: std::time::Duration::from_millis(500),
+};
 
 /// What a call's document needs.
 pub enum Action {
@@ -36,6 +39,17 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
         <ReindexCall as messages::Message>::decode(body).map(|m| m.call_id)
     })
     .await;
+    let ids: Vec<&str> = calls.keys().map(String::as_str).collect();
+    let cleared = async {
+        let _turn = state.db.write_turn().await?;
+        store::clear_reindex_due(&state.db, &ids).await
+    };
+    if let Err(e) = cleared.await {
+        // Nothing read yet: every message is retried.
+        let deliveries = calls.into_values().flatten().collect();
+        settle_together(state, messages::topics::REINDEX, deliveries, &Err(e)).await;
+        return;
+    }
     let mut ready = Vec::new();
     let mut upserts = Vec::new();
     let mut removals = Vec::new();

@@ -57,13 +57,30 @@ pub fn with_metadata(
     metadata: &BTreeMap<String, String>,
     last_modified: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let mut json: Map<String, Value> = serde_json::from_slice(bytes)?;
-    json.insert("metadata".into(), metadata_json(metadata));
-    json.insert(
-        "last_modified".into(),
-        Value::String(last_modified.to_string()),
-    );
-    serde_json::to_vec(&json)
+    StoredTranscript::parse(bytes)?.with_metadata(metadata, last_modified)
+}
+
+/// A stored transcript read once, to be written out with one metadata or another.
+pub struct StoredTranscript(Map<String, Value>);
+
+impl StoredTranscript {
+    pub fn parse(bytes: &[u8]) -> Result<StoredTranscript, serde_json::Error> {
+        serde_json::from_slice(bytes).map(StoredTranscript)
+    }
+
+    /// The transcript with its metadata and `last_modified` replaced, everything else as it was.
+    pub fn with_metadata(
+        &mut self,
+        metadata: &BTreeMap<String, String>,
+        last_modified: &str,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        self.0.insert("metadata".into(), metadata_json(metadata));
+        self.0.insert(
+            "last_modified".into(),
+            Value::String(last_modified.to_string()),
+        );
+        serde_json::to_vec(&self.0)
+    }
 }
 
 #[cfg(test)]

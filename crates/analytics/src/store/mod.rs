@@ -4,6 +4,7 @@
 //! message announcing it commit together.
 
 pub mod apps;
+pub mod metadata;
 mod postgres;
 pub mod requests;
 pub mod rollups;
@@ -16,6 +17,7 @@ use common::dispatch;
 use common::search::Scope;
 
 pub use apps::*;
+pub use metadata::*;
 pub use rows::*;
 
 /// The analytics tables (versions 5001 to 5999).
@@ -177,55 +179,9 @@ pub async fn lock_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<
     dispatch!(h, lock_calls(ids))
 }
 
-/// The call with its pending metadata change (`None` when its stored transcript is up to date); inside a
-/// transaction, locked until it ends.
-pub async fn get_call_metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    id: &str,
-) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    dispatch!(h, get_call_metadata(id))
-}
-
-/// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds
-/// it).
-pub async fn set_call_metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    id: &str,
-    last_modified: &str,
-    pending: Option<&str>,
-) -> Result<(), StoreError> {
-    dispatch!(h, set_call_metadata(id, last_modified, pending))
-}
-
 /// Removes the calls and their metadata rows.
 pub async fn delete_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
     dispatch!(h, delete_calls(ids))
-}
-
-pub async fn set_metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    call: &str,
-    field: &str,
-    value: &str,
-) -> Result<(), StoreError> {
-    dispatch!(h, set_metadata(call, field, value))
-}
-
-/// Removes a field of the call's database metadata; whether it had it.
-pub async fn remove_metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    call: &str,
-    field: &str,
-) -> Result<bool, StoreError> {
-    dispatch!(h, remove_metadata(call, field))
-}
-
-/// The call's configured metadata fields, by name.
-pub async fn metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    call: &str,
-) -> Result<Vec<(String, String)>, StoreError> {
-    dispatch!(h, metadata(call))
 }
 
 /// Adds the summed changes to the daily rollups, in key order.

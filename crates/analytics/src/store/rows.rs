@@ -23,6 +23,18 @@ pub struct OrganizationRow {
     pub delete_total: i64,
 }
 
+/// A call as a metadata change finds it.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct CallMetadata {
+    #[sqlx(flatten)]
+    pub row: CallRow,
+    /// The whole metadata not yet written into the stored transcript (`None`: the transcript holds it).
+    #[sqlx(rename = "pending_metadata")]
+    pub pending: Option<String>,
+    /// A reindex message for the call is on its way, not yet taken by the reindex worker.
+    pub reindex_due: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct FolderRow {
     pub company: String,

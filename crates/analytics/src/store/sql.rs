@@ -10,7 +10,7 @@ use super::{Db, FOR_UPDATE};
 type Conn = <Db as sqlx::Database>::Connection;
 
 const SCOPE: &str = "company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)";
-const CALL_COLUMNS: &str =
+pub(crate) const CALL_COLUMNS: &str =
     "id, company, organization, folder, request_id, datetime, last_modified, \
                             filename, agent_id, audio_seconds";
 
@@ -357,44 +357,6 @@ pub(crate) async fn lock_calls(c: &mut Conn, ids: &[String]) -> Result<(), Store
     Ok(())
 }
 
-#[derive(sqlx::FromRow)]
-struct CallMetadataRow {
-    #[sqlx(flatten)]
-    call: CallRow,
-    pending_metadata: Option<String>,
-}
-
-pub(crate) async fn get_call_metadata(
-    c: &mut Conn,
-    id: &str,
-) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    let sql = format!(
-        "SELECT {CALL_COLUMNS}, pending_metadata FROM analytics_calls WHERE id = $1{FOR_UPDATE}"
-    );
-    let row = sqlx::query_as::<Db, CallMetadataRow>(&sql)
-        .bind(id)
-        .fetch_optional(&mut *c)
-        .await?;
-    Ok(row.map(|r| (r.call, r.pending_metadata)))
-}
-
-pub(crate) async fn set_call_metadata(
-    c: &mut Conn,
-    id: &str,
-    last_modified: &str,
-    pending: Option<&str>,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "UPDATE analytics_calls SET last_modified = $2, pending_metadata = $3 WHERE id = $1",
-    )
-    .bind(id)
-    .bind(last_modified)
-    .bind(pending)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
 pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
     if ids.is_empty() {
         return Ok(());
@@ -417,48 +379,4 @@ pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), Sto
         query.execute(&mut *c).await?;
     }
     Ok(())
-}
-
-pub(crate) async fn set_metadata(
-    c: &mut Conn,
-    call: &str,
-    field: &str,
-    value: &str,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "INSERT INTO analytics_call_metadata (call_id, field, value) VALUES ($1, $2, $3) \
-         ON CONFLICT (call_id, field) DO UPDATE SET value = excluded.value",
-    )
-    .bind(call)
-    .bind(field)
-    .bind(value)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn remove_metadata(
-    c: &mut Conn,
-    call: &str,
-    field: &str,
-) -> Result<bool, StoreError> {
-    let done =
-        sqlx::query::<Db>("DELETE FROM analytics_call_metadata WHERE call_id = $1 AND field = $2")
-            .bind(call)
-            .bind(field)
-            .execute(&mut *c)
-            .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-pub(crate) async fn metadata(
-    c: &mut Conn,
-    call: &str,
-) -> Result<Vec<(String, String)>, StoreError> {
-    Ok(sqlx::query_as::<Db, (String, String)>(
-        "SELECT field, value FROM analytics_call_metadata WHERE call_id = $1 ORDER BY field",
-    )
-    .bind(call)
-    .fetch_all(&mut *c)
-    .await?)
 }

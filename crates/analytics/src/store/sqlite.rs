@@ -29,3 +29,8 @@ pub(super) use stats_sql::*;
 #[path = "requests_sql.rs"]
 mod requests_sql;
 pub(super) use requests_sql::*;
+
+#[allow(clippy::duplicate_mod)]
+#[path = "metadata_sql.rs"]
+mod metadata_sql;
+pub(super) use metadata_sql::*;

@@ -2,6 +2,8 @@
 //! database (and the index, see `search`); `last_modified` moves on every request; reserved names are
 //! refused with a text/html error that changes nothing; concurrent requests on one call lose nothing.
 
+use std::time::Duration;
+
 use analytics::store;
 use serde_json::{json, Value};
 
@@ -198,8 +200,21 @@ async fn fifty_concurrent_patches_of_distinct_keys_all_land(stack: Stack) {
     );
 }
 
+/// A call added to the folder whose requests are committed in the same shard as `call`'s, or in
+/// another one.
+async fn call_in_shard(world: &World, call: &str, same: bool) -> String {
+    let batches = &world.analytics.service.state.metadata_batches;
+    loop {
+        let next = world.add_call(&transcript("parcel")).await;
+        if (batches.shard_of(&next) == batches.shard_of(call)) == same {
+            return next;
+        }
+    }
+}
+
 /// A request holds its call's row and nothing else of the folder: a request on another call of the same
-/// folder goes through while it is under way, one on the same call waits for it.
+/// folder, committed in another shard, goes through while it is under way; one on the same call waits
+/// for it.
 async fn requests_on_other_calls_do_not_wait(stack: Stack) {
     if stack.backend() == Backend::Sqlite {
         // Every write transaction takes SQLite's database write lock: requests take turns there.
@@ -207,7 +222,7 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
     }
     let world = World::with_folder(stack).await;
     let busy = world.add_call(&transcript("invoice")).await;
-    let other = world.add_call(&transcript("parcel")).await;
+    let other = call_in_shard(&world, &busy, false).await;
     let state = &world.analytics.service.state;
 
     // What a request under way on `busy` holds, and what a configuration change of the folder holds.
@@ -218,14 +233,6 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
         .unwrap()
         .unwrap();
 
-    let a = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        world.send("PATCH", &path(&other), Some(json!({"region": "north"}))),
-    )
-    .await
-    .expect("a request on another call does not wait");
-    assert_eq!(a.status, 200, "{}", a.text);
-
     let busy_path = path(&busy);
     let waiting = world.send("PATCH", &busy_path, Some(json!({"region": "south"})));
     tokio::pin!(waiting);
@@ -235,6 +242,14 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
             .is_err(),
         "a request on the same call waits"
     );
+    let a = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        world.send("PATCH", &path(&other), Some(json!({"region": "north"}))),
+    )
+    .await
+    .expect("a request on another call does not wait");
+    assert_eq!(a.status, 200, "{}", a.text);
+
     held.commit().await.unwrap();
     let a = waiting.await;
     assert_eq!(a.status, 200, "{}", a.text);
@@ -245,6 +260,87 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
             ("region".into(), "south".into())
         ]
     );
+}
+
+/// Requests that arrive while a batch is being committed are committed together in the next one, each
+/// with its own answer: a request the batch refuses (a call that is not there, or not in the path's
+/// organization) changes nothing and fails none of the others, and two requests on one call both land.
+async fn requests_waiting_behind_a_batch_are_committed_together(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let state = &world.analytics.service.state;
+    let batches = &state.metadata_batches;
+    let busy = world.add_call(&transcript("invoice")).await;
+    let a = call_in_shard(&world, &busy, true).await;
+    let b = call_in_shard(&world, &busy, true).await;
+    let missing = (0..)
+        .map(|i| format!("missing-{i}"))
+        .find(|id| batches.shard_of(id) == batches.shard_of(&busy))
+        .unwrap();
+
+    // Holds the batch of the first request: SQLite's write turn, or the call's row on PostgreSQL.
+    let mut held = state.db.begin().await.unwrap();
+    store::get_call(&mut held, &busy).await.unwrap().unwrap();
+    let before = batches.taken();
+    let busy_path = path(&busy);
+    let first = world.send("PATCH", &busy_path, Some(json!({"region": "first"})));
+    let rest = async {
+        // Sent once the first request's batch is under way, so they wait for the next.
+        eventually(|| async { (batches.taken() == before + 1).then_some(()) }).await;
+        let (path_a, path_b, path_missing) = (path(&a), path(&b), path(&missing));
+        let elsewhere = format!("/metadata/{COMPANY}/elsewhere/{a}");
+        let others = futures_util::future::join_all([
+            world.send("PATCH", &path_a, Some(json!({"region": "east"}))),
+            world.send("PATCH", &path_a, Some(json!({"colour": "blue"}))),
+            world.send("DELETE", &path_b, Some(json!(["queue"]))),
+            world.send("PATCH", &path_missing, Some(json!({"region": "x"}))),
+            world.send("PATCH", &elsewhere, Some(json!({"region": "x"}))),
+        ]);
+        let release = async {
+            eventually(|| async { (batches.waiting() == 5).then_some(()) }).await;
+            held.commit().await.unwrap();
+        };
+        futures_util::join!(others, release).0
+    };
+    let (first, others) = futures_util::join!(first, rest);
+    assert_eq!(
+        batches.taken(),
+        before + 2,
+        "the five waiting requests made one batch"
+    );
+
+    assert_eq!(first.status, 200, "{}", first.text);
+    let [east, blue, unqueued, not_there, elsewhere] = others.try_into().unwrap();
+    assert_eq!(east.status, 200, "{}", east.text);
+    assert_eq!(blue.status, 200, "{}", blue.text);
+    assert_ne!(east.body["last_modified"], blue.body["last_modified"]);
+    let last = if east.body["last_modified"].as_str() > blue.body["last_modified"].as_str() {
+        &east
+    } else {
+        &blue
+    };
+    assert_eq!(
+        last.body["region"], "east",
+        "the later request starts from the earlier"
+    );
+    assert_eq!(last.body["colour"], "blue");
+    assert_eq!(unqueued.status, 200, "{}", unqueued.text);
+    assert!(unqueued.body.get("queue").is_none());
+    assert_eq!(not_there.status, 404);
+    assert_eq!(not_there.text, format!("Transcript not found: {missing}"));
+    assert_eq!(elsewhere.status, 404);
+    assert_eq!(elsewhere.text, format!("Transcript not found: {a}"));
+
+    assert_eq!(
+        db_fields(&world, &a).await,
+        vec![
+            ("queue".into(), "billing".into()),
+            ("region".into(), "east".into())
+        ]
+    );
+    assert_eq!(db_fields(&world, &b).await, vec![]);
+    let stored = world.written_transcript(&a).await;
+    assert_eq!(stored["metadata"]["colour"], "blue");
+    assert_eq!(stored["last_modified"], last.body["last_modified"]);
 }
 
 /// A world whose workers take every topic but `analytics.metadata`: metadata changes stay pending on
@@ -331,12 +427,145 @@ async fn a_pending_change_of_a_deleted_folder_writes_nothing(stack: Stack) {
     );
 }
 
+/// The messages of `topic` published since the last look: `expected` of them, then none within a
+/// second. Each is acknowledged: the test does the workers' part itself.
+async fn messages_of(stand_in: &StandIn, topic: &'static str, expected: usize) {
+    let bus = stand_in.bus();
+    for i in 0..expected {
+        let delivery = bus
+            .receive(topic, Duration::from_secs(10))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("message {} of {expected} on {topic}", i + 1));
+        bus.ack(delivery).await.unwrap();
+    }
+    let extra = bus.receive(topic, Duration::from_secs(1)).await.unwrap();
+    assert!(extra.is_none(), "more than {expected} messages on {topic}");
+}
+
+/// A change announces itself only where nothing is on its way: the first change of a call sends the
+/// metadata worker's message and, for a configured field, a reindex message; changes after it send
+/// nothing until the workers have taken theirs. A change pending for over a minute is announced again,
+/// in case its message was lost.
+async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Stack) {
+    let world = World::with(stack, |c| {
+        c.worker_topics = "delete,score,rescore,transcribe,callback".into();
+    })
+    .await;
+    world
+        .create_folder(ORG, FOLDER, json!({"custom_meta": ["queue", "region"]}))
+        .await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let state = &world.analytics.service.state;
+    let stand_in = world.stand_in().await;
+    let (metadata, reindex) = (messages::topics::METADATA, messages::topics::REINDEX);
+    messages_of(&stand_in, reindex, 1).await; // the upload's
+    let patch = |body: Value| {
+        let world = &world;
+        let path = path(&call);
+        async move {
+            let a = world.send("PATCH", &path, Some(body)).await;
+            assert_eq!(a.status, 200, "{}", a.text);
+        }
+    };
+
+    patch(json!({"region": "a"})).await;
+    patch(json!({"region": "b", "colour": "x"})).await;
+    patch(json!({"colour": "y"})).await;
+    messages_of(&stand_in, metadata, 1).await;
+    messages_of(&stand_in, reindex, 1).await;
+
+    // The workers take their messages: the metadata worker writes what is pending, the reindex worker
+    // clears the call's mark before it reads the call.
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    store::clear_reindex_due(&state.db, &[call.as_str()])
+        .await
+        .unwrap();
+    patch(json!({"region": "c"})).await;
+    messages_of(&stand_in, metadata, 1).await;
+    messages_of(&stand_in, reindex, 1).await;
+    patch(json!({"colour": "z"})).await;
+    messages_of(&stand_in, metadata, 0).await;
+    messages_of(&stand_in, reindex, 0).await;
+
+    let (_, pending) = store::get_call_metadata(&state.db, &call)
+        .await
+        .unwrap()
+        .unwrap();
+    let long_ago = "2026-01-01T00:00:00.000Z";
+    store::set_call_metadata(&state.db, &call, long_ago, pending.as_deref())
+        .await
+        .unwrap();
+    patch(json!({"colour": "w"})).await;
+    messages_of(&stand_in, metadata, 1).await;
+    messages_of(&stand_in, reindex, 0).await;
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(
+        stored["metadata"],
+        json!({"queue": "billing", "campaign": "autumn", "region": "c", "colour": "w"})
+    );
+}
+
+/// A change committed while the metadata worker writes the change it read is what the worker writes:
+/// that change sent no message of its own (one was on its way), so under a stream of changes nothing
+/// else would write it, and the change the worker read must not be written over it.
+async fn a_change_committed_while_the_worker_writes_is_written_in_its_place(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let stand_in = world.stand_in().await;
+    messages_of(&stand_in, messages::topics::METADATA, 1).await;
+
+    // What a request committing a later change holds while the worker reads.
+    let state = &world.analytics.service.state;
+    let mut held = state.db.begin().await.unwrap();
+    store::get_call_metadata(&mut held, &call)
+        .await
+        .unwrap()
+        .unwrap();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let later = async {
+        // By now the worker has read the call and its transcript, and waits for the call's lock.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let metadata = json!({"queue": "billing", "colour": "blue"}).to_string();
+        store::set_call_metadata(&mut held, &call, &now, Some(&metadata))
+            .await
+            .unwrap();
+        held.commit().await.unwrap();
+    };
+    let (written, ()) = futures_util::join!(analytics::jobs::metadata::write(state, &call), later);
+    written.unwrap();
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(
+        stored["metadata"],
+        json!({"queue": "billing", "colour": "blue"})
+    );
+    assert_eq!(stored["last_modified"], now.as_str());
+    let (_, pending) = store::get_call_metadata(&state.db, &call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(pending, None, "written: nothing pending");
+    messages_of(&stand_in, messages::topics::METADATA, 0).await;
+}
+
 crate::stack_tests!(
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,
     reserved_and_malformed_requests_are_refused_as_text_html,
     fifty_concurrent_patches_of_distinct_keys_all_land,
     requests_on_other_calls_do_not_wait,
+    requests_waiting_behind_a_batch_are_committed_together,
     changes_pending_for_the_transcript_are_where_the_next_request_starts,
     a_pending_change_of_a_deleted_folder_writes_nothing,
+    a_stream_of_changes_to_a_call_sends_one_message_of_each_kind,
+    a_change_committed_while_the_worker_writes_is_written_in_its_place,
 );

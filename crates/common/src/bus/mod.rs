@@ -164,6 +164,15 @@ pub trait Bus: Send + Sync {
     /// Writes `message` into `tx`: it is delivered once `tx` commits, and never if it rolls back.
     async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError>;
 
+    /// Writes every one of `messages` into `tx`, as `publish` writes each; adapters that can write them
+    /// in one statement do.
+    async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
+        for message in messages {
+            self.publish(tx, message).await?;
+        }
+        Ok(())
+    }
+
     /// The oldest message of `topic` ready for delivery, leased to the caller; waits up to `wait` for
     /// one to arrive, then answers `None`.
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError>;

@@ -49,6 +49,7 @@ impl DatabaseQueue {
         let until = now + self.lease.as_millis() as i64;
         let lease = rand::random::<i64>();
         let max = i64::try_from(max.max(1)).unwrap_or(i64::MAX);
+        let _turn = self.db.write_turn().await?;
         Ok(dispatch!(&self.db, lease(topic, now, until, lease, max))?)
     }
 
@@ -97,6 +98,15 @@ impl Bus for DatabaseQueue {
         Ok(())
     }
 
+    async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        self.published.notify_waiters();
+        Ok(())
+    }
+
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
         Ok(self.lease_within(topic, wait, 1).await?.pop())
     }
@@ -112,6 +122,7 @@ impl Bus for DatabaseQueue {
 
     async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
+        let _turn = self.db.write_turn().await?;
         if dispatch!(&self.db, remove(seq, lease))? {
             Ok(())
         } else {
@@ -132,6 +143,7 @@ impl Bus for DatabaseQueue {
         let mut first_error = None;
         for (lease, messages) in by_lease {
             let seqs: Vec<i64> = messages.iter().map(|(seq, _)| *seq).collect();
+            let _turn = self.db.write_turn().await?;
             let removed = dispatch!(&self.db, remove_many(lease, &seqs))?;
             if removed < seqs.len() as u64 {
                 // Which one ran out is not told apart: it is delivered again either way.
@@ -145,6 +157,7 @@ impl Bus for DatabaseQueue {
         let (seq, lease) = Self::leased(&delivery)?;
         if delivery.attempt >= self.policy.max_attempts {
             let reason = format!("{reason} (after {} attempts)", delivery.attempt);
+            let _turn = self.db.write_turn().await?;
             return if dispatch!(&self.db, bury(seq, lease, &reason))? {
                 Ok(Retried::DeadLettered)
             } else {
@@ -159,6 +172,7 @@ impl Bus for DatabaseQueue {
     async fn keep_leased(&self, delivery: &Delivery) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(delivery)?;
         let until = now_millis() + self.lease.as_millis() as i64;
+        let _turn = self.db.write_turn().await?;
         if dispatch!(&self.db, renew(seq, lease, until))? {
             Ok(())
         } else {
@@ -169,6 +183,7 @@ impl Bus for DatabaseQueue {
     async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
         let at = now_millis() + wait.as_millis() as i64;
+        let _turn = self.db.write_turn().await?;
         if dispatch!(&self.db, release(seq, lease, at))? {
             Ok(())
         } else {
@@ -178,6 +193,7 @@ impl Bus for DatabaseQueue {
 
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
+        let _turn = self.db.write_turn().await?;
         if dispatch!(&self.db, bury(seq, lease, reason))? {
             Ok(())
         } else {

@@ -24,6 +24,52 @@ pub(crate) async fn insert(c: &mut Conn, message: &Message, now_ms: i64) -> Resu
     Ok(())
 }
 
+/// Messages per statement of `insert_many`, six bound values each: far below either database's limit.
+const MESSAGES_PER_STATEMENT: usize = 200;
+
+/// Inserts `messages` as `insert` inserts each, a statement per `MESSAGES_PER_STATEMENT`.
+pub(crate) async fn insert_many(
+    c: &mut Conn,
+    messages: &[Message],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    for chunk in messages.chunks(MESSAGES_PER_STATEMENT) {
+        let rows = (0..chunk.len())
+            .map(|i| {
+                let p = i * 5;
+                format!(
+                    "(${}, ${}, ${}, ${}, 0, ${}, ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 5
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "INSERT INTO bus_messages (id, topic, body, traceparent, attempt, visible_at_ms, created_ms) \
+             VALUES {rows}"
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for message in chunk {
+            query = query
+                .bind(&message.id)
+                .bind(&message.topic)
+                .bind(&message.body)
+                .bind(&message.traceparent)
+                .bind(now_ms);
+        }
+        query
+            .execute(&mut *c)
+            .await
+            .map_err(|e| StoreError::unique(e, format!("message {}", chunk[0].id)))?;
+    }
+    Ok(())
+}
+
 #[derive(sqlx::FromRow)]
 struct LeasedRow {
     seq: i64,

@@ -172,6 +172,18 @@ impl Database {
 
     /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
     /// alone.
+    /// This process's turn to write outside a transaction. On SQLite a statement that writes on the
+    /// pool (a bus lease or acknowledgement, say) waits at the gate like a transaction, instead of
+    /// meeting the transactions in SQLite's busy handler, whose naps would stall them too; on
+    /// PostgreSQL there is nothing to wait for. Hold it until the statement has run; never while
+    /// holding a transaction of the same database.
+    pub async fn write_turn(&self) -> Result<Option<tokio::sync::OwnedMutexGuard<()>>, StoreError> {
+        match self {
+            Database::Sqlite(_, _, gate) => Ok(Some(gate.turn().await?)),
+            Database::Postgres(..) => Ok(None),
+        }
+    }
+
     pub async fn migrate(&self, owner: &Migrations) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
             Database::Postgres(pool, _) => {

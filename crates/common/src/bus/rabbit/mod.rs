@@ -311,6 +311,18 @@ impl Bus for RabbitBus {
         Ok(())
     }
 
+    async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        for message in messages {
+            codec::check_topic(&message.topic)?;
+        }
+        dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        self.inner.published.notify_waiters();
+        Ok(())
+    }
+
     async fn receive(&self, topic: &str, wait: Duration) -> Result<Option<Delivery>, BusError> {
         codec::check_topic(topic)?;
         let deadline = tokio::time::Instant::now() + wait;

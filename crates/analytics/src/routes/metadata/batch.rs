@@ -1,0 +1,416 @@
+//! Metadata requests committed together (group commit). A request that has passed its checks joins a
+//! queue and waits for its answer; one task per queue takes what is queued (up to `MOST`) and commits it
+//! in one transaction: the batch's calls read and locked in one statement, each request applied in the
+//! order it came, then one statement per kind of write and the bus messages in one more.
+//!
+//! Committed one by one, a request was a transaction of eight statements, each a hand-off to SQLite's
+//! thread (or a round trip to PostgreSQL), under the database's single write lock: at about 1,200
+//! requests/s the machine spent its time handing statements over. A batch pays for that once, and the
+//! burst of requests that made it wait is exactly what fills the next batch.
+//!
+//! A batch is all or nothing: when a statement or the commit fails, every request of it that was to
+//! change something gets the error, and nothing of it is written. A request the batch refuses (its call
+//! is not there, its folder is being deleted) changes nothing and does not hold up the others. The task
+//! runs on its own, so a request whose client hung up never cuts a batch off half way.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+
+use super::{metadata_answer, next_last_modified};
+use crate::error::AnalyticsError;
+use crate::jobs::announce;
+use crate::model::{stored_metadata, FolderSettings};
+use crate::state::AnalyticsState;
+use crate::store::{self, CallRow};
+use common::db::Tx;
+
+/// Requests committed in one transaction at most.
+const MOST: usize = 256;
+
+/// What a request does to a call's metadata.
+#[derive(Debug)]
+pub enum Change {
+    Set(BTreeMap<String, String>),
+    Remove(Vec<String>),
+}
+
+/// A checked metadata request: the call as the path names it, and the change.
+#[derive(Debug)]
+pub struct Request {
+    pub company: String,
+    pub organization: String,
+    pub call: String,
+    pub change: Change,
+}
+
+/// The call's whole metadata after the change, as the API answers it.
+pub type Answer = Result<Map<String, Value>, AnalyticsError>;
+
+struct Queued {
+    request: Request,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// The requests waiting for a batch, in shards by call: each shard commits one batch at a time, so the
+/// requests of one call are applied in the order they came, and a batch waiting for a call that
+/// something else holds locked (a deletion, the metadata worker) holds up only its own shard.
+pub struct MetadataBatches {
+    shards: Vec<Mutex<Queue>>,
+    /// The runtime the committing tasks run on: the service's multi-threaded one where it was built
+    /// in one. Spawned from a request, a task would run on that HTTP worker's own single thread, where
+    /// every statement's answer waits behind the requests the thread is serving.
+    runtime: Option<tokio::runtime::Handle>,
+    /// Batches taken so far, for tests and metrics.
+    taken: AtomicU64,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<Queued>,
+    running: bool,
+}
+
+impl MetadataBatches {
+    /// Batches in `shards` shards: one for SQLite, whose writers take turns anyway; a few for
+    /// PostgreSQL, whose transactions lock only their own calls.
+    pub fn new(shards: usize) -> MetadataBatches {
+        MetadataBatches {
+            shards: (0..shards.max(1)).map(|_| Mutex::default()).collect(),
+            runtime: tokio::runtime::Handle::try_current()
+                .ok()
+                .filter(|r| r.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread),
+            taken: AtomicU64::new(0),
+        }
+    }
+
+    /// Batches taken so far.
+    pub fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// Requests waiting for a batch.
+    pub fn waiting(&self) -> usize {
+        (0..self.shards.len())
+            .map(|s| self.queue(s).waiting.len())
+            .sum()
+    }
+
+    /// The shard of a call's requests.
+    pub fn shard_of(&self, call: &str) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        call.hash(&mut hasher);
+        (hasher.finish() % self.shards.len() as u64) as usize
+    }
+
+    /// Queues the request, starts its shard's committing task if none runs, and waits for the answer.
+    pub async fn submit(state: Arc<AnalyticsState>, request: Request) -> Answer {
+        let shard = state.metadata_batches.shard_of(&request.call);
+        let (answer, answered) = oneshot::channel();
+        let start = {
+            let mut queue = state.metadata_batches.queue(shard);
+            queue.waiting.push(Queued { request, answer });
+            !std::mem::replace(&mut queue.running, true)
+        };
+        if start {
+            match state.metadata_batches.runtime.clone() {
+                Some(runtime) => runtime.spawn(run(state, shard)),
+                None => tokio::spawn(run(state, shard)),
+            };
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(AnalyticsError::internal(
+                "the metadata batch ended without an answer",
+            ))
+        })
+    }
+
+    fn queue(&self, shard: usize) -> std::sync::MutexGuard<'_, Queue> {
+        // The lock is held only to push or take requests, which cannot panic half way.
+        self.shards[shard].lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Commits the shard's batches until its queue is empty; the next request starts a new task.
+async fn run(state: Arc<AnalyticsState>, shard: usize) {
+    loop {
+        let batch: Vec<Queued> = {
+            let mut queue = state.metadata_batches.queue(shard);
+            if queue.waiting.is_empty() {
+                queue.running = false;
+                return;
+            }
+            let n = queue.waiting.len().min(MOST);
+            queue.waiting.drain(..n).collect()
+        };
+        state.metadata_batches.taken.fetch_add(1, Ordering::Relaxed);
+        // A panic answers its batch (each sender dropped unanswered), not every request after it.
+        let _ = std::panic::AssertUnwindSafe(commit(&state, batch))
+            .catch_unwind()
+            .await;
+    }
+}
+
+/// Applies the batch in one transaction and answers each request.
+async fn commit(state: &AnalyticsState, batch: Vec<Queued>) {
+    let (requests, senders): (Vec<Request>, Vec<oneshot::Sender<Answer>>) =
+        batch.into_iter().map(|q| (q.request, q.answer)).unzip();
+    match apply(state, &requests).await {
+        Ok(answers) => {
+            for (sender, answer) in senders.into_iter().zip(answers) {
+                let _ = sender.send(answer);
+            }
+        }
+        Err(e) => {
+            for sender in senders {
+                let _ = sender.send(Err(e.clone()));
+            }
+        }
+    }
+}
+
+/// A call of the batch as its requests leave it.
+struct Working {
+    row: CallRow,
+    /// The change pending when the batch read the call.
+    pending: Option<String>,
+    /// Whether the call's change needs a message to the metadata worker: none is pending, so none is on
+    /// its way; or the pending one has waited so long that its message must have been lost.
+    needs_writing: bool,
+    /// A reindex message is on its way already.
+    reindex_due: bool,
+    /// The call's whole metadata as the batch found it, then as its requests leave it; or why it could
+    /// not be read. Read before the requests are applied, all calls at once.
+    metadata: Option<Result<BTreeMap<String, String>, AnalyticsError>>,
+    /// What becomes of the database's rows of fields the batch named: a value, or removed.
+    fields: BTreeMap<String, Option<String>>,
+    changed: bool,
+}
+
+/// The folder of each call, by company, organization and name: its settings, or why it takes no change.
+type Folders = HashMap<(String, String, String), Result<FolderSettings, AnalyticsError>>;
+
+/// Applies every request and writes the result; the answers in the order of the requests.
+async fn apply(
+    state: &AnalyticsState,
+    requests: &[Request],
+) -> Result<Vec<Answer>, AnalyticsError> {
+    let ids: Vec<&str> = requests.iter().map(|r| r.call.as_str()).collect();
+    let mut tx = state.db.begin().await?;
+    let mut calls: HashMap<String, Working> = store::get_calls_metadata(&mut tx, &ids)
+        .await?
+        .into_iter()
+        .map(|call| {
+            let working = Working {
+                needs_writing: call.pending.is_none() || overdue(&call.row.last_modified),
+                reindex_due: call.reindex_due,
+                row: call.row,
+                pending: call.pending,
+                metadata: None,
+                fields: BTreeMap::new(),
+                changed: false,
+            };
+            (working.row.id.clone(), working)
+        })
+        .collect();
+    // Read after the calls are locked, never before: a deletion marked before this read is seen and
+    // refused; one marked after it waits for the calls' locks, so for this transaction, before removing
+    // their objects.
+    let mut folders = Folders::new();
+    for working in calls.values() {
+        let key = (
+            working.row.company.clone(),
+            working.row.organization.clone(),
+            working.row.folder.clone(),
+        );
+        if let std::collections::hash_map::Entry::Vacant(entry) = folders.entry(key) {
+            let (company, organization, folder) = entry.key();
+            let folder = store::peek_folder(&mut tx, company, organization, folder).await?;
+            entry.insert(match folder {
+                Some(folder) => folder.usable_settings(),
+                None => Err(AnalyticsError::call_not_found(&working.row.id)),
+            });
+        }
+    }
+
+    // The metadata of every call a request may change, the stored transcripts read at once (from S3,
+    // one after the other would hold the batch's locks for a round trip each).
+    let wanted: HashSet<&str> = requests
+        .iter()
+        .filter(|r| {
+            calls
+                .get(&r.call)
+                .is_some_and(|w| w.row.company == r.company && w.row.organization == r.organization)
+        })
+        .map(|r| r.call.as_str())
+        .collect();
+    let read = wanted.into_iter().map(|id| {
+        let working = &calls[id];
+        async move {
+            let metadata = current(state, &working.row, working.pending.as_deref()).await;
+            (id.to_string(), metadata)
+        }
+    });
+    for (id, metadata) in futures_util::future::join_all(read).await {
+        if let Some(working) = calls.get_mut(&id) {
+            working.metadata = Some(metadata);
+        }
+    }
+
+    let mut answers = Vec::with_capacity(requests.len());
+    for request in requests {
+        answers.push(apply_one(&mut calls, &folders, request));
+    }
+
+    let changed: Vec<(&Working, &BTreeMap<String, String>)> = calls
+        .values()
+        .filter(|w| w.changed)
+        .filter_map(|w| match &w.metadata {
+            Some(Ok(metadata)) => Some((w, metadata)),
+            _ => None,
+        })
+        .collect();
+    if !changed.is_empty() {
+        write(state, &mut tx, &changed).await?;
+        tx.commit().await?;
+    }
+    Ok(answers)
+}
+
+/// Writes what the batch's requests left of their calls, and the messages announcing it.
+async fn write(
+    state: &AnalyticsState,
+    tx: &mut Tx,
+    changed: &[(&Working, &BTreeMap<String, String>)],
+) -> Result<(), AnalyticsError> {
+    let mut set = Vec::new();
+    let mut removed = Vec::new();
+    let mut pending = Vec::with_capacity(changed.len());
+    for (working, metadata) in changed {
+        let id = working.row.id.as_str();
+        for (field, value) in &working.fields {
+            match value {
+                Some(value) => set.push((id, field.as_str(), value.as_str())),
+                None => removed.push((id, field.as_str())),
+            }
+        }
+        pending.push(serde_json::to_string(metadata).map_err(AnalyticsError::internal)?);
+    }
+    // The search document changes only with a field the database holds.
+    let lost_a_field = store::remove_metadata_rows(&mut *tx, &removed).await?;
+    store::set_metadata_rows(&mut *tx, &set).await?;
+    let indexed: Vec<bool> = changed
+        .iter()
+        .map(|(w, _)| w.fields.values().any(Option::is_some) || lost_a_field.contains(&w.row.id))
+        .collect();
+    let rows: Vec<(&str, &str, Option<&str>, bool)> = changed
+        .iter()
+        .zip(&pending)
+        .zip(&indexed)
+        .map(|(((w, _), p), indexed)| {
+            (
+                w.row.id.as_str(),
+                w.row.last_modified.as_str(),
+                Some(p.as_str()),
+                w.reindex_due || *indexed,
+            )
+        })
+        .collect();
+    store::set_calls_metadata(&mut *tx, &rows).await?;
+
+    // A message only where none is on its way: the metadata worker writes what is pending when it
+    // writes, the newest change included; the reindex worker clears the mark before it reads the call.
+    let mut messages = Vec::new();
+    for ((working, _), indexed) in changed.iter().zip(indexed) {
+        if working.needs_writing {
+            messages.push(announce::write_metadata_message(&working.row));
+        }
+        if indexed && !working.reindex_due {
+            messages.push(announce::reindex_message(&working.row));
+        }
+    }
+    state
+        .bus
+        .publish_many(tx, &messages)
+        .await
+        .map_err(AnalyticsError::internal)
+}
+
+/// Applies one request to its call as the batch's earlier requests left it.
+fn apply_one(calls: &mut HashMap<String, Working>, folders: &Folders, request: &Request) -> Answer {
+    let working = calls
+        .get_mut(&request.call)
+        .filter(|w| w.row.company == request.company && w.row.organization == request.organization)
+        .ok_or_else(|| AnalyticsError::call_not_found(&request.call))?;
+    let key = (
+        working.row.company.clone(),
+        working.row.organization.clone(),
+        working.row.folder.clone(),
+    );
+    let settings = folders
+        .get(&key)
+        .ok_or_else(|| AnalyticsError::call_not_found(&request.call))?
+        .as_ref()
+        .map_err(Clone::clone)?;
+    let metadata = working
+        .metadata
+        .as_mut()
+        .ok_or_else(|| AnalyticsError::call_not_found(&request.call))?
+        .as_mut()
+        .map_err(|e| e.clone())?;
+    match &request.change {
+        Change::Set(fields) => {
+            for (field, value) in fields {
+                metadata.insert(field.clone(), value.clone());
+                if settings.configures(field) {
+                    working.fields.insert(field.clone(), Some(value.clone()));
+                }
+            }
+        }
+        Change::Remove(names) => {
+            for field in names {
+                metadata.remove(field);
+                working.fields.insert(field.clone(), None);
+            }
+        }
+    }
+    working.row.last_modified = next_last_modified(&working.row.last_modified);
+    working.changed = true;
+    Ok(metadata_answer(&working.row, metadata))
+}
+
+/// How long a pending change may wait for the metadata worker before a change of the call announces it
+/// again: far longer than the worker takes, shorter than a message's retries last before it is set
+/// aside as a dead letter.
+const OVERDUE: chrono::Duration = chrono::Duration::seconds(60);
+
+/// Whether a change made at `last_modified` and still pending has waited longer than `OVERDUE`.
+fn overdue(last_modified: &str) -> bool {
+    chrono::DateTime::parse_from_rfc3339(last_modified).map_or(true, |at| {
+        chrono::Utc::now() - at.with_timezone(&chrono::Utc) > OVERDUE
+    })
+}
+
+/// The call's metadata now: a change still pending, else what its stored transcript holds.
+async fn current(
+    state: &AnalyticsState,
+    row: &CallRow,
+    pending: Option<&str>,
+) -> Result<BTreeMap<String, String>, AnalyticsError> {
+    if let Some(pending) = pending {
+        return serde_json::from_str(pending).map_err(AnalyticsError::internal);
+    }
+    let bytes = state
+        .objects
+        .get(&row.transcript_key())
+        .await?
+        .ok_or_else(|| {
+            AnalyticsError::internal(format!("the transcript of call {} is missing", row.id))
+        })?;
+    stored_metadata(&bytes).map_err(AnalyticsError::internal)
+}

@@ -1,0 +1,101 @@
+//! A call's metadata (docs/analytics-api.md, Metadata): its configured fields' rows, and on the call's
+//! row its `last_modified` and the pending change the metadata worker has yet to write into the stored
+//! transcript. The batch forms serve the metadata requests committed together (`routes::metadata`).
+
+use common::db::{Handle, StoreError};
+use common::dispatch;
+
+use super::{postgres, sqlite, CallMetadata, CallRow};
+
+/// The call with its pending metadata change (`None` when its stored transcript is up to date); inside a
+/// transaction, locked until it ends.
+pub async fn get_call_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
+    dispatch!(h, get_call_metadata(id))
+}
+
+/// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds
+/// it).
+pub async fn set_call_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+    last_modified: &str,
+    pending: Option<&str>,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_call_metadata(id, last_modified, pending))
+}
+
+/// Sets one configured field of the call.
+pub async fn set_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    call: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    dispatch!(h, set_metadata(call, field, value))
+}
+
+/// The call's configured metadata fields, by name.
+pub async fn metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    call: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    dispatch!(h, metadata(call))
+}
+
+/// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a
+/// transaction locked until it ends, in that order.
+pub async fn get_calls_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[&str],
+) -> Result<Vec<CallMetadata>, StoreError> {
+    dispatch!(h, get_calls_metadata(ids))
+}
+
+/// Sets configured fields, `(call, field, value)`; each pair at most once.
+pub async fn set_metadata_rows<'a>(
+    h: impl Into<Handle<'a>>,
+    rows: &[(&str, &str, &str)],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, set_metadata_rows(rows))
+}
+
+/// Removes fields, `(call, field)`; the calls that had one of them.
+pub async fn remove_metadata_rows<'a>(
+    h: impl Into<Handle<'a>>,
+    rows: &[(&str, &str)],
+) -> Result<Vec<String>, StoreError> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, remove_metadata_rows(rows))
+}
+
+/// Sets calls' `last_modified`, pending change and reindex mark, `(call, last_modified, pending,
+/// reindex_due)`; each call at most once.
+pub async fn set_calls_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    rows: &[(&str, &str, Option<&str>, bool)],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, set_calls_metadata(rows))
+}
+
+/// Clears the calls' reindex mark: the reindex worker has taken their messages and reads them next, so
+/// a change committed from now on needs a message of its own.
+pub async fn clear_reindex_due<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[&str],
+) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, clear_reindex_due(ids))
+}

@@ -1,0 +1,218 @@
+//! The statements on a call's metadata, written once and compiled for each database (`Db` and
+//! `FOR_UPDATE` come from `postgres.rs` or `sqlite.rs`): the configured fields' rows, and the call's
+//! `last_modified` with its pending change. The `_rows` and `calls` forms take a whole batch of metadata
+//! requests in one statement each (`routes::metadata::batch`), since on SQLite every statement is a
+//! hand-off to the database's thread and on PostgreSQL a round trip.
+
+use common::db::StoreError;
+
+use super::super::rows::*;
+use super::sql::CALL_COLUMNS;
+use super::{Db, FOR_UPDATE};
+
+type Conn = <Db as sqlx::Database>::Connection;
+
+/// Rows per statement of the batch forms: far below either database's limit on bound values.
+const ROWS_PER_STATEMENT: usize = 300;
+
+/// `$1, $2, ...`: `n` placeholders.
+fn placeholders(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `($1, $2), ($3, $4), ...`: `rows` tuples of `width` placeholders.
+fn tuples(rows: usize, width: usize) -> String {
+    (0..rows)
+        .map(|row| {
+            let values = (1..=width)
+                .map(|i| format!("${}", row * width + i))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("({values})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[derive(sqlx::FromRow)]
+struct CallMetadataRow {
+    #[sqlx(flatten)]
+    call: CallRow,
+    pending_metadata: Option<String>,
+}
+
+pub(crate) async fn get_call_metadata(
+    c: &mut Conn,
+    id: &str,
+) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
+    let sql = format!(
+        "SELECT {CALL_COLUMNS}, pending_metadata FROM analytics_calls WHERE id = $1{FOR_UPDATE}"
+    );
+    let row = sqlx::query_as::<Db, CallMetadataRow>(&sql)
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?;
+    Ok(row.map(|r| (r.call, r.pending_metadata)))
+}
+
+pub(crate) async fn set_call_metadata(
+    c: &mut Conn,
+    id: &str,
+    last_modified: &str,
+    pending: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "UPDATE analytics_calls SET last_modified = $2, pending_metadata = $3 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(last_modified)
+    .bind(pending)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn set_metadata(
+    c: &mut Conn,
+    call: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    sqlx::query::<Db>(
+        "INSERT INTO analytics_call_metadata (call_id, field, value) VALUES ($1, $2, $3) \
+         ON CONFLICT (call_id, field) DO UPDATE SET value = excluded.value",
+    )
+    .bind(call)
+    .bind(field)
+    .bind(value)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn metadata(
+    c: &mut Conn,
+    call: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(sqlx::query_as::<Db, (String, String)>(
+        "SELECT field, value FROM analytics_call_metadata WHERE call_id = $1 ORDER BY field",
+    )
+    .bind(call)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a
+/// transaction locked until it ends, in that order, so two batches never wait for each other in turn.
+pub(crate) async fn get_calls_metadata(
+    c: &mut Conn,
+    ids: &[&str],
+) -> Result<Vec<CallMetadata>, StoreError> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let list = placeholders(chunk.len());
+        let sql = format!(
+            "SELECT {CALL_COLUMNS}, pending_metadata, reindex_due FROM analytics_calls \
+             WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
+        );
+        let mut query = sqlx::query_as::<Db, CallMetadata>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        found.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(found)
+}
+
+/// Sets configured fields, `(call, field, value)`, each pair at most once.
+pub(crate) async fn set_metadata_rows(
+    c: &mut Conn,
+    rows: &[(&str, &str, &str)],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO analytics_call_metadata (call_id, field, value) VALUES {} \
+             ON CONFLICT (call_id, field) DO UPDATE SET value = excluded.value",
+            tuples(chunk.len(), 3)
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for (call, field, value) in chunk {
+            query = query.bind(*call).bind(*field).bind(*value);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(())
+}
+
+/// Removes fields, `(call, field)`; the calls that had one of them (once per field removed).
+pub(crate) async fn remove_metadata_rows(
+    c: &mut Conn,
+    rows: &[(&str, &str)],
+) -> Result<Vec<String>, StoreError> {
+    let mut removed = Vec::new();
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let matches = (0..chunk.len())
+            .map(|i| format!("(call_id = ${} AND field = ${})", 2 * i + 1, 2 * i + 2))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let sql = format!("DELETE FROM analytics_call_metadata WHERE {matches} RETURNING call_id");
+        let mut query = sqlx::query_scalar::<Db, String>(&sql);
+        for (call, field) in chunk {
+            query = query.bind(*call).bind(*field);
+        }
+        removed.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(removed)
+}
+
+/// Sets calls' `last_modified`, pending change and reindex mark, `(call, last_modified, pending,
+/// reindex_due)`, each call at most once.
+pub(crate) async fn set_calls_metadata(
+    c: &mut Conn,
+    rows: &[(&str, &str, Option<&str>, bool)],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "WITH v (id, last_modified, pending, reindex_due) AS (VALUES {}) \
+             UPDATE analytics_calls SET last_modified = v.last_modified, \
+             pending_metadata = v.pending, reindex_due = v.reindex_due \
+             FROM v WHERE analytics_calls.id = v.id",
+            tuples(chunk.len(), 4)
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for (call, last_modified, pending, due) in chunk {
+            query = query
+                .bind(*call)
+                .bind(*last_modified)
+                .bind(*pending)
+                .bind(*due);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(())
+}
+
+/// Clears the reindex mark of the calls, before the reindex worker reads them.
+pub(crate) async fn clear_reindex_due(c: &mut Conn, ids: &[&str]) -> Result<(), StoreError> {
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let list = placeholders(chunk.len());
+        // Locked in the order of the ids, as a metadata batch locks them: locked in the order of
+        // the scan, a batch holding one and waiting for another would deadlock with this statement.
+        let sql = format!(
+            "UPDATE analytics_calls SET reindex_due = FALSE WHERE id IN \
+             (SELECT id FROM analytics_calls WHERE id IN ({list}) AND reindex_due ORDER BY id{FOR_UPDATE})"
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(())
+}
