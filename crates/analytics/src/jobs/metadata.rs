@@ -44,17 +44,14 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
         <WriteMetadata as messages::Message>::decode(body).map(|m| m.call_id)
     })
     .await;
-    let span = calls.values().next().map(|deliveries| {
-        common::telemetry::job_span(
-            messages::topics::METADATA,
-            deliveries[0].message.traceparent.as_deref(),
-        )
-    });
+    // The batch's work joins the trace of its first message.
+    let traceparent = calls
+        .values()
+        .next()
+        .and_then(|deliveries| deliveries[0].message.traceparent.as_deref());
+    let span = common::telemetry::job_span(messages::topics::METADATA, traceparent);
     let ids: Vec<&str> = calls.keys().map(String::as_str).collect();
-    let outcomes = match span {
-        Some(span) => write_all(state, &ids).instrument(span).await,
-        None => HashMap::new(),
-    };
+    let outcomes = write_all(state, &ids).instrument(span).await;
     // Each message of a call settles as its write went: retried, or a dead letter when its pending
     // change can never be written.
     let mut settled = Vec::new();
@@ -104,15 +101,10 @@ async fn write_all(state: &AnalyticsState, ids: &[&str]) -> HashMap<String, Resu
         Ok(()) => return outcomes,
         Err(e) => e,
     };
-    // Nothing was cleared: every call of the transaction is tried again.
+    // Nothing was cleared: every call without an error of its own is tried again.
     for id in ids {
         outcomes
             .entry(id.to_string())
-            .and_modify(|o| {
-                if o.is_ok() {
-                    *o = Err(failed.clone());
-                }
-            })
             .or_insert_with(|| Err(failed.clone()));
     }
     outcomes

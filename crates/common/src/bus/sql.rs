@@ -9,25 +9,13 @@ use crate::db::StoreError;
 type Conn = <Db as sqlx::Database>::Connection;
 
 pub(crate) async fn insert(c: &mut Conn, message: &Message, now_ms: i64) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "INSERT INTO bus_messages (id, topic, body, traceparent, attempt, visible_at_ms, created_ms) \
-         VALUES ($1, $2, $3, $4, 0, $5, $5)",
-    )
-    .bind(&message.id)
-    .bind(&message.topic)
-    .bind(&message.body)
-    .bind(&message.traceparent)
-    .bind(now_ms)
-    .execute(&mut *c)
-    .await
-    .map_err(|e| StoreError::unique(e, format!("message {}", message.id)))?;
-    Ok(())
+    insert_many(c, std::slice::from_ref(message), now_ms).await
 }
 
 /// Messages per statement of `insert_many`, six bound values each: far below either database's limit.
 const MESSAGES_PER_STATEMENT: usize = 200;
 
-/// Inserts `messages` as `insert` inserts each, a statement per `MESSAGES_PER_STATEMENT`.
+/// Inserts `messages`, a statement per `MESSAGES_PER_STATEMENT`.
 pub(crate) async fn insert_many(
     c: &mut Conn,
     messages: &[Message],
