@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
-use super::JobError;
+use super::{metadata, JobError};
 use crate::state::AnalyticsState;
 use crate::store;
 
@@ -80,15 +80,11 @@ pub async fn delete_batch(state: &AnalyticsState, scope: &Scope) -> Result<usize
         return Ok(0);
     }
     let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-    // A metadata request reads its folder without locking it, while holding its call's row, and writes the
-    // call's transcript before it commits; one that read the folder before it was marked may still be
-    // under way. Taking the calls' rows waits for those, and every later one finds the folder being
-    // deleted and writes nothing, so no object is written again once removed below.
-    let mut tx = state.db.begin().await.map_err(JobError::retry)?;
-    store::lock_calls(&mut tx, &ids)
-        .await
-        .map_err(JobError::retry)?;
-    tx.commit().await.map_err(JobError::retry)?;
+    // Metadata writes under way on the calls end first, and none starts after: the deletion takes their
+    // transcripts' claims for good. Taking them also waits for the metadata requests under way on the
+    // calls (they hold the calls' rows); every later one finds the folder being deleted.
+    let claimed: Vec<&str> = ids.iter().map(String::as_str).collect();
+    metadata::claim_for_deletion(state, &claimed).await?;
     for call in &calls {
         delete_objects(state, &call.object_prefix()).await?;
     }

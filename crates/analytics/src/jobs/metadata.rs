@@ -1,24 +1,28 @@
 //! Topic `analytics.metadata`: writes calls' pending metadata changes into their stored transcripts. A
-//! metadata request commits the call's whole metadata to its row (`pending_metadata`) with this message
-//! and answers; the worker then rewrites the transcript (docs/analytics-api.md, Metadata). Messages of a
-//! batch naming one call are served by one write of what is pending then, so a burst of changes to a
-//! call costs one rewrite.
+//! metadata request commits the call's whole metadata to its row (`metadata_json`, not yet
+//! `metadata_written`) with this message and answers; the worker then rewrites the transcript (docs/analytics-api.md, Metadata). A change
+//! announces itself only when the call had nothing pending (`routes::metadata`), so a burst of changes
+//! to a call is one message, and messages of a batch naming one call are served by one write.
 //!
-//! A change announces itself only when the call had nothing pending (`routes::metadata`), so a burst of
-//! changes to a call is one message. The batch's transcripts are read and rewritten outside any
-//! transaction, all at once; the writes themselves happen in one transaction that holds the batch's
-//! calls locked, all at once too (on SQLite a transaction per call held the database's write lock for
-//! an object write each, while every metadata request waited). When a change was committed in between,
-//! the newest one is written instead, with the transcript already read: a call changed without pause
-//! is still written on every visit, and since that change sent no message of its own, nothing else
-//! would write it. A deletion waits for the locks before removing the calls' objects, so nothing is
-//! written after they are gone.
+//! The worker writes holding no lock, so metadata requests never wait for an object write (on SQLite
+//! nothing waits for one at the database's write lock):
+//! - it claims its batch's calls in one short statement: a claim names the worker and lasts `CLAIM`,
+//!   and a call another writer holds is left to it (its message is retried);
+//! - it reads and rewrites the claimed calls' transcripts, all at once, with no transaction open;
+//! - in one short transaction it marks written each change that is still the call's newest and lets the
+//!   calls go. A change committed meanwhile sent no message (its call had one pending), so it stays
+//!   pending and the worker announces it in that same transaction: the next batch writes it.
+//!
+//! Two workers never write one call at once (a redelivered or repeated message finds the claim), and a
+//! deletion takes the claims of its calls for good, waiting for a worker's to end, before it removes
+//! their objects (`claim_for_deletion`), so nothing is written once they are gone.
 //!
 //! Under a steady stream of changes the worker pauses between batches (`BATCHING`): every call changed
 //! meanwhile is then rewritten once per batch instead of once per change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::join_all;
 
@@ -26,16 +30,29 @@ use common::bus::Delivery;
 use messages::v1::WriteMetadata;
 use tracing::Instrument;
 
-use super::{by_call, settle_all, Batching, JobError};
-use crate::model::StoredTranscript;
+use super::{announce, by_call, settle_all, Batching, JobError};
+use crate::model::with_metadata;
 use crate::state::AnalyticsState;
-use crate::store::{self, CallRow};
+use crate::store::{self, CallMetadata};
 
-/// Up to 100 messages at once, and half a second for more to gather while the worker keeps up.
+/// Up to 100 messages at once, and two seconds for more to gather while the worker keeps up. No reader
+/// of the API waits for these writes (requests start from the call's row), and under a steady stream
+/// of changes every call changed meanwhile costs one rewrite per pause.
 pub(crate) const BATCHING: Batching = Batching {
     most: 100,
-    pause: std::time::Duration::from_millis(500),
+    pause: Duration::from_secs(2),
 };
+
+/// How long a worker's claim on a call lasts: a worker that stops half way holds its calls this long at
+/// most, while their messages are retried (the retries of a message last longer).
+pub const CLAIM: Duration = Duration::from_secs(120);
+
+/// No transcript write starts with less than this left of its claim, so every write ends long before
+/// another writer can take the call.
+const CLAIM_MARGIN: Duration = Duration::from_secs(60);
+
+/// The writer a deletion's claims name.
+const DELETION: &str = "deletion";
 
 /// Writes the pending metadata of the batch's calls, one write per call, then settles the messages.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
@@ -70,152 +87,221 @@ pub async fn write(state: &AnalyticsState, call_id: &str) -> Result<(), JobError
         .unwrap_or(Ok(()))
 }
 
-/// A call's change rewritten into its transcript, ready to be stored.
-struct Prepared {
-    row: CallRow,
-    pending: String,
-    transcript: StoredTranscript,
-    written: Vec<u8>,
-}
-
 /// Writes the calls' pending metadata into their stored transcripts and clears it; how each call went
 /// (a call with nothing to write is not named).
 async fn write_all(state: &AnalyticsState, ids: &[&str]) -> HashMap<String, Result<(), JobError>> {
-    let mut outcomes = HashMap::new();
-    let mut prepared = HashMap::new();
-    for (id, result) in join_all(ids.iter().map(|id| prepare(state, id))).await {
-        match result {
-            Ok(Some(ready)) => {
-                prepared.insert(id, ready);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                outcomes.insert(id, Err(e));
-            }
+    match Claim::take(state, ids).await {
+        Ok(claim) => claim.write(state).await,
+        Err(e) => ids
+            .iter()
+            .map(|id| (id.to_string(), Err(e.clone())))
+            .collect(),
+    }
+}
+
+/// The calls one visit of the worker holds, each as it was when claimed.
+pub struct Claim {
+    writer: String,
+    /// When the claims run out, in milliseconds since the epoch.
+    until: i64,
+    calls: Vec<CallMetadata>,
+    /// Calls with a pending change that another writer holds.
+    busy: Vec<String>,
+}
+
+impl Claim {
+    /// Claims the calls among `ids` that have a pending change and that no other writer holds.
+    pub async fn take(state: &AnalyticsState, ids: &[&str]) -> Result<Claim, JobError> {
+        let writer = format!("metadata-{}", uuid::Uuid::new_v4().simple());
+        let now = now_ms();
+        let until = now + CLAIM.as_millis() as i64;
+        let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+        let calls = store::claim_calls(&mut tx, ids, &writer, now, until, true)
+            .await
+            .map_err(JobError::retry)?;
+        let claimed: HashSet<&str> = calls.iter().map(|c| c.row.id.as_str()).collect();
+        let others: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|id| !claimed.contains(id))
+            .collect();
+        // Of the others, those gone or written already need nothing.
+        let busy = if others.is_empty() {
+            Vec::new()
+        } else {
+            store::get_calls_metadata(&mut tx, &others)
+                .await
+                .map_err(JobError::retry)?
+                .into_iter()
+                .filter(|c| c.pending.is_some() || c.writer.as_deref() == Some(DELETION))
+                .map(|c| c.row.id)
+                .collect()
+        };
+        tx.commit().await.map_err(JobError::retry)?;
+        Ok(Claim {
+            writer,
+            until,
+            calls,
+            busy,
+        })
+    }
+
+    /// Writes the claimed calls' transcripts, clears what was written and lets the calls go; how each
+    /// call went (a busy one is retried).
+    pub async fn write(self, state: &AnalyticsState) -> HashMap<String, Result<(), JobError>> {
+        let mut outcomes: HashMap<String, Result<(), JobError>> = self
+            .busy
+            .iter()
+            .map(|id| {
+                let busy = JobError::Retry(format!("call {id} is being written by another writer"));
+                (id.clone(), Err(busy))
+            })
+            .collect();
+        let written = join_all(self.calls.iter().map(|c| write_one(state, c, self.until))).await;
+        match self.finish(state, written).await {
+            Ok(done) => outcomes.extend(done),
+            // Nothing was cleared: the claims run out and the calls' messages are retried.
+            Err(e) => outcomes.extend(
+                self.calls
+                    .iter()
+                    .map(|c| (c.row.id.clone(), Err(e.clone()))),
+            ),
         }
-    }
-    if prepared.is_empty() {
-        return outcomes;
-    }
-    let failed = match store_all(state, prepared, &mut outcomes).await {
-        Ok(()) => return outcomes,
-        Err(e) => e,
-    };
-    // Nothing was cleared: every call without an error of its own is tried again.
-    for id in ids {
         outcomes
-            .entry(id.to_string())
-            .or_insert_with(|| Err(failed.clone()));
     }
-    outcomes
-}
 
-/// The call with its change rewritten into its transcript, read and computed outside any transaction;
-/// `None` when nothing is pending (or the call is gone).
-async fn prepare(state: &AnalyticsState, id: &str) -> (String, Result<Option<Prepared>, JobError>) {
-    let prepared = async {
-        let Some((row, Some(pending))) = store::get_call_metadata(&state.db, id)
+    /// Clears the pending changes that were written and are still the calls' newest, announces the
+    /// ones that came in meanwhile, and lets every call go, in one transaction; how each call went.
+    async fn finish(
+        &self,
+        state: &AnalyticsState,
+        written: Vec<Result<(), JobError>>,
+    ) -> Result<HashMap<String, Result<(), JobError>>, JobError> {
+        let ids: Vec<&str> = self.calls.iter().map(|c| c.row.id.as_str()).collect();
+        let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+        let now: HashMap<String, CallMetadata> = store::get_calls_metadata(&mut tx, &ids)
             .await
             .map_err(JobError::retry)?
-        else {
-            // Gone, or written already (by an earlier message of the same change).
-            return Ok(None);
-        };
-        let stored = state
-            .objects
-            .get(&row.transcript_key())
-            .await
-            .map_err(JobError::retry)?
-            .ok_or_else(|| JobError::Retry(format!("the transcript of call {id} is missing")))?;
-        let mut transcript = StoredTranscript::parse(&stored).map_err(poison)?;
-        let written = transcript
-            .with_metadata(&parsed(&pending)?, &row.last_modified)
-            .map_err(poison)?;
-        Ok(Some(Prepared {
-            row,
-            pending,
-            transcript,
-            written,
-        }))
-    };
-    (id.to_string(), prepared.await)
-}
-
-/// Stores the prepared transcripts with their calls locked, and clears what each wrote; a call whose
-/// object could not be stored keeps its change pending and gets its error in `outcomes`.
-async fn store_all(
-    state: &AnalyticsState,
-    mut prepared: HashMap<String, Prepared>,
-    outcomes: &mut HashMap<String, Result<(), JobError>>,
-) -> Result<(), JobError> {
-    let ids: Vec<&str> = prepared.keys().map(String::as_str).collect();
-    let mut tx = state.db.begin().await.map_err(JobError::retry)?;
-    let now = store::get_calls_metadata(&mut tx, &ids)
-        .await
-        .map_err(JobError::retry)?;
-    let mut writes = Vec::new();
-    for call in now {
-        let Some(ready) = prepared.remove(&call.row.id) else {
-            continue;
-        };
-        let written = match &call.pending {
-            Some(p) if call.row.last_modified == ready.row.last_modified && *p == ready.pending => {
-                ready.written
+            .into_iter()
+            .map(|c| (c.row.id.clone(), c))
+            .collect();
+        let mut outcomes = HashMap::new();
+        let (mut cleared, mut released, mut gone, mut messages) = (vec![], vec![], vec![], vec![]);
+        for (claimed, outcome) in self.calls.iter().zip(written) {
+            let id = claimed.row.id.as_str();
+            let Some(call) = now.get(id) else {
+                // Deleted after the claim ran out: what was written must not stay.
+                if outcome.is_ok() {
+                    gone.push(claimed.row.transcript_key());
+                }
+                continue;
+            };
+            if call.writer.as_deref() != Some(self.writer.as_str()) {
+                // The claim ran out and another writer took the call: it writes the newest change.
+                tracing::warn!(
+                    call = id,
+                    "a metadata claim ran out before its write was cleared"
+                );
+                continue;
             }
-            // Changed again since it was read: the newest change is written instead.
-            Some(p) => {
-                let mut transcript = ready.transcript;
-                match parsed(p).and_then(|m| {
-                    transcript
-                        .with_metadata(&m, &call.row.last_modified)
-                        .map_err(poison)
-                }) {
-                    Ok(written) => written,
-                    Err(e) => {
-                        outcomes.insert(call.row.id.clone(), Err(e));
-                        continue;
-                    }
+            match outcome {
+                Ok(()) if call.row.last_modified == claimed.row.last_modified => cleared.push(id),
+                Ok(()) => {
+                    // Changed while it was written: the newer change is announced now.
+                    messages.push(announce::write_metadata_message(&call.row));
+                    released.push(id);
+                }
+                Err(e) => {
+                    outcomes.insert(id.to_string(), Err(e));
+                    released.push(id);
                 }
             }
-            // Written already (by another worker).
-            None => continue,
-        };
-        writes.push((call, written));
-    }
-    // Calls not found any more are gone: nothing to write.
-    let (calls, contents): (Vec<_>, Vec<_>) = writes.into_iter().unzip();
-    let keys: Vec<String> = calls.iter().map(|c| c.row.transcript_key()).collect();
-    let stored = join_all(
-        contents
-            .into_iter()
-            .zip(&keys)
-            .map(|(written, key)| state.objects.put(key, written)),
-    )
-    .await;
-    let mut cleared = Vec::new();
-    for (call, result) in calls.iter().zip(stored) {
-        match result {
-            Ok(()) => cleared.push((
-                call.row.id.as_str(),
-                call.row.last_modified.as_str(),
-                None,
-                call.reindex_due,
-            )),
-            Err(e) => {
-                outcomes.insert(call.row.id.clone(), Err(JobError::retry(e)));
+        }
+        store::release_calls(&mut tx, &self.writer, &cleared, true)
+            .await
+            .map_err(JobError::retry)?;
+        store::release_calls(&mut tx, &self.writer, &released, false)
+            .await
+            .map_err(JobError::retry)?;
+        state
+            .bus
+            .publish_many(&mut tx, &messages)
+            .await
+            .map_err(JobError::retry)?;
+        tx.commit().await.map_err(JobError::retry)?;
+        for key in gone {
+            if let Err(e) = state.objects.delete(&key).await {
+                tracing::warn!(key, error = %e, "could not remove the transcript of a deleted call");
             }
         }
+        Ok(outcomes)
     }
-    store::set_calls_metadata(&mut tx, &cleared)
-        .await
-        .map_err(JobError::retry)?;
-    tx.commit().await.map_err(JobError::retry)?;
-    Ok(())
 }
 
-/// A pending change as the metadata it holds.
-fn parsed(pending: &str) -> Result<BTreeMap<String, String>, JobError> {
-    serde_json::from_str(pending).map_err(poison)
+/// Rewrites the claimed call's transcript with its pending change, unless too little is left of the
+/// claim.
+async fn write_one(
+    state: &AnalyticsState,
+    call: &CallMetadata,
+    until: i64,
+) -> Result<(), JobError> {
+    let Some(pending) = &call.pending else {
+        return Ok(());
+    };
+    if now_ms() > until - CLAIM_MARGIN.as_millis() as i64 {
+        return Err(JobError::Retry(format!(
+            "the claim on call {} ran short before its write",
+            call.row.id
+        )));
+    }
+    let key = call.row.transcript_key();
+    let stored = state
+        .objects
+        .get(&key)
+        .await
+        .map_err(JobError::retry)?
+        .ok_or_else(|| {
+            JobError::Retry(format!("the transcript of call {} is missing", call.row.id))
+        })?;
+    let metadata: BTreeMap<String, String> = serde_json::from_str(pending).map_err(poison)?;
+    let written = with_metadata(&stored, &metadata, &call.row.last_modified).map_err(poison)?;
+    state
+        .objects
+        .put(&key, written)
+        .await
+        .map_err(JobError::retry)
+}
+
+/// Takes the calls' claims for good, for their deletion: waits for a worker's claim to end (at most
+/// `CLAIM`), so no transcript write is under way on them, and none starts after.
+pub async fn claim_for_deletion(state: &AnalyticsState, ids: &[&str]) -> Result<(), JobError> {
+    let deadline = tokio::time::Instant::now() + CLAIM;
+    loop {
+        let mut tx = state.db.begin().await.map_err(JobError::retry)?;
+        store::claim_calls(&mut tx, ids, DELETION, now_ms(), i64::MAX, false)
+            .await
+            .map_err(JobError::retry)?;
+        let held = store::get_calls_metadata(&mut tx, ids)
+            .await
+            .map_err(JobError::retry)?
+            .iter()
+            .all(|c| c.writer.as_deref() == Some(DELETION));
+        tx.commit().await.map_err(JobError::retry)?;
+        if held {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(JobError::Retry(
+                "calls to delete are still held by a metadata writer".into(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Milliseconds since the epoch, as claims count time.
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }
 
 fn poison(e: serde_json::Error) -> JobError {

@@ -19,10 +19,12 @@ use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
 
-/// Up to 100 messages per index write, and half a second for more to gather while the worker keeps up.
+/// Up to 100 messages per index write, and a second for more to gather while the worker keeps up: a
+/// change is searchable within about that long under a steady stream of changes, at one index write
+/// per call and pause.
 pub(crate) const BATCHING: Batching = Batching {
     most: 100,
-    pause: std::time::Duration::from_millis(500),
+    pause: std::time::Duration::from_secs(1),
 };
 
 /// What a call's document needs.

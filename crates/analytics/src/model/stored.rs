@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::metadata_json;
@@ -51,36 +52,20 @@ pub fn stored_metadata(bytes: &[u8]) -> Result<BTreeMap<String, String>, serde_j
         .collect())
 }
 
-/// The transcript with its metadata and `last_modified` replaced, everything else as it was.
+/// The transcript with its metadata and `last_modified` replaced, everything else as it was. Only the
+/// top level is taken apart: every other member is copied as the bytes it was (a tree of the utterances
+/// and words, built and freed, cost the metadata worker most of its time).
 pub fn with_metadata(
     bytes: &[u8],
     metadata: &BTreeMap<String, String>,
     last_modified: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    StoredTranscript::parse(bytes)?.with_metadata(metadata, last_modified)
-}
-
-/// A stored transcript read once, to be written out with one metadata or another.
-pub struct StoredTranscript(Map<String, Value>);
-
-impl StoredTranscript {
-    pub fn parse(bytes: &[u8]) -> Result<StoredTranscript, serde_json::Error> {
-        serde_json::from_slice(bytes).map(StoredTranscript)
-    }
-
-    /// The transcript with its metadata and `last_modified` replaced, everything else as it was.
-    pub fn with_metadata(
-        &mut self,
-        metadata: &BTreeMap<String, String>,
-        last_modified: &str,
-    ) -> Result<Vec<u8>, serde_json::Error> {
-        self.0.insert("metadata".into(), metadata_json(metadata));
-        self.0.insert(
-            "last_modified".into(),
-            Value::String(last_modified.to_string()),
-        );
-        serde_json::to_vec(&self.0)
-    }
+    let mut members: BTreeMap<String, &RawValue> = serde_json::from_slice(bytes)?;
+    let metadata = serde_json::value::to_raw_value(&metadata_json(metadata))?;
+    let last_modified = serde_json::value::to_raw_value(last_modified)?;
+    members.insert("metadata".into(), &metadata);
+    members.insert("last_modified".into(), &last_modified);
+    serde_json::to_vec(&members)
 }
 
 #[cfg(test)]
@@ -121,6 +106,8 @@ mod tests {
         assert_eq!(back["last_modified"], "2026-11-21T00:00:00.000Z");
         assert_eq!(back["utterances"], transcript["utterances"]);
         assert_eq!(back["tId"], "t1");
+
+        assert!(with_metadata(b"[1]", &changed, "2026-11-21T00:00:00.000Z").is_err());
 
         let bare = br#"{"tId": "t2"}"#;
         assert_eq!(stored_text(bare).unwrap(), "");

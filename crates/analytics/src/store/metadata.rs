@@ -1,6 +1,7 @@
 //! A call's metadata (docs/analytics-api.md, Metadata): its configured fields' rows, and on the call's
-//! row its `last_modified` and the pending change the metadata worker has yet to write into the stored
-//! transcript. The batch forms serve the metadata requests committed together (`routes::metadata`).
+//! row its `last_modified`, its whole metadata as the last change left it with whether the metadata
+//! worker has written that into the stored transcript yet (a change is pending until it has), and the
+//! worker's claim. The batch forms serve the metadata requests committed together (`routes::metadata`).
 
 use common::db::{Handle, StoreError};
 use common::dispatch;
@@ -54,6 +55,37 @@ pub async fn get_calls_metadata<'a>(
     dispatch!(h, get_calls_metadata(ids))
 }
 
+/// Claims the calls among `ids` for `writer` until `until` (milliseconds since the epoch) where no other
+/// writer's claim holds at `now` (`writer`'s own is renewed); with `pending_only`, only calls with a
+/// pending change. The calls claimed, in the order of their ids.
+pub async fn claim_calls<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[&str],
+    writer: &str,
+    now: i64,
+    until: i64,
+    pending_only: bool,
+) -> Result<Vec<CallMetadata>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, claim_calls(ids, writer, now, until, pending_only))
+}
+
+/// Lets go of the calls among `ids` that `writer` holds; with `written`, their pending change is in the
+/// stored transcript now.
+pub async fn release_calls<'a>(
+    h: impl Into<Handle<'a>>,
+    writer: &str,
+    ids: &[&str],
+    written: bool,
+) -> Result<(), StoreError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, release_calls(writer, ids, written))
+}
+
 /// Sets configured fields, `(call, field, value)`; each pair at most once.
 pub async fn set_metadata_rows<'a>(
     h: impl Into<Handle<'a>>,
@@ -76,11 +108,11 @@ pub async fn remove_metadata_rows<'a>(
     dispatch!(h, remove_metadata_rows(rows))
 }
 
-/// Sets calls' `last_modified`, pending change and reindex mark, `(call, last_modified, pending,
-/// reindex_due)`; each call at most once.
+/// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
+/// mark, `(call, last_modified, metadata, reindex_due)`; each call at most once.
 pub async fn set_calls_metadata<'a>(
     h: impl Into<Handle<'a>>,
-    rows: &[(&str, &str, Option<&str>, bool)],
+    rows: &[(&str, &str, &str, bool)],
 ) -> Result<(), StoreError> {
     if rows.is_empty() {
         return Ok(());

@@ -12,12 +12,20 @@ use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
 
+/// The call's metadata change not yet in its stored transcript, as `pending_metadata`.
+const PENDING: &str =
+    "CASE WHEN metadata_written THEN NULL ELSE metadata_json END AS pending_metadata";
+
+/// What `CallMetadata` holds besides the call's own columns.
+const METADATA_COLUMNS: &str = "CASE WHEN metadata_written THEN NULL ELSE metadata_json END \
+     AS pending_metadata, metadata_json, reindex_due, metadata_writer";
+
 /// Rows per statement of the batch forms: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 300;
 
-/// `$1, $2, ...`: `n` placeholders.
-fn placeholders(n: usize) -> String {
-    (1..=n)
+/// `$first, $first + 1, ...`: `n` placeholders.
+fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -48,9 +56,8 @@ pub(crate) async fn get_call_metadata(
     c: &mut Conn,
     id: &str,
 ) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    let sql = format!(
-        "SELECT {CALL_COLUMNS}, pending_metadata FROM analytics_calls WHERE id = $1{FOR_UPDATE}"
-    );
+    let sql =
+        format!("SELECT {CALL_COLUMNS}, {PENDING} FROM analytics_calls WHERE id = $1{FOR_UPDATE}");
     let row = sqlx::query_as::<Db, CallMetadataRow>(&sql)
         .bind(id)
         .fetch_optional(&mut *c)
@@ -65,7 +72,8 @@ pub(crate) async fn set_call_metadata(
     pending: Option<&str>,
 ) -> Result<(), StoreError> {
     sqlx::query::<Db>(
-        "UPDATE analytics_calls SET last_modified = $2, pending_metadata = $3 WHERE id = $1",
+        "UPDATE analytics_calls SET last_modified = $2, metadata_json = COALESCE($3, metadata_json), \
+         metadata_written = ($3 IS NULL) WHERE id = $1",
     )
     .bind(id)
     .bind(last_modified)
@@ -116,9 +124,9 @@ pub(crate) async fn get_calls_metadata(
     ids.dedup();
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let list = placeholders(chunk.len());
+        let list = placeholders(1, chunk.len());
         let sql = format!(
-            "SELECT {CALL_COLUMNS}, pending_metadata, reindex_due FROM analytics_calls \
+            "SELECT {CALL_COLUMNS}, {METADATA_COLUMNS} FROM analytics_calls \
              WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
         );
         let mut query = sqlx::query_as::<Db, CallMetadata>(&sql);
@@ -128,6 +136,66 @@ pub(crate) async fn get_calls_metadata(
         found.extend(query.fetch_all(&mut *c).await?);
     }
     Ok(found)
+}
+
+/// Claims the calls among `ids` for `writer` until `until` (milliseconds since the epoch) where no other
+/// writer's claim holds at `now` (`writer`'s own is renewed); with `pending_only`, only calls with a
+/// pending change. The calls claimed, in the order of their ids; locked in that order, as a metadata
+/// batch locks them.
+pub(crate) async fn claim_calls(
+    c: &mut Conn,
+    ids: &[&str],
+    writer: &str,
+    now: i64,
+    until: i64,
+    pending_only: bool,
+) -> Result<Vec<CallMetadata>, StoreError> {
+    let mut claimed = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let list = placeholders(5, chunk.len());
+        let sql = format!(
+            "UPDATE analytics_calls SET metadata_writer = $1, metadata_claimed_until = $2 \
+             WHERE id IN (SELECT id FROM analytics_calls WHERE id IN ({list}) \
+             AND (metadata_claimed_until IS NULL OR metadata_claimed_until < $3 OR metadata_writer = $1) \
+             AND (NOT metadata_written OR NOT $4) ORDER BY id{FOR_UPDATE}) \
+             RETURNING {CALL_COLUMNS}, {METADATA_COLUMNS}"
+        );
+        let mut query = sqlx::query_as::<Db, CallMetadata>(&sql)
+            .bind(writer)
+            .bind(until)
+            .bind(now)
+            .bind(pending_only);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        claimed.extend(query.fetch_all(&mut *c).await?);
+    }
+    claimed.sort_unstable_by(|a, b| a.row.id.cmp(&b.row.id));
+    Ok(claimed)
+}
+
+/// Lets go of the calls among `ids` that `writer` holds; with `written`, their pending change is in the
+/// stored transcript now.
+pub(crate) async fn release_calls(
+    c: &mut Conn,
+    writer: &str,
+    ids: &[&str],
+    written: bool,
+) -> Result<(), StoreError> {
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let list = placeholders(3, chunk.len());
+        let sql = format!(
+            "UPDATE analytics_calls SET metadata_writer = NULL, metadata_claimed_until = NULL, \
+             metadata_written = (metadata_written OR $2) \
+             WHERE metadata_writer = $1 AND id IN ({list})"
+        );
+        let mut query = sqlx::query::<Db>(&sql).bind(writer).bind(written);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(())
 }
 
 /// Sets configured fields, `(call, field, value)`, each pair at most once.
@@ -171,26 +239,26 @@ pub(crate) async fn remove_metadata_rows(
     Ok(removed)
 }
 
-/// Sets calls' `last_modified`, pending change and reindex mark, `(call, last_modified, pending,
-/// reindex_due)`, each call at most once.
+/// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
+/// mark, `(call, last_modified, metadata, reindex_due)`, each call at most once.
 pub(crate) async fn set_calls_metadata(
     c: &mut Conn,
-    rows: &[(&str, &str, Option<&str>, bool)],
+    rows: &[(&str, &str, &str, bool)],
 ) -> Result<(), StoreError> {
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(
-            "WITH v (id, last_modified, pending, reindex_due) AS (VALUES {}) \
+            "WITH v (id, last_modified, metadata, reindex_due) AS (VALUES {}) \
              UPDATE analytics_calls SET last_modified = v.last_modified, \
-             pending_metadata = v.pending, reindex_due = v.reindex_due \
+             metadata_json = v.metadata, metadata_written = FALSE, reindex_due = v.reindex_due \
              FROM v WHERE analytics_calls.id = v.id",
             tuples(chunk.len(), 4)
         );
         let mut query = sqlx::query::<Db>(&sql);
-        for (call, last_modified, pending, due) in chunk {
+        for (call, last_modified, metadata, due) in chunk {
             query = query
                 .bind(*call)
                 .bind(*last_modified)
-                .bind(*pending)
+                .bind(*metadata)
                 .bind(*due);
         }
         query.execute(&mut *c).await?;
@@ -201,7 +269,7 @@ pub(crate) async fn set_calls_metadata(
 /// Clears the reindex mark of the calls, before the reindex worker reads them.
 pub(crate) async fn clear_reindex_due(c: &mut Conn, ids: &[&str]) -> Result<(), StoreError> {
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let list = placeholders(chunk.len());
+        let list = placeholders(1, chunk.len());
         // Locked in the order of the ids, as a metadata batch locks them: locked in the order of
         // the scan, a batch holding one and waiting for another would deadlock with this statement.
         let sql = format!(

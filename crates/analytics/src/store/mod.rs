@@ -174,11 +174,6 @@ pub async fn get_call<'a>(
     dispatch!(h, get_call(id))
 }
 
-/// Locks the calls until the transaction ends; waits for every transaction holding one of them.
-pub async fn lock_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
-    dispatch!(h, lock_calls(ids))
-}
-
 /// Removes the calls and their metadata rows.
 pub async fn delete_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
     dispatch!(h, delete_calls(ids))

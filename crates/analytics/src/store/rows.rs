@@ -31,8 +31,16 @@ pub struct CallMetadata {
     /// The whole metadata not yet written into the stored transcript (`None`: the transcript holds it).
     #[sqlx(rename = "pending_metadata")]
     pub pending: Option<String>,
+    /// The whole metadata as the call's last change left it, written or not (`None`: never changed,
+    /// only the stored transcript holds it).
+    #[sqlx(rename = "metadata_json")]
+    pub metadata: Option<String>,
     /// A reindex message for the call is on its way, not yet taken by the reindex worker.
     pub reindex_due: bool,
+    /// Who holds the call's transcript for a write: a metadata worker, or a deletion
+    /// (`jobs::metadata`); the claim may have run out.
+    #[sqlx(rename = "metadata_writer")]
+    pub writer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]

@@ -337,26 +337,6 @@ pub(crate) async fn get_call(c: &mut Conn, id: &str) -> Result<Option<CallRow>, 
         .await?)
 }
 
-/// Locks the calls' rows until the transaction ends, in id order (the order the score worker locks them
-/// in, so the two cannot deadlock).
-pub(crate) async fn lock_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let list = (1..=ids.len())
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let sql =
-        format!("SELECT id FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}");
-    let mut query = sqlx::query_scalar::<Db, String>(&sql);
-    for id in ids {
-        query = query.bind(id);
-    }
-    query.fetch_all(&mut *c).await?;
-    Ok(())
-}
-
 pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
     if ids.is_empty() {
         return Ok(());

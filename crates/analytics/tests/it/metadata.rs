@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use analytics::jobs::metadata::Claim;
+use analytics::jobs::JobError;
 use analytics::store;
 use serde_json::{json, Value};
 
@@ -511,10 +513,10 @@ async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Sta
     );
 }
 
-/// A change committed while the metadata worker writes the change it read is what the worker writes:
-/// that change sent no message of its own (one was on its way), so under a stream of changes nothing
-/// else would write it, and the change the worker read must not be written over it.
-async fn a_change_committed_while_the_worker_writes_is_written_in_its_place(stack: Stack) {
+/// A change committed while the worker writes the one before sends no message (its call has one
+/// pending): the worker finds it when it clears what it wrote, leaves it pending and announces it, and
+/// the next write carries it.
+async fn a_change_committed_while_the_worker_writes_is_announced_and_written_next(stack: Stack) {
     let world = world_without_metadata_worker(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
     let a = world
@@ -524,37 +526,166 @@ async fn a_change_committed_while_the_worker_writes_is_written_in_its_place(stac
     let stand_in = world.stand_in().await;
     messages_of(&stand_in, messages::topics::METADATA, 1).await;
 
-    // What a request committing a later change holds while the worker reads.
     let state = &world.analytics.service.state;
-    let mut held = state.db.begin().await.unwrap();
-    store::get_call_metadata(&mut held, &call)
+    let claim = Claim::take(state, &[&call]).await.unwrap();
+    let b = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "blue"})))
+        .await;
+    assert_eq!(
+        b.status, 200,
+        "the worker's claim holds up no request: {}",
+        b.text
+    );
+    messages_of(&stand_in, messages::topics::METADATA, 0).await;
+    let outcomes = claim.write(state).await;
+    assert!(outcomes.values().all(Result::is_ok), "{outcomes:?}");
+
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(
+        stored["metadata"]["colour"], "green",
+        "the change it claimed"
+    );
+    let (_, pending) = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
         .unwrap();
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let later = async {
-        // By now the worker has read the call and its transcript, and waits for the call's lock.
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let metadata = json!({"queue": "billing", "colour": "blue"}).to_string();
-        store::set_call_metadata(&mut held, &call, &now, Some(&metadata))
-            .await
-            .unwrap();
-        held.commit().await.unwrap();
-    };
-    let (written, ()) = futures_util::join!(analytics::jobs::metadata::write(state, &call), later);
-    written.unwrap();
-    let stored = world.stored_transcript(&call).await.unwrap();
-    assert_eq!(
-        stored["metadata"],
-        json!({"queue": "billing", "colour": "blue"})
+    assert!(
+        pending.is_some_and(|p| p.contains("blue")),
+        "the later change is still pending"
     );
-    assert_eq!(stored["last_modified"], now.as_str());
+    messages_of(&stand_in, messages::topics::METADATA, 1).await;
+
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    let stored = world.stored_transcript(&call).await.unwrap();
+    assert_eq!(stored["metadata"]["colour"], "blue");
+    assert_eq!(stored["last_modified"], b.body["last_modified"]);
     let (_, pending) = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(pending, None, "written: nothing pending");
-    messages_of(&stand_in, messages::topics::METADATA, 0).await;
+}
+
+/// A call one worker is writing is not written by another at the same time (a redelivered message, a
+/// change announced again): the other's message is retried, and nothing is left to write once the first
+/// is done.
+async fn a_call_being_written_is_left_to_its_writer(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let state = &world.analytics.service.state;
+
+    let first = Claim::take(state, &[&call]).await.unwrap();
+    let second = analytics::jobs::metadata::write(state, &call).await;
+    assert!(
+        matches!(&second, Err(JobError::Retry(reason)) if reason.contains("another writer")),
+        "{second:?}"
+    );
+    assert!(first.write(state).await.values().all(Result::is_ok));
+    assert_eq!(
+        world.stored_transcript(&call).await.unwrap()["metadata"]["colour"],
+        "green"
+    );
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+}
+
+/// A deletion waits for a transcript write under way on its calls before it removes their objects, and
+/// no write starts after it has begun: nothing of the folder is left in the object store.
+async fn a_deletion_waits_for_a_write_under_way(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let state = &world.analytics.service.state;
+    let claim = Claim::take(state, &[&call]).await.unwrap();
+
+    let folder = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    assert_eq!(world.send("DELETE", &folder, None).await.status, 200);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        world.stored_transcript(&call).await.is_some(),
+        "the deletion waits for the write"
+    );
+    assert_ne!(world.send("GET", &folder, None).await.status, 404);
+
+    assert!(claim.write(state).await.values().all(Result::is_ok));
+    eventually(|| async { (world.send("GET", &folder, None).await.status == 404).then_some(()) })
+        .await;
+    assert!(
+        world.stored_transcript(&call).await.is_none(),
+        "the transcript written before the deletion went with it"
+    );
+    // A message of the change arriving now writes nothing.
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    assert!(world.stored_transcript(&call).await.is_none());
+}
+
+/// A claim left by a worker that stopped half way holds its calls only until it runs out; then the next
+/// message of the call writes it.
+async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let state = &world.analytics.service.state;
+    let now = chrono::Utc::now().timestamp_millis();
+    let claimed = store::claim_calls(&state.db, &[&call], "stopped", now, now + 60_000, true)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert!(analytics::jobs::metadata::write(state, &call)
+        .await
+        .is_err());
+
+    // The same claim, run out.
+    store::claim_calls(&state.db, &[&call], "stopped", now, now - 1, true)
+        .await
+        .unwrap();
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    assert_eq!(
+        world.stored_transcript(&call).await.unwrap()["metadata"]["colour"],
+        "green"
+    );
+}
+
+/// Once a call has been changed, its row keeps its whole metadata, written into the transcript or not:
+/// the next request starts from the row and reads no stored transcript.
+async fn a_changed_call_is_changed_again_without_reading_its_transcript(stack: Stack) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let state = &world.analytics.service.state;
+    analytics::jobs::metadata::write(state, &call)
+        .await
+        .unwrap();
+    let key = format!("{COMPANY}/{ORG}/{FOLDER}/{call}/transcript.json");
+    state.objects.delete(&key).await.unwrap();
+
+    let b = world
+        .send("PATCH", &path(&call), Some(json!({"size": "large"})))
+        .await;
+    assert_eq!(b.status, 200, "{}", b.text);
+    assert_eq!(b.body["colour"], "green", "{}", b.text);
+    assert_eq!(b.body["size"], "large");
+    assert_eq!(b.body["campaign"], a.body["campaign"], "{}", a.text);
 }
 
 crate::stack_tests!(
@@ -567,5 +698,9 @@ crate::stack_tests!(
     changes_pending_for_the_transcript_are_where_the_next_request_starts,
     a_pending_change_of_a_deleted_folder_writes_nothing,
     a_stream_of_changes_to_a_call_sends_one_message_of_each_kind,
-    a_change_committed_while_the_worker_writes_is_written_in_its_place,
+    a_change_committed_while_the_worker_writes_is_announced_and_written_next,
+    a_call_being_written_is_left_to_its_writer,
+    a_deletion_waits_for_a_write_under_way,
+    a_claim_left_by_a_stopped_worker_runs_out,
+    a_changed_call_is_changed_again_without_reading_its_transcript,
 );

@@ -177,8 +177,9 @@ async fn commit(state: &AnalyticsState, batch: Vec<Queued>) {
 /// A call of the batch as its requests leave it.
 struct Working {
     row: CallRow,
-    /// The change pending when the batch read the call.
-    pending: Option<String>,
+    /// The call's whole metadata as its last change left it, written into the stored transcript or
+    /// not (`None`: never changed).
+    saved: Option<String>,
     /// Whether the call's change needs a message to the metadata worker: none is pending, so none is on
     /// its way; or the pending one has waited so long that its message must have been lost.
     needs_writing: bool,
@@ -210,7 +211,7 @@ async fn apply(
                 needs_writing: call.pending.is_none() || overdue(&call.row.last_modified),
                 reindex_due: call.reindex_due,
                 row: call.row,
-                pending: call.pending,
+                saved: call.metadata,
                 metadata: None,
                 fields: BTreeMap::new(),
                 changed: false,
@@ -238,8 +239,9 @@ async fn apply(
         }
     }
 
-    // The metadata of every call a request may change, the stored transcripts read at once (from S3,
-    // one after the other would hold the batch's locks for a round trip each).
+    // The metadata of every call a request may change: what the row holds, or for a call never changed
+    // its stored transcript, read all at once (from S3, one after the other would hold the batch's
+    // locks for a round trip each).
     let wanted: HashSet<&str> = requests
         .iter()
         .filter(|r| {
@@ -252,7 +254,7 @@ async fn apply(
     let read = wanted.into_iter().map(|id| {
         let working = &calls[id];
         async move {
-            let metadata = current(state, &working.row, working.pending.as_deref()).await;
+            let metadata = current(state, &working.row, working.saved.as_deref()).await;
             (id.to_string(), metadata)
         }
     });
@@ -290,7 +292,7 @@ async fn write(
 ) -> Result<(), AnalyticsError> {
     let mut set = Vec::new();
     let mut removed = Vec::new();
-    let mut pending = Vec::with_capacity(changed.len());
+    let mut whole = Vec::with_capacity(changed.len());
     for (working, metadata) in changed {
         let id = working.row.id.as_str();
         for (field, value) in &working.fields {
@@ -299,7 +301,7 @@ async fn write(
                 None => removed.push((id, field.as_str())),
             }
         }
-        pending.push(serde_json::to_string(metadata).map_err(AnalyticsError::internal)?);
+        whole.push(serde_json::to_string(metadata).map_err(AnalyticsError::internal)?);
     }
     // The search document changes only with a field the database holds.
     let lost_a_field = store::remove_metadata_rows(&mut *tx, &removed).await?;
@@ -308,15 +310,15 @@ async fn write(
         .iter()
         .map(|(w, _)| w.fields.values().any(Option::is_some) || lost_a_field.contains(&w.row.id))
         .collect();
-    let rows: Vec<(&str, &str, Option<&str>, bool)> = changed
+    let rows: Vec<(&str, &str, &str, bool)> = changed
         .iter()
-        .zip(&pending)
+        .zip(&whole)
         .zip(&indexed)
         .map(|(((w, _), p), indexed)| {
             (
                 w.row.id.as_str(),
                 w.row.last_modified.as_str(),
-                Some(p.as_str()),
+                p.as_str(),
                 w.reindex_due || *indexed,
             )
         })
@@ -396,14 +398,15 @@ fn overdue(last_modified: &str) -> bool {
     })
 }
 
-/// The call's metadata now: a change still pending, else what its stored transcript holds.
+/// The call's metadata now: as its row holds it since its first change, else as its stored transcript
+/// holds it.
 async fn current(
     state: &AnalyticsState,
     row: &CallRow,
-    pending: Option<&str>,
+    saved: Option<&str>,
 ) -> Result<BTreeMap<String, String>, AnalyticsError> {
-    if let Some(pending) = pending {
-        return serde_json::from_str(pending).map_err(AnalyticsError::internal);
+    if let Some(saved) = saved {
+        return serde_json::from_str(saved).map_err(AnalyticsError::internal);
     }
     let bytes = state
         .objects

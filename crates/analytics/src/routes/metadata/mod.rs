@@ -8,17 +8,17 @@
 //! `last_modified` and its whole metadata as a pending change on the call's row, a message that has the
 //! metadata worker (`jobs::metadata`) write it into the stored transcript, and a reindex message when a
 //! configured field changed. Rewriting a 55 KB transcript per request would cost far more than the
-//! change, and one rewrite serves a burst of changes to a call. Until the worker has run, the pending
-//! change is the call's metadata: the next request starts from it. Concurrent requests are committed
-//! together, in batches (`batch`).
+//! change, and one rewrite serves a burst of changes to a call. The row keeps the whole metadata after
+//! the worker has written it too, so the next request starts from the row, never from the transcript
+//! (only a call never changed has nothing there). Concurrent requests are committed together, in batches
+//! (`batch`).
 //!
 //! Concurrent requests on one call never lose an update: a batch applies its requests in the order they
 //! came, each starting from what the one before left, in one transaction that first locks the batch's
 //! calls (SQLite's write lock, PostgreSQL's row locks, taken in the order of the calls' ids), so batches
 //! of several processes on one call take turns too. The folders are read without locking them, after
 //! the calls are locked: locking them would make every request of a folder wait for the one before it.
-//! A deletion that starts after the read waits for the calls' rows before removing their objects
-//! (`jobs::delete`); a configuration change committed meanwhile is as if it had come after the request,
+//! A deletion that starts after the read waits for the calls' rows before it goes on (`jobs::delete`); a configuration change committed meanwhile is as if it had come after the request,
 //! since it copies no metadata.
 
 mod batch;
