@@ -138,10 +138,8 @@ pub(crate) async fn get_calls_metadata(
     Ok(found)
 }
 
-/// Claims the calls among `ids` for `writer` until `until` (milliseconds since the epoch) where no other
-/// writer's claim holds at `now` (`writer`'s own is renewed); with `pending_only`, only calls with a
-/// pending change. The calls claimed, in the order of their ids; locked in that order, as a metadata
-/// batch locks them.
+/// `store::claim_calls`. The rows are locked in the order of their ids, as a metadata batch locks them,
+/// so the two never wait for each other in turn.
 pub(crate) async fn claim_calls(
     c: &mut Conn,
     ids: &[&str],
@@ -174,8 +172,6 @@ pub(crate) async fn claim_calls(
     Ok(claimed)
 }
 
-/// Lets go of the calls among `ids` that `writer` holds; with `written`, their pending change is in the
-/// stored transcript now.
 pub(crate) async fn release_calls(
     c: &mut Conn,
     writer: &str,

@@ -358,6 +358,18 @@ async fn world_without_metadata_worker(stack: Stack) -> World {
     world
 }
 
+/// A world without the metadata worker, a call, and the answer to its change `colour: green`, pending
+/// for the stored transcript.
+async fn a_call_with_a_pending_change(stack: Stack) -> (World, String, Answer) {
+    let world = world_without_metadata_worker(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    (world, call, a)
+}
+
 /// A request is answered once its change is committed; the stored transcript follows through the
 /// metadata worker. Meanwhile the pending change is the call's metadata: the next request starts from
 /// it, and one write of the worker then carries both.
@@ -517,12 +529,7 @@ async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Sta
 /// pending): the worker finds it when it clears what it wrote, leaves it pending and announces it, and
 /// the next write carries it.
 async fn a_change_committed_while_the_worker_writes_is_announced_and_written_next(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, _) = a_call_with_a_pending_change(stack).await;
     let stand_in = world.stand_in().await;
     messages_of(&stand_in, messages::topics::METADATA, 1).await;
 
@@ -572,12 +579,7 @@ async fn a_change_committed_while_the_worker_writes_is_announced_and_written_nex
 /// change announced again): the other's message is retried, and nothing is left to write once the first
 /// is done.
 async fn a_call_being_written_is_left_to_its_writer(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, _) = a_call_with_a_pending_change(stack).await;
     let state = &world.analytics.service.state;
 
     let first = Claim::take(state, &[&call]).await.unwrap();
@@ -599,12 +601,7 @@ async fn a_call_being_written_is_left_to_its_writer(stack: Stack) {
 /// A deletion waits for a transcript write under way on its calls before it removes their objects, and
 /// no write starts after it has begun: nothing of the folder is left in the object store.
 async fn a_deletion_waits_for_a_write_under_way(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, _) = a_call_with_a_pending_change(stack).await;
     let state = &world.analytics.service.state;
     let claim = Claim::take(state, &[&call]).await.unwrap();
 
@@ -634,12 +631,7 @@ async fn a_deletion_waits_for_a_write_under_way(stack: Stack) {
 /// A claim left by a worker that stopped half way holds its calls only until it runs out; then the next
 /// message of the call writes it.
 async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, _) = a_call_with_a_pending_change(stack).await;
     let state = &world.analytics.service.state;
     let now = chrono::Utc::now().timestamp_millis();
     let claimed = store::claim_calls(&state.db, &[&call], "stopped", now, now + 60_000, true)
@@ -666,12 +658,7 @@ async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
 /// Once a call has been changed, its row keeps its whole metadata, written into the transcript or not:
 /// the next request starts from the row and reads no stored transcript.
 async fn a_changed_call_is_changed_again_without_reading_its_transcript(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"colour": "green"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, a) = a_call_with_a_pending_change(stack).await;
     let state = &world.analytics.service.state;
     analytics::jobs::metadata::write(state, &call)
         .await
