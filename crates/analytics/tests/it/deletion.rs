@@ -166,8 +166,10 @@ async fn a_killed_deletion_resumes_and_reports_its_progress(stack: Stack) {
     world.create_folder(ORG, FOLDER, json!({})).await;
 }
 
-/// A metadata request that read its folder before the deletion marked it may still write the call's
-/// transcript: the job waits for it before removing the call's objects, so none is left behind.
+/// A metadata request that read its folder before the deletion marked it may still commit a change of
+/// the call: the job waits for the call's row before it goes on, so nothing of the call is written after
+/// its objects are removed (here the request also writes the transcript back, as an object write under
+/// way would).
 async fn a_deletion_waits_for_a_metadata_request_under_way(stack: Stack) {
     if stack.backend() == Backend::Sqlite {
         // The request holds SQLite's database write lock until it commits: no deletion can be marked
