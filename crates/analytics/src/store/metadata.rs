@@ -14,7 +14,8 @@ pub async fn get_call_metadata<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
 ) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    dispatch!(h, get_call_metadata(id))
+    let found = get_calls_metadata(h, &[id]).await?;
+    Ok(found.into_iter().next().map(|c| (c.row, c.pending)))
 }
 
 /// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds

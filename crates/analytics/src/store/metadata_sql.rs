@@ -7,29 +7,18 @@
 use common::db::StoreError;
 
 use super::super::rows::*;
-use super::sql::CALL_COLUMNS;
+use super::sql::{placeholders, CALL_COLUMNS};
 use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
 
-/// The call's metadata change not yet in its stored transcript, as `pending_metadata`.
-const PENDING: &str =
-    "CASE WHEN metadata_written THEN NULL ELSE metadata_json END AS pending_metadata";
-
-/// What `CallMetadata` holds besides the call's own columns.
+/// What `CallMetadata` holds besides the call's own columns; `pending_metadata` is the change not yet in
+/// the stored transcript.
 const METADATA_COLUMNS: &str = "CASE WHEN metadata_written THEN NULL ELSE metadata_json END \
      AS pending_metadata, metadata_json, reindex_due, metadata_writer";
 
 /// Rows per statement of the batch forms: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 300;
-
-/// `$first, $first + 1, ...`: `n` placeholders.
-fn placeholders(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// `($1, $2), ($3, $4), ...`: `rows` tuples of `width` placeholders.
 fn tuples(rows: usize, width: usize) -> String {
@@ -43,26 +32,6 @@ fn tuples(rows: usize, width: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-#[derive(sqlx::FromRow)]
-struct CallMetadataRow {
-    #[sqlx(flatten)]
-    call: CallRow,
-    pending_metadata: Option<String>,
-}
-
-pub(crate) async fn get_call_metadata(
-    c: &mut Conn,
-    id: &str,
-) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    let sql =
-        format!("SELECT {CALL_COLUMNS}, {PENDING} FROM analytics_calls WHERE id = $1{FOR_UPDATE}");
-    let row = sqlx::query_as::<Db, CallMetadataRow>(&sql)
-        .bind(id)
-        .fetch_optional(&mut *c)
-        .await?;
-    Ok(row.map(|r| (r.call, r.pending_metadata)))
 }
 
 pub(crate) async fn set_call_metadata(

@@ -14,6 +14,14 @@ pub(crate) const CALL_COLUMNS: &str =
     "id, company, organization, folder, request_id, datetime, last_modified, \
                             filename, agent_id, audio_seconds";
 
+/// `$first, $first + 1, ...`: `n` placeholders.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub(crate) async fn insert_company(c: &mut Conn, row: &CompanyRow) -> Result<(), StoreError> {
     sqlx::query::<Db>(
         "INSERT INTO analytics_companies (company, name, created, status, delete_total) \
@@ -342,10 +350,7 @@ pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), Sto
         return Ok(());
     }
     // One statement per table for the whole batch (a deletion job's batch is 100 calls).
-    let list = (1..=ids.len())
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = placeholders(1, ids.len());
     for sql in [
         format!("DELETE FROM analytics_call_metadata WHERE call_id IN ({list})"),
         format!("DELETE FROM analytics_call_scores WHERE call_id IN ({list})"),

@@ -162,16 +162,13 @@ pub enum BusError {
 #[async_trait]
 pub trait Bus: Send + Sync {
     /// Writes `message` into `tx`: it is delivered once `tx` commits, and never if it rolls back.
-    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError>;
-
-    /// Writes every one of `messages` into `tx`, as `publish` writes each; adapters that can write them
-    /// in one statement do.
-    async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
-        for message in messages {
-            self.publish(tx, message).await?;
-        }
-        Ok(())
+    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
+        self.publish_many(tx, std::slice::from_ref(message)).await
     }
+
+    /// Writes every one of `messages` into `tx`, as `publish` writes one, in as few statements as the
+    /// adapter can.
+    async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError>;
 
     /// The oldest message of `topic` ready for delivery, leased to the caller; waits up to `wait` for
     /// one to arrive, then answers `None`.

@@ -91,18 +91,12 @@ impl DatabaseQueue {
 
 #[async_trait]
 impl Bus for DatabaseQueue {
-    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
-        dispatch!(&mut *tx, insert(message, now_millis()))?;
-        // Waiting consumers look again; the row is theirs to see once the transaction commits.
-        self.published.notify_waiters();
-        Ok(())
-    }
-
     async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
         if messages.is_empty() {
             return Ok(());
         }
         dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        // Waiting consumers look again; the rows are theirs to see once the transaction commits.
         self.published.notify_waiters();
         Ok(())
     }

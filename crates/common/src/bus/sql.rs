@@ -8,10 +8,6 @@ use crate::db::StoreError;
 
 type Conn = <Db as sqlx::Database>::Connection;
 
-pub(crate) async fn insert(c: &mut Conn, message: &Message, now_ms: i64) -> Result<(), StoreError> {
-    insert_many(c, std::slice::from_ref(message), now_ms).await
-}
-
 /// Messages per statement of `insert_many`, six bound values each: far below either database's limit.
 const MESSAGES_PER_STATEMENT: usize = 200;
 

@@ -303,14 +303,6 @@ impl Bus for RabbitBus {
         self.inner.link().await.map(|_| ())
     }
 
-    async fn publish(&self, tx: &mut Tx, message: &Message) -> Result<(), BusError> {
-        codec::check_topic(&message.topic)?;
-        dispatch!(&mut *tx, insert(message, now_millis()))?;
-        // The relay looks for the row soon; it is there to see once the transaction commits.
-        self.inner.published.notify_waiters();
-        Ok(())
-    }
-
     async fn publish_many(&self, tx: &mut Tx, messages: &[Message]) -> Result<(), BusError> {
         if messages.is_empty() {
             return Ok(());
@@ -319,6 +311,7 @@ impl Bus for RabbitBus {
             codec::check_topic(&message.topic)?;
         }
         dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        // The relay looks for the rows soon; they are there to see once the transaction commits.
         self.inner.published.notify_waiters();
         Ok(())
     }
