@@ -3,6 +3,10 @@
 
 use admin::{AdminConfig, AdminService};
 
+/// mimalloc rather than glibc's malloc: see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AdminConfig = common::config::load()?;

@@ -72,8 +72,10 @@ pub async fn put_transcript(
     row: &CallRow,
     transcript: &Transcript,
 ) -> Result<(), AnalyticsError> {
-    let json = serde_json::to_vec(&transcript.json).map_err(AnalyticsError::internal)?;
-    state.objects.put(&row.transcript_key(), json).await?;
+    state
+        .objects
+        .put(&row.transcript_key(), transcript.stored.clone())
+        .await?;
     Ok(())
 }
 

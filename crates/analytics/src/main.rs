@@ -4,6 +4,10 @@
 
 use analytics::{AnalyticsConfig, AnalyticsService};
 
+/// mimalloc rather than glibc's malloc: see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AnalyticsConfig = common::config::load()?;

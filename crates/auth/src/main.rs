@@ -2,6 +2,10 @@
 
 use auth::{AuthConfig, AuthService};
 
+/// mimalloc rather than glibc's malloc: see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: AuthConfig = common::config::load()?;

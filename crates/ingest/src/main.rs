@@ -2,6 +2,10 @@
 
 use ingest::{IngestConfig, IngestService};
 
+/// mimalloc rather than glibc's malloc: see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config: IngestConfig = common::config::load()?;

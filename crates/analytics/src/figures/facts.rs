@@ -1,23 +1,17 @@
 //! The figures of one call from its stored transcript (docs/figures.md): the scoring worker computes
 //! them once per call and the daily rollups sum them, so `/stats` never reads transcripts.
 
-use serde_json::{Map, Value};
-
 use super::sentiment::emotion;
-use crate::model::utterances::{Speaker, Utterance};
+use crate::model::utterances::{Speaker, StoredCall, Utterance};
 use crate::model::CallFacts;
-
-fn text<'a>(json: &'a Map<String, Value>, field: &str) -> &'a str {
-    json.get(field).and_then(Value::as_str).unwrap_or_default()
-}
 
 /// The figures of a stored transcript (its `datetime`, local time YYYY-MM-DDTHH:MM:SS, its `agent_id`
 /// and `audio_seconds`) and of its utterances.
-pub fn facts(json: &Map<String, Value>, utterances: &[Utterance]) -> CallFacts {
-    let datetime = text(json, "datetime").to_string();
-    let duration = json
-        .get("audio_seconds")
-        .and_then(Value::as_f64)
+pub fn facts(call: &StoredCall) -> CallFacts {
+    let utterances = &call.utterances[..];
+    let datetime = call.datetime.clone();
+    let duration = call
+        .audio_seconds
         .filter(|d| d.is_finite() && *d > 0.0)
         .unwrap_or(0.0);
     let talk = |speaker: Speaker| -> f64 {
@@ -29,7 +23,7 @@ pub fn facts(json: &Map<String, Value>, utterances: &[Utterance]) -> CallFacts {
     };
     CallFacts {
         day: datetime.get(..10).unwrap_or_default().to_string(),
-        agent_id: text(json, "agent_id").to_string(),
+        agent_id: call.agent_id.clone(),
         datetime,
         duration,
         silence: (duration - spoken(utterances, duration)).max(0.0),
@@ -80,12 +74,10 @@ fn spoken(utterances: &[Utterance], duration: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::utterances::utterances;
     use crate::model::Emotion;
 
     fn call(text: &str) -> CallFacts {
-        let json: Map<String, Value> = serde_json::from_str(text).unwrap();
-        facts(&json, &utterances(&json).unwrap())
+        facts(&StoredCall::read(text.as_bytes()).unwrap())
     }
 
     #[test]

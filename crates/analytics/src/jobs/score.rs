@@ -11,13 +11,12 @@ use std::sync::Arc;
 use common::bus::Delivery;
 use common::db::Tx;
 use messages::v1::ScoreCall;
-use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use super::{settle, settle_together, JobError};
 use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
-use crate::model::utterances::{turns, utterances};
+use crate::model::utterances::{turns, StoredCall};
 use crate::model::{AppScores, CallFacts, FolderSettings};
 use crate::state::AnalyticsState;
 use crate::store::rollups::{
@@ -190,11 +189,9 @@ pub async fn score_row(
         .await
         .map_err(JobError::retry)?
         .ok_or_else(|| JobError::Retry(format!("the transcript of call {} is missing", call.id)))?;
-    let json: Map<String, Value> =
-        serde_json::from_slice(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
-    let utterances = utterances(&json).map_err(|e| JobError::Poison(e.to_string()))?;
-    let facts = crate::figures::facts(&json, &utterances);
-    let turns = turns(&utterances);
+    let stored = StoredCall::read(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
+    let facts = crate::figures::facts(&stored);
+    let turns = turns(stored.utterances);
     let scores = apps
         .apps
         .iter()

@@ -224,7 +224,8 @@ async fn finish(
         };
         let (call, transcript) = calls::prepare(state, &target, &file, Some(metadata)).await?;
         calls::put_transcript(state, &call, &transcript).await?;
-        json = transcript.json.clone();
+        json = serde_json::from_slice(&transcript.stored)
+            .map_err(|e| Failure::Final(e.to_string()))?;
         Some((call, transcript))
     };
     let rendered = output.render(&json);

@@ -4,11 +4,14 @@
 //! `datetime` (local time in the organization's zone), `filename`, `agent_id` and `audio_seconds` when they
 //! are missing, and keeps any other field as given.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
+use serde::de::{Deserializer, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::AnalyticsError;
@@ -24,17 +27,37 @@ enum Speaker {
     Client,
 }
 
+/// A value that must be a string, checked without keeping it (a call has hundreds of words).
+#[derive(Debug)]
+struct AnyText;
+
+impl<'de> Deserialize<'de> for AnyText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl Visitor<'_> for Text {
+            type Value = AnyText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyText, E> {
+                Ok(AnyText)
+            }
+        }
+        d.deserialize_str(Text)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct WordView {
     #[serde(rename = "word")]
-    _word: String,
+    _word: AnyText,
     start: f64,
     end: f64,
     confidence: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
-struct UtteranceView {
+struct UtteranceView<'a> {
     #[serde(rename = "speaker")]
     _speaker: Speaker,
     #[serde(rename = "channel")]
@@ -42,18 +65,36 @@ struct UtteranceView {
     start: f64,
     end: f64,
     confidence: Option<f64>,
-    text: String,
+    #[serde(borrow)]
+    text: Cow<'a, str>,
     words: Option<Vec<WordView>>,
 }
 
 #[derive(Debug, Deserialize)]
-struct TranscriptView {
+struct TranscriptView<'a> {
     filename: Option<String>,
     datetime: Option<String>,
     agent_id: Option<String>,
     audio_seconds: Option<f64>,
     metadata: Option<Map<String, Value>>,
-    utterances: Vec<UtteranceView>,
+    #[serde(borrow)]
+    utterances: Vec<UtteranceView<'a>>,
+}
+
+impl<'a> TranscriptView<'a> {
+    /// Reads the upload field by field, straight from its bytes. Only a refused upload is read a second
+    /// time, to name the path of what is wrong: tracking the path costs an allocation per key.
+    fn read(bytes: &'a [u8]) -> Result<Self, AnalyticsError> {
+        serde_json::from_slice(bytes).map_err(|_| {
+            let mut de = serde_json::Deserializer::from_slice(bytes);
+            match serde_path_to_error::deserialize::<_, TranscriptView>(&mut de) {
+                Err(e) => {
+                    AnalyticsError::BadRequest(format!("transcript {}: {}", e.path(), e.inner()))
+                }
+                Ok(_) => AnalyticsError::BadRequest("transcript: not a transcript JSON".into()),
+            }
+        })
+    }
 }
 
 /// A checked and normalized transcript.
@@ -66,7 +107,7 @@ pub struct Transcript {
     /// Every metadata field of the call.
     pub metadata: BTreeMap<String, String>,
     /// The whole transcript JSON as stored.
-    pub json: Map<String, Value>,
+    pub stored: Vec<u8>,
 }
 
 /// What the service fills in when it stores a call.
@@ -88,13 +129,13 @@ impl Transcript {
         extra_metadata: Option<Map<String, Value>>,
         stamp: &Stamp<'_>,
     ) -> Result<Transcript, AnalyticsError> {
-        let mut json: Map<String, Value> = serde_json::from_slice(bytes).map_err(|e| {
-            AnalyticsError::BadRequest(format!("the file is not a transcript JSON object: {e}"))
-        })?;
-        let view: TranscriptView = serde_path_to_error::deserialize(Value::Object(json.clone()))
-            .map_err(|e| {
-                AnalyticsError::BadRequest(format!("transcript {}: {}", e.path(), e.inner()))
+        // The top level only: every member the service does not set is stored as the bytes it came as,
+        // so no tree of the utterances and their words is built and freed.
+        let mut members: BTreeMap<String, &RawValue> =
+            serde_json::from_slice(bytes).map_err(|e| {
+                AnalyticsError::BadRequest(format!("the file is not a transcript JSON object: {e}"))
             })?;
+        let view = TranscriptView::read(bytes)?;
         check_times(&view)?;
 
         let datetime = match &view.datetime {
@@ -134,24 +175,30 @@ impl Transcript {
             }
         }
 
-        json.insert("tId".into(), Value::String(stamp.call_id.into()));
-        json.insert("requestid".into(), Value::String(stamp.request_id.into()));
-        json.insert("datetime".into(), Value::String(datetime.clone()));
-        json.insert(
-            "last_modified".into(),
-            Value::String(stamp.last_modified.into()),
-        );
-        json.insert("filename".into(), Value::String(filename.clone()));
-        json.insert("agent_id".into(), Value::String(agent_id.clone()));
-        json.insert("audio_seconds".into(), Value::from(audio_seconds));
-        json.insert("metadata".into(), metadata_json(&metadata));
+        let raw = |value: Value| {
+            serde_json::value::to_raw_value(&value).map_err(AnalyticsError::internal)
+        };
+        let stamped = [
+            ("tId", raw(stamp.call_id.into())?),
+            ("requestid", raw(stamp.request_id.into())?),
+            ("datetime", raw(datetime.as_str().into())?),
+            ("last_modified", raw(stamp.last_modified.into())?),
+            ("filename", raw(filename.as_str().into())?),
+            ("agent_id", raw(agent_id.as_str().into())?),
+            ("audio_seconds", raw(audio_seconds.into())?),
+            ("metadata", raw(metadata_json(&metadata))?),
+        ];
+        for (name, value) in &stamped {
+            members.insert((*name).to_string(), value);
+        }
+        let stored = serde_json::to_vec(&members).map_err(AnalyticsError::internal)?;
         Ok(Transcript {
             datetime,
             filename,
             agent_id,
             audio_seconds,
             metadata,
-            json,
+            stored,
         })
     }
 }
@@ -200,25 +247,29 @@ pub fn metadata_value(field: &str, value: &Value) -> Result<String, AnalyticsErr
     Ok(text)
 }
 
+/// Checks every time and confidence; the path of a bad one is written only when it is reported.
 fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
-    let span = |path: String, start: f64, end: f64| {
+    let span = |path: &dyn Fn() -> String, start: f64, end: f64| {
         if !(start.is_finite() && end.is_finite()) || start < 0.0 || end < start {
             Err(AnalyticsError::BadRequest(format!(
-                "transcript {path}: start and end must be seconds with 0 <= start <= end"
+                "transcript {}: start and end must be seconds with 0 <= start <= end",
+                path()
             )))
         } else {
             Ok(())
         }
     };
-    let confidence = |path: String, c: Option<f64>| match c {
+    let confidence = |path: &dyn Fn() -> String, c: Option<f64>| match c {
         Some(c) if !(0.0..=1.0).contains(&c) => Err(AnalyticsError::BadRequest(format!(
-            "transcript {path}.confidence: must be between 0 and 1"
+            "transcript {}.confidence: must be between 0 and 1",
+            path()
         ))),
         _ => Ok(()),
     };
     for (i, u) in view.utterances.iter().enumerate() {
-        span(format!("utterances[{i}]"), u.start, u.end)?;
-        confidence(format!("utterances[{i}]"), u.confidence)?;
+        let utterance = || format!("utterances[{i}]");
+        span(&utterance, u.start, u.end)?;
+        confidence(&utterance, u.confidence)?;
         if u.text
             .chars()
             .any(|c| c.is_control() && c != '\t' && c != '\n')
@@ -228,8 +279,9 @@ fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
             )));
         }
         for (j, w) in u.words.iter().flatten().enumerate() {
-            span(format!("utterances[{i}].words[{j}]"), w.start, w.end)?;
-            confidence(format!("utterances[{i}].words[{j}]"), w.confidence)?;
+            let word = || format!("utterances[{i}].words[{j}]");
+            span(&word, w.start, w.end)?;
+            confidence(&word, w.confidence)?;
         }
     }
     Ok(())
@@ -276,8 +328,9 @@ mod tests {
         assert_eq!(t.datetime, "2026-11-23T10:00:00", "now, in Berlin");
         assert_eq!(t.filename, "upload.json");
         assert_eq!(t.audio_seconds, 2.25);
-        assert_eq!(t.json["tId"], "c1");
-        assert_eq!(text_of(&t.json), "hello");
+        let json: Map<String, Value> = serde_json::from_slice(&t.stored).unwrap();
+        assert_eq!(json["tId"], "c1");
+        assert_eq!(text_of(&json), "hello");
     }
 
     #[test]
@@ -292,7 +345,10 @@ mod tests {
         assert_eq!(t.datetime, "2026-07-01T10:00:00", "summer time in Berlin");
         assert_eq!(t.metadata["queue"], "sales");
         assert_eq!(t.metadata["n"], "3");
-        assert_eq!(t.json["custom"]["kept"], true, "other fields kept as given");
+        let json: Value = serde_json::from_slice(&t.stored).unwrap();
+        assert_eq!(json["custom"]["kept"], true, "other fields kept as given");
+        assert_eq!(json["metadata"]["n"], "3", "metadata stored as text");
+        assert_eq!(json["datetime"], "2026-07-01T10:00:00");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::access::{authorize_request, Need};
 use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;
 use crate::jobs::score::app_rows;
-use crate::model::utterances::{turns, utterances};
+use crate::model::utterances::{turns, StoredCall};
 use crate::model::FolderSettings;
 use crate::state::AnalyticsState;
 use crate::store;
@@ -83,9 +83,11 @@ pub async fn app_matches(
     let bytes = state.objects.get(&key).await?.ok_or_else(|| {
         AnalyticsError::internal(format!("the transcript of call {call} is missing"))
     })?;
-    let json: Map<String, Value> =
-        serde_json::from_slice(&bytes).map_err(AnalyticsError::internal)?;
-    let turns = turns(&utterances(&json).map_err(AnalyticsError::internal)?);
+    let turns = turns(
+        StoredCall::read(&bytes)
+            .map_err(AnalyticsError::internal)?
+            .utterances,
+    );
 
     let mut card = Map::new();
     let mut matched = false;
