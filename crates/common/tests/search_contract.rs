@@ -47,6 +47,7 @@ contract!(
     every_word_must_match,
     writing_an_id_again_replaces_the_document,
     scopes_never_leak,
+    a_scope_holding_every_document_still_bounds_the_search,
     filters_compare_whole_metadata_values,
     filter_text_cannot_break_out,
     words_are_found_in_metadata_values,
@@ -362,6 +363,64 @@ async fn scopes_never_leak(index: &dyn SearchIndex) {
                 .is_empty()
         );
     }
+}
+
+/// An index of one company's one folder: its scope holds every document, and still bounds what is found,
+/// counted and ranked, as documents of other scopes come and its own are deleted.
+async fn a_scope_holding_every_document_still_bounds_the_search(index: &dyn SearchIndex) {
+    index
+        .upsert(&[
+            call("once", ACME_SALES_INBOX, T0, "an invoice and a refund"),
+            call("twice", ACME_SALES_INBOX, T0, "invoice invoice"),
+            call("none", ACME_SALES_INBOX, T0, "a refund"),
+        ])
+        .await
+        .unwrap();
+    let everywhere = [
+        company("acme"),
+        organization("acme", "sales"),
+        folder("acme", "sales", "inbox"),
+    ];
+    for scope in &everywhere {
+        assert_eq!(
+            ids(index, &query(scope.clone(), "invoice")).await,
+            ["twice", "once"],
+            "{scope:?}: both, the one saying it twice first"
+        );
+        assert_eq!(run(index, &query(scope.clone(), "")).await.total, 3);
+    }
+    for elsewhere in [
+        company("globex"),
+        organization("acme", "support"),
+        folder("acme", "sales", "archive"),
+    ] {
+        for q in ["invoice", ""] {
+            let page = run(index, &query(elsewhere.clone(), q)).await;
+            assert_eq!((page.total, page.hits.len()), (0, 0), "{elsewhere:?} {q:?}");
+        }
+    }
+
+    index
+        .upsert(&[call(
+            "theirs",
+            ("globex", "sales", "inbox"),
+            T0,
+            "invoice invoice invoice",
+        )])
+        .await
+        .unwrap();
+    index.delete(&["twice".to_string()]).await.unwrap();
+    for scope in &everywhere {
+        assert_eq!(
+            ids(index, &query(scope.clone(), "invoice")).await,
+            ["once"],
+            "{scope:?}"
+        );
+    }
+    assert_eq!(
+        ids(index, &query(company("globex"), "invoice")).await,
+        ["theirs"]
+    );
 }
 
 async fn filters_compare_whole_metadata_values(index: &dyn SearchIndex) {
