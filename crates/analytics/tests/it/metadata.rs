@@ -420,12 +420,7 @@ async fn changes_pending_for_the_transcript_are_where_the_next_request_starts(st
 /// A change still pending when its folder is deleted is never written: the deletion removes the call's
 /// row and objects, and the worker that comes later finds nothing to write to.
 async fn a_pending_change_of_a_deleted_folder_writes_nothing(stack: Stack) {
-    let world = world_without_metadata_worker(stack).await;
-    let call = world.add_call(&transcript("invoice")).await;
-    let a = world
-        .send("PATCH", &path(&call), Some(json!({"region": "north"})))
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
+    let (world, call, _) = a_call_with_a_pending_change(stack).await;
     let folder = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
     assert_eq!(world.send("DELETE", &folder, None).await.status, 200);
     eventually(|| async { (world.send("GET", &folder, None).await.status == 404).then_some(()) })
