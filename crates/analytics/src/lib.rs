@@ -11,6 +11,7 @@ pub mod calls;
 pub mod config;
 pub mod error;
 pub mod figures;
+pub mod group_commit;
 pub mod jobs;
 pub mod model;
 pub mod names;

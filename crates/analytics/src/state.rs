@@ -14,6 +14,7 @@ use common::search::SearchIndex;
 
 use crate::apps::AppCache;
 use crate::callbacks::Deliverer;
+use crate::calls::batch::CallBatches;
 use crate::config::AnalyticsConfig;
 use crate::routes::metadata::MetadataBatches;
 use crate::speech::Transcriber;
@@ -35,12 +36,14 @@ pub struct AnalyticsState {
     /// process that runs no transcription worker never does).
     pub transcriber: Arc<dyn Transcriber>,
     /// Metadata requests waiting to be committed together.
-    pub metadata_batches: MetadataBatches,
+    pub metadata_batches: Arc<MetadataBatches>,
+    /// Uploaded calls waiting to be committed together.
+    pub call_batches: Arc<CallBatches>,
 }
 
-/// Metadata batches committed at once on PostgreSQL: enough that a batch waiting for a locked call
-/// holds up few requests, few enough to keep batches large.
-const POSTGRES_METADATA_SHARDS: usize = 4;
+/// Metadata batches (or batches of calls) committed at once on PostgreSQL: enough that a batch waiting
+/// for a locked call (or folder) holds up few requests, few enough to keep batches large.
+const POSTGRES_SHARDS: usize = 4;
 
 /// The adapters of the three ports, as chosen from the configuration.
 pub struct Ports {
@@ -58,10 +61,22 @@ impl AnalyticsState {
             callbacks: Deliverer::new(&config),
             transcriber: crate::speech::build(&config.speech())
                 .expect("a recognizer from settings the configuration checked"),
-            metadata_batches: MetadataBatches::new(match db {
-                Database::Postgres(..) => POSTGRES_METADATA_SHARDS,
-                Database::Sqlite(..) => 1,
-            }),
+            metadata_batches: MetadataBatches::new(
+                match db {
+                    Database::Postgres(..) => POSTGRES_SHARDS,
+                    Database::Sqlite(..) => 1,
+                },
+                crate::routes::metadata::batch::MOST,
+            ),
+            // By folder: on PostgreSQL a batch holds its folder's row, so batches of one folder take
+            // turns anyway, and those of other folders go on meanwhile.
+            call_batches: CallBatches::new(
+                match db {
+                    Database::Postgres(..) => POSTGRES_SHARDS,
+                    Database::Sqlite(..) => 1,
+                },
+                crate::calls::batch::MOST,
+            ),
             bus: ports.bus,
             objects: ports.objects,
             search: ports.search,

@@ -13,15 +13,6 @@ use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 use crate::store::CallRow;
 
-/// Publishes, inside `tx`, that the call's search document must be brought up to date.
-pub async fn reindex_call(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &CallRow,
-) -> Result<(), AnalyticsError> {
-    send(state, tx, reindex_message(row)).await
-}
-
 /// The message that has the call's search document brought up to date.
 pub fn reindex_message(row: &CallRow) -> Message {
     let body = ReindexCall {
@@ -45,19 +36,15 @@ pub fn write_metadata_message(row: &CallRow) -> Message {
     message(messages::topics::METADATA, &body)
 }
 
-/// Publishes, inside `tx`, that the call must be scored by its folder's applications.
-pub async fn score_call(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &CallRow,
-) -> Result<(), AnalyticsError> {
-    let message = ScoreCall {
+/// The message that has the call scored by its folder's applications.
+pub fn score_message(row: &CallRow) -> Message {
+    let body = ScoreCall {
         company: row.company.clone(),
         organization: row.organization.clone(),
         folder: row.folder.clone(),
         call_id: row.id.clone(),
     };
-    publish(state, tx, messages::topics::SCORE, &message).await
+    message(messages::topics::SCORE, &body)
 }
 
 /// Publishes, inside `tx`, that every call of a folder must be rescored (its `apps` changed).

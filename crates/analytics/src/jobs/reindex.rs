@@ -52,15 +52,26 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
         settle_together(state, messages::topics::REINDEX, deliveries, &Err(e)).await;
         return;
     }
+    let traced: Vec<(&str, Option<&str>)> = calls
+        .iter()
+        .map(|(id, deliveries)| (id.as_str(), deliveries[0].message.traceparent.as_deref()))
+        .collect();
+    let mut actions = match actions(state, &traced).await {
+        Ok(actions) => actions,
+        Err(e) => {
+            let deliveries = calls.into_values().flatten().collect();
+            settle_together(state, messages::topics::REINDEX, deliveries, &Err(e)).await;
+            return;
+        }
+    };
     let mut ready = Vec::new();
     let mut upserts = Vec::new();
     let mut removals = Vec::new();
     for (call_id, deliveries) in calls {
-        let span = common::telemetry::job_span(
-            messages::topics::REINDEX,
-            deliveries[0].message.traceparent.as_deref(),
-        );
-        match action(state, call_id).instrument(span).await {
+        let action = actions
+            .remove(&call_id)
+            .unwrap_or_else(|| Err(JobError::Retry(format!("call {call_id} was not read"))));
+        match action {
             Ok(Action::Upsert(document)) => {
                 upserts.push(*document);
                 ready.extend(deliveries);
@@ -91,26 +102,84 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     settle_together(state, messages::topics::REINDEX, ready, &written).await;
 }
 
-/// What the call's document needs, read from the stores.
-pub async fn action(state: &AnalyticsState, call_id: String) -> Result<Action, JobError> {
-    let row = store::get_call(&state.db, &call_id)
+/// What the documents of the calls need, each call with the trace context of a message naming it, read
+/// from the stores: the rows, the folders and the configured fields in one statement each, the
+/// transcripts all at once. An error of a statement is the whole batch's; one of a transcript its call's.
+pub async fn actions(
+    state: &AnalyticsState,
+    calls: &[(&str, Option<&str>)],
+) -> Result<BTreeMap<String, Result<Action, JobError>>, JobError> {
+    let ids: Vec<&str> = calls.iter().map(|(id, _)| *id).collect();
+    let traces: BTreeMap<&str, Option<&str>> = calls.iter().copied().collect();
+    let rows = store::get_calls(&state.db, &ids)
         .await
         .map_err(JobError::retry)?;
-    let Some(row) = row else {
-        return Ok(Action::Remove(call_id));
-    };
-    let folder = store::get_folder(&state.db, &row.company, &row.organization, &row.folder)
-        .await
-        .map_err(JobError::retry)?;
-    if folder.is_none_or(|f| f.status != STATUS_OK) {
-        return Ok(Action::Remove(call_id));
+    let mut usable: BTreeMap<(String, String, String), bool> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(rows.len());
+    for row in rows {
+        let key = (
+            row.company.clone(),
+            row.organization.clone(),
+            row.folder.clone(),
+        );
+        let ok = match usable.get(&key) {
+            Some(ok) => *ok,
+            None => {
+                let folder = store::peek_folder(&state.db, &key.0, &key.1, &key.2)
+                    .await
+                    .map_err(JobError::retry)?;
+                let ok = folder.is_some_and(|f| f.status == STATUS_OK);
+                usable.insert(key, ok);
+                ok
+            }
+        };
+        if ok {
+            kept.push(row);
+        }
     }
+    let kept_ids: Vec<&str> = kept.iter().map(|row| row.id.as_str()).collect();
+    let mut fields: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (call, field, value) in store::calls_metadata(&state.db, &kept_ids)
+        .await
+        .map_err(JobError::retry)?
+    {
+        fields.entry(call).or_default().insert(field, value);
+    }
+    let documents = futures_util::future::join_all(kept.into_iter().map(|row| {
+        let fields = fields.remove(&row.id).unwrap_or_default();
+        let span = common::telemetry::job_span(
+            messages::topics::REINDEX,
+            traces.get(row.id.as_str()).copied().flatten(),
+        );
+        async move {
+            let id = row.id.clone();
+            (id, document(state, row, fields).instrument(span).await)
+        }
+    }))
+    .await;
+    // Every call not read as a document is gone, or its folder is being deleted.
+    let mut actions: BTreeMap<String, Result<Action, JobError>> = ids
+        .iter()
+        .map(|id| (id.to_string(), Ok(Action::Remove(id.to_string()))))
+        .collect();
+    for (id, document) in documents {
+        actions.insert(id, document.map(|d| Action::Upsert(Box::new(d))));
+    }
+    Ok(actions)
+}
+
+/// The call's search document: its row, its configured fields and its transcript's text.
+async fn document(
+    state: &AnalyticsState,
+    row: store::CallRow,
+    fields: BTreeMap<String, String>,
+) -> Result<SearchDocument, JobError> {
     let transcript = state
         .objects
         .get(&row.transcript_key())
         .await
         .map_err(JobError::retry)?
-        .ok_or_else(|| JobError::Retry(format!("the transcript of call {call_id} is missing")))?;
+        .ok_or_else(|| JobError::Retry(format!("the transcript of call {} is missing", row.id)))?;
     // The whole tree only for a transcript whose text the typed reading does not take (a value of
     // another type where a text was expected, which `text_of` skips).
     let text = match stored_text(&transcript) {
@@ -121,12 +190,7 @@ pub async fn action(state: &AnalyticsState, call_id: String) -> Result<Action, J
             text_of(&json)
         }
     };
-    let fields: BTreeMap<String, String> = store::metadata(&state.db, &call_id)
-        .await
-        .map_err(JobError::retry)?
-        .into_iter()
-        .collect();
-    Ok(Action::Upsert(Box::new(SearchDocument {
+    Ok(SearchDocument {
         id: row.id,
         company: row.company,
         organization: row.organization,
@@ -134,5 +198,5 @@ pub async fn action(state: &AnalyticsState, call_id: String) -> Result<Action, J
         datetime: row.datetime,
         text,
         fields,
-    })))
+    })
 }

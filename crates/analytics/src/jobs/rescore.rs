@@ -77,8 +77,8 @@ async fn rescore_folder(state: &AnalyticsState, job: &RescoreScope) -> Result<()
         };
         after = last.id.clone();
         let mut scored = Vec::new();
-        for call in calls {
-            scored.extend(score::score_row(state, call, &apps).await?);
+        for (_, outcome) in score::score_rows(state, calls, &apps, &score::Traces::new()).await? {
+            scored.extend(outcome?);
         }
         score::write(state, scored).await.map_err(JobError::retry)?;
     }

@@ -116,77 +116,128 @@ pub struct Scored {
     pub scores: Vec<AppScores>,
 }
 
-/// Scores a batch of messages and writes them in one transaction, then settles each message.
+/// Scores a batch of messages and writes them in one transaction, then settles each message. The calls
+/// of a folder are read in one statement, and their stored figures in one more.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let state = &state;
-    let mut ready = Vec::new();
-    let mut scored = Vec::new();
-    let mut folders: BTreeMap<(String, String, String), Option<FolderApps>> = BTreeMap::new();
+    let mut by_folder: BTreeMap<(String, String, String), Vec<(Delivery, String)>> =
+        BTreeMap::new();
     for delivery in batch {
-        let span = common::telemetry::job_span(
-            messages::topics::SCORE,
-            delivery.message.traceparent.as_deref(),
-        );
-        let outcome = async {
-            let message = <ScoreCall as messages::Message>::decode(&*delivery.message.body)
-                .map_err(|e| JobError::Poison(e.to_string()))?;
-            let key = (message.company, message.organization, message.folder);
-            if !folders.contains_key(&key) {
-                let apps = FolderApps::load(state, &key.0, &key.1, &key.2)
-                    .await
-                    .map_err(JobError::retry)?;
-                folders.insert(key.clone(), apps);
-            }
-            match &folders[&key] {
-                Some(apps) => score(state, &message.call_id, apps).await,
-                None => Ok(None),
+        match <ScoreCall as messages::Message>::decode(&*delivery.message.body) {
+            Ok(m) => by_folder
+                .entry((m.company, m.organization, m.folder))
+                .or_default()
+                .push((delivery, m.call_id)),
+            Err(e) => {
+                let poison = Err(JobError::Poison(e.to_string()));
+                settle(state, messages::topics::SCORE, delivery, poison).await;
             }
         }
-        .instrument(span)
+    }
+    let mut ready = Vec::new();
+    let mut scored = Vec::new();
+    for ((company, organization, folder), deliveries) in by_folder {
+        let outcomes = async {
+            let Some(apps) = FolderApps::load(state, &company, &organization, &folder)
+                .await
+                .map_err(JobError::retry)?
+            else {
+                // The folder is gone or being deleted: nothing to score.
+                return Ok(Vec::new());
+            };
+            let ids: Vec<&str> = deliveries.iter().map(|(_, id)| id.as_str()).collect();
+            let calls = store::get_calls(&state.db, &ids)
+                .await
+                .map_err(JobError::retry)?;
+            let traces: Traces = deliveries
+                .iter()
+                .map(|(d, id)| (id.as_str(), d.message.traceparent.as_deref()))
+                .collect();
+            score_rows(state, calls, &apps, &traces).await
+        }
         .await;
-        match outcome {
-            Ok(call) => {
-                scored.extend(call);
-                ready.push(delivery);
+        let mut outcomes: BTreeMap<String, Result<Option<Scored>, JobError>> = match outcomes {
+            Ok(outcomes) => outcomes.into_iter().collect(),
+            Err(e) => {
+                for (delivery, _) in deliveries {
+                    settle(state, messages::topics::SCORE, delivery, Err(e.clone())).await;
+                }
+                continue;
             }
-            Err(e) => settle(state, messages::topics::SCORE, delivery, Err(e)).await,
+        };
+        for (delivery, call_id) in deliveries {
+            // A call named twice is scored once; a call not read is gone.
+            match outcomes.remove(&call_id).unwrap_or(Ok(None)) {
+                Ok(call) => {
+                    scored.extend(call);
+                    ready.push(delivery);
+                }
+                Err(e) => settle(state, messages::topics::SCORE, delivery, Err(e)).await,
+            }
         }
     }
     let written = write(state, scored).await;
     settle_together(state, messages::topics::SCORE, ready, &written).await;
 }
 
-/// Reads the call and scores it by `apps`; None when it is gone or already scored by them.
-pub async fn score(
-    state: &AnalyticsState,
-    call_id: &str,
-    apps: &FolderApps,
-) -> Result<Option<Scored>, JobError> {
-    let Some(call) = store::get_call(&state.db, call_id)
-        .await
-        .map_err(JobError::retry)?
-    else {
-        return Ok(None);
-    };
-    score_row(state, call, apps).await
-}
-
-/// Scores a call whose row was read already (a rescore job reads them by pages).
+/// Scores a call whose row was read already; None when it is already scored by `apps`.
 pub async fn score_row(
     state: &AnalyticsState,
     call: CallRow,
     apps: &FolderApps,
 ) -> Result<Option<Scored>, JobError> {
-    let stored = store::call_facts(&state.db, &call.id)
+    let outcome = score_rows(state, vec![call], apps, &Traces::new())
+        .await?
+        .pop();
+    outcome.map_or(Ok(None), |(_, scored)| scored)
+}
+
+/// The trace context of the message that named each call, by call.
+pub type Traces<'a> = BTreeMap<&'a str, Option<&'a str>>;
+
+/// Scores calls whose rows were read already (a rescore job reads them by pages), their transcripts
+/// read all at once, each in the trace of the message that named it (`traces`); each call's outcome,
+/// None for one already scored by `apps` (its stored figures say so, read for all in one statement). An
+/// error of that statement is the whole batch's; one of a transcript its call's.
+pub async fn score_rows(
+    state: &AnalyticsState,
+    calls: Vec<CallRow>,
+    apps: &FolderApps,
+    traces: &Traces<'_>,
+) -> Result<Vec<(String, Result<Option<Scored>, JobError>)>, JobError> {
+    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    let done: std::collections::HashSet<String> = store::calls_facts(&state.db, &ids)
         .await
-        .map_err(JobError::retry)?;
-    if stored.is_some_and(|f| f.scoring == apps.fingerprint) {
-        return Ok(None);
-    }
-    let transcript = state
-        .objects
-        .get(&call.transcript_key())
-        .await
+        .map_err(JobError::retry)?
+        .into_iter()
+        .filter(|f| f.scoring == apps.fingerprint)
+        .map(|f| f.call_id)
+        .collect();
+    let read = calls.into_iter().map(|call| {
+        let done = done.contains(&call.id);
+        let span = common::telemetry::job_span(
+            messages::topics::SCORE,
+            traces.get(call.id.as_str()).copied().flatten(),
+        );
+        async move {
+            if done {
+                return (call.id, Ok(None));
+            }
+            let transcript = state.objects.get(&call.transcript_key()).await;
+            (call.id.clone(), scored(call, transcript, apps).map(Some))
+        }
+        .instrument(span)
+    });
+    Ok(futures_util::future::join_all(read).await)
+}
+
+/// The call scored by `apps` from its stored transcript.
+fn scored(
+    call: CallRow,
+    transcript: Result<Option<Vec<u8>>, common::objects::ObjectError>,
+    apps: &FolderApps,
+) -> Result<Scored, JobError> {
+    let transcript = transcript
         .map_err(JobError::retry)?
         .ok_or_else(|| JobError::Retry(format!("the transcript of call {} is missing", call.id)))?;
     let stored = StoredCall::read(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
@@ -197,72 +248,95 @@ pub async fn score_row(
         .iter()
         .map(|app| app.score(&turns, facts.duration))
         .collect();
-    Ok(Some(Scored {
+    Ok(Scored {
         call,
         facts,
         fingerprint: apps.fingerprint.clone(),
         scores,
-    }))
+    })
 }
 
 /// Writes scored calls in one transaction: per call (in id order, so concurrent writers lock in the same
 /// order), only if it still exists, its folder's applications are still the ones it was scored with, and
 /// its stored scores came from other ones; its old scores are taken out of the rollups and its new ones
-/// added, its figures the first time.
+/// added, its figures the first time. Each kind of read and write is one statement for the batch.
 pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<(), AnalyticsError> {
     if scored.is_empty() {
         return Ok(());
     }
     scored.sort_by(|a, b| a.call.id.cmp(&b.call.id));
+    scored.dedup_by(|a, b| a.call.id == b.call.id);
     let mut tx = state.db.begin().await?;
-    let mut locked = Vec::new();
-    for s in scored {
-        if store::get_call(&mut tx, &s.call.id).await?.is_some() {
-            locked.push(s);
-        }
-    }
-    // Read after the calls are locked, in the transaction: an application or folder change committed from here on publishes
-    // a rescore job, which waits for these locks and then finds what this transaction wrote outdated.
+    let ids: Vec<&str> = scored.iter().map(|s| s.call.id.as_str()).collect();
+    let existing: std::collections::HashSet<String> = store::get_calls(&mut tx, &ids)
+        .await?
+        .into_iter()
+        .map(|row| row.id)
+        .collect();
+    // Read after the calls are locked, in the transaction: an application or folder change committed
+    // from here on publishes a rescore job, which waits for these locks and then finds what this
+    // transaction wrote outdated.
     let mut current: BTreeMap<(String, String, String), Option<String>> = BTreeMap::new();
-    for s in &locked {
-        let key = (
-            s.call.company.clone(),
-            s.call.organization.clone(),
-            s.call.folder.clone(),
-        );
+    for s in scored.iter().filter(|s| existing.contains(&s.call.id)) {
+        let key = folder_key(&s.call);
         if !current.contains_key(&key) {
             // Only the rows: compiling is no work for a transaction holding locks.
             let rows = folder_app_rows(state, Some(&mut tx), &key.0, &key.1, &key.2).await?;
             current.insert(key.clone(), rows.map(|rows| fingerprint(&rows)));
         }
     }
+    let eligible: Vec<&Scored> = scored
+        .iter()
+        .filter(|s| {
+            existing.contains(&s.call.id)
+                && current[&folder_key(&s.call)].as_deref() == Some(s.fingerprint.as_str())
+        })
+        .collect();
+    let eligible_ids: Vec<&str> = eligible.iter().map(|s| s.call.id.as_str()).collect();
+    let stored: BTreeMap<String, CallFactsRow> = store::calls_facts(&mut tx, &eligible_ids)
+        .await?
+        .into_iter()
+        .map(|row| (row.call_id.clone(), row))
+        .collect();
+    let rescored: Vec<&str> = eligible
+        .iter()
+        .filter(|s| {
+            stored
+                .get(&s.call.id)
+                .is_some_and(|f| f.scoring != s.fingerprint)
+        })
+        .map(|s| s.call.id.as_str())
+        .collect();
+    let mut old_scores: BTreeMap<String, Vec<CallScoreRow>> = BTreeMap::new();
+    for row in store::calls_scores(&mut tx, &rescored).await? {
+        old_scores.entry(row.call_id.clone()).or_default().push(row);
+    }
+
     let mut changes = RollupChanges::default();
-    for s in &locked {
-        let key = (
-            s.call.company.clone(),
-            s.call.organization.clone(),
-            s.call.folder.clone(),
-        );
-        if current[&key].as_deref() != Some(s.fingerprint.as_str()) {
-            continue;
-        }
-        let facts = match store::call_facts(&mut tx, &s.call.id).await? {
+    let mut new_facts = Vec::new();
+    let mut refingerprinted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut replaced = Vec::new();
+    let mut rows = Vec::new();
+    for s in eligible {
+        let facts = match stored.get(&s.call.id) {
             Some(row) if row.scoring == s.fingerprint => continue,
             Some(row) => {
                 let facts = row.facts();
-                for old in store::call_scores(&mut tx, &s.call.id).await? {
+                for old in old_scores.get(&s.call.id).into_iter().flatten() {
                     let delta = CategoryDayDelta::of(&old.score(), &facts, -1);
                     changes.category(
                         category_key(&s.call, &facts, &old.app, &old.category),
                         &delta,
                     );
                 }
-                store::set_scoring(&mut tx, &s.call.id, &s.fingerprint).await?;
+                refingerprinted
+                    .entry(s.fingerprint.as_str())
+                    .or_default()
+                    .push(s.call.id.as_str());
                 facts
             }
             None => {
-                let row = CallFactsRow::new(&s.call, &s.facts, s.fingerprint.clone());
-                store::insert_call_facts(&mut tx, &row).await?;
+                new_facts.push(CallFactsRow::new(&s.call, &s.facts, s.fingerprint.clone()));
                 changes.agent(
                     agent_key(&s.call, &s.facts),
                     &AgentDayDelta::of(&s.facts, 1),
@@ -270,7 +344,6 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
                 s.facts.clone()
             }
         };
-        let mut rows = Vec::new();
         for app in &s.scores {
             for category in &app.categories {
                 let delta = CategoryDayDelta::of(category, &facts, 1);
@@ -288,11 +361,25 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
                 });
             }
         }
-        store::replace_call_scores(&mut tx, &s.call.id, &rows).await?;
+        replaced.push(s.call.id.as_str());
     }
+    store::insert_calls_facts(&mut tx, &new_facts).await?;
+    for (fingerprint, ids) in &refingerprinted {
+        store::set_scoring(&mut tx, ids, fingerprint).await?;
+    }
+    store::replace_calls_scores(&mut tx, &replaced, &rows).await?;
     store::apply_rollups(&mut tx, &changes).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// The company, organization and folder of a call.
+fn folder_key(call: &CallRow) -> (String, String, String) {
+    (
+        call.company.clone(),
+        call.organization.clone(),
+        call.folder.clone(),
+    )
 }
 
 fn agent_key(call: &CallRow, facts: &CallFacts) -> AgentDayKey {

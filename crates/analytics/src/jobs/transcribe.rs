@@ -274,7 +274,7 @@ async fn finish(
     .await;
     if let Err(e) = stored {
         if let Some((call, _)) = &call {
-            calls::forget_transcript(state, call).await;
+            calls::forget_transcript(state, &call.transcript_key()).await;
         }
         return Err(e.into());
     }

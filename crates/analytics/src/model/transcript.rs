@@ -82,11 +82,11 @@ struct TranscriptView<'a> {
 }
 
 impl<'a> TranscriptView<'a> {
-    /// Reads the upload field by field, straight from its bytes. Only a refused upload is read a second
+    /// Reads the upload field by field, straight from its text. Only a refused upload is read a second
     /// time, to name the path of what is wrong: tracking the path costs an allocation per key.
-    fn read(bytes: &'a [u8]) -> Result<Self, AnalyticsError> {
-        serde_json::from_slice(bytes).map_err(|_| {
-            let mut de = serde_json::Deserializer::from_slice(bytes);
+    fn read(text: &'a str) -> Result<Self, AnalyticsError> {
+        serde_json::from_str(text).map_err(|_| {
+            let mut de = serde_json::Deserializer::from_str(text);
             match serde_path_to_error::deserialize::<_, TranscriptView>(&mut de) {
                 Err(e) => {
                     AnalyticsError::BadRequest(format!("transcript {}: {}", e.path(), e.inner()))
@@ -129,13 +129,16 @@ impl Transcript {
         extra_metadata: Option<Map<String, Value>>,
         stamp: &Stamp<'_>,
     ) -> Result<Transcript, AnalyticsError> {
+        let not_a_transcript = |e: &dyn std::fmt::Display| {
+            AnalyticsError::BadRequest(format!("the file is not a transcript JSON object: {e}"))
+        };
+        // Checked as UTF-8 once, here: the two readings below then take every string as it is.
+        let text = std::str::from_utf8(bytes).map_err(|e| not_a_transcript(&e))?;
         // The top level only: every member the service does not set is stored as the bytes it came as,
         // so no tree of the utterances and their words is built and freed.
         let mut members: BTreeMap<String, &RawValue> =
-            serde_json::from_slice(bytes).map_err(|e| {
-                AnalyticsError::BadRequest(format!("the file is not a transcript JSON object: {e}"))
-            })?;
-        let view = TranscriptView::read(bytes)?;
+            serde_json::from_str(text).map_err(|e| not_a_transcript(&e))?;
+        let view = TranscriptView::read(text)?;
         check_times(&view)?;
 
         let datetime = match &view.datetime {
@@ -315,6 +318,18 @@ mod tests {
             timezone: chrono_tz::Europe::Berlin,
             now: "2026-11-23T09:00:00Z".parse().unwrap(),
         }
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_with_where() {
+        let e = Transcript::parse(b"{\"utterances\": [], \"x\": \"\xff\"}", None, &stamp())
+            .unwrap_err();
+        assert!(
+            matches!(&e, AnalyticsError::BadRequest(m)
+                if m.starts_with("the file is not a transcript JSON object")
+                    && m.contains("utf-8") && m.contains("index 25")),
+            "{e}"
+        );
     }
 
     #[test]

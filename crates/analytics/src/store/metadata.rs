@@ -29,22 +29,27 @@ pub async fn set_call_metadata<'a>(
     dispatch!(h, set_call_metadata(id, last_modified, pending))
 }
 
-/// Sets one configured field of the call.
-pub async fn set_metadata<'a>(
-    h: impl Into<Handle<'a>>,
-    call: &str,
-    field: &str,
-    value: &str,
-) -> Result<(), StoreError> {
-    dispatch!(h, set_metadata(call, field, value))
-}
-
 /// The call's configured metadata fields, by name.
 pub async fn metadata<'a>(
     h: impl Into<Handle<'a>>,
     call: &str,
 ) -> Result<Vec<(String, String)>, StoreError> {
-    dispatch!(h, metadata(call))
+    Ok(calls_metadata(h, &[call])
+        .await?
+        .into_iter()
+        .map(|(_, field, value)| (field, value))
+        .collect())
+}
+
+/// The configured fields of the calls, `(call, field, value)`, by call and field.
+pub async fn calls_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    calls: &[&str],
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    if calls.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, calls_metadata(calls))
 }
 
 /// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a

@@ -7,7 +7,8 @@
 use common::db::StoreError;
 
 use super::super::rows::*;
-use super::sql::{placeholders, CALL_COLUMNS};
+use super::sql::ROWS_PER_STATEMENT;
+use super::sql::{placeholders, tuples, CALL_COLUMNS};
 use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -16,23 +17,6 @@ type Conn = <Db as sqlx::Database>::Connection;
 /// the stored transcript.
 const METADATA_COLUMNS: &str = "CASE WHEN metadata_written THEN NULL ELSE metadata_json END \
      AS pending_metadata, metadata_json, reindex_due, metadata_writer";
-
-/// Rows per statement of the batch forms: far below either database's limit on bound values.
-const ROWS_PER_STATEMENT: usize = 300;
-
-/// `($1, $2), ($3, $4), ...`: `rows` tuples of `width` placeholders.
-fn tuples(rows: usize, width: usize) -> String {
-    (0..rows)
-        .map(|row| {
-            let values = (1..=width)
-                .map(|i| format!("${}", row * width + i))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!("({values})")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 pub(crate) async fn set_call_metadata(
     c: &mut Conn,
@@ -52,34 +36,24 @@ pub(crate) async fn set_call_metadata(
     Ok(())
 }
 
-pub(crate) async fn set_metadata(
+pub(crate) async fn calls_metadata(
     c: &mut Conn,
-    call: &str,
-    field: &str,
-    value: &str,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "INSERT INTO analytics_call_metadata (call_id, field, value) VALUES ($1, $2, $3) \
-         ON CONFLICT (call_id, field) DO UPDATE SET value = excluded.value",
-    )
-    .bind(call)
-    .bind(field)
-    .bind(value)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn metadata(
-    c: &mut Conn,
-    call: &str,
-) -> Result<Vec<(String, String)>, StoreError> {
-    Ok(sqlx::query_as::<Db, (String, String)>(
-        "SELECT field, value FROM analytics_call_metadata WHERE call_id = $1 ORDER BY field",
-    )
-    .bind(call)
-    .fetch_all(&mut *c)
-    .await?)
+    calls: &[&str],
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    let mut found = Vec::new();
+    for chunk in calls.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT call_id, field, value FROM analytics_call_metadata WHERE call_id IN ({}) \
+             ORDER BY call_id, field",
+            placeholders(1, chunk.len())
+        );
+        let mut query = sqlx::query_as::<Db, (String, String, String)>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        found.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(found)
 }
 
 /// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a

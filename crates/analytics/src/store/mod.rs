@@ -162,8 +162,15 @@ pub async fn delete_scope_rows<'a>(
     dispatch!(h, delete_scope_rows(company, organization, folder))
 }
 
-pub async fn insert_call<'a>(h: impl Into<Handle<'a>>, row: &CallRow) -> Result<(), StoreError> {
-    dispatch!(h, insert_call(row))
+/// Inserts the calls' rows.
+pub async fn insert_calls<'a>(
+    h: impl Into<Handle<'a>>,
+    rows: &[&CallRow],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, insert_calls(rows))
 }
 
 /// The call; inside a transaction, locked until it ends, so changes of one call are serialized.
@@ -171,7 +178,19 @@ pub async fn get_call<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
 ) -> Result<Option<CallRow>, StoreError> {
-    dispatch!(h, get_call(id))
+    Ok(get_calls(h, &[id]).await?.pop())
+}
+
+/// The calls among `ids` that exist, in the order of their ids; inside a transaction locked until it
+/// ends, in that order, so two transactions locking calls never wait for each other in turn.
+pub async fn get_calls<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[&str],
+) -> Result<Vec<CallRow>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, get_calls(ids))
 }
 
 /// Removes the calls and their metadata rows.
@@ -195,24 +214,41 @@ pub async fn call_facts<'a>(
     h: impl Into<Handle<'a>>,
     call_id: &str,
 ) -> Result<Option<CallFactsRow>, StoreError> {
-    dispatch!(h, call_facts(call_id))
+    Ok(calls_facts(h, &[call_id]).await?.pop())
 }
 
-/// Records a call's figures the first time it is scored (its rollup rows are the caller's to add).
-pub async fn insert_call_facts<'a>(
+/// The figures and scoring fingerprint of those of the calls that were scored.
+pub async fn calls_facts<'a>(
     h: impl Into<Handle<'a>>,
-    row: &CallFactsRow,
-) -> Result<(), StoreError> {
-    dispatch!(h, insert_call_facts(row))
+    call_ids: &[&str],
+) -> Result<Vec<CallFactsRow>, StoreError> {
+    if call_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, calls_facts(call_ids))
 }
 
-/// Records the fingerprint of the call's current scores.
+/// Records calls' figures the first time they are scored (their rollup rows are the caller's to add).
+pub async fn insert_calls_facts<'a>(
+    h: impl Into<Handle<'a>>,
+    rows: &[CallFactsRow],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, insert_calls_facts(rows))
+}
+
+/// Records the fingerprint of the calls' current scores.
 pub async fn set_scoring<'a>(
     h: impl Into<Handle<'a>>,
-    call_id: &str,
+    call_ids: &[&str],
     scoring: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_scoring(call_id, scoring))
+    if call_ids.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, set_scoring(call_ids, scoring))
 }
 
 /// The call's score rows, by application and category.
@@ -220,16 +256,30 @@ pub async fn call_scores<'a>(
     h: impl Into<Handle<'a>>,
     call_id: &str,
 ) -> Result<Vec<CallScoreRow>, StoreError> {
-    dispatch!(h, call_scores(call_id))
+    calls_scores(h, &[call_id]).await
 }
 
-/// Replaces every score row of the call.
-pub async fn replace_call_scores<'a>(
+/// The score rows of the calls, by call, application and category.
+pub async fn calls_scores<'a>(
     h: impl Into<Handle<'a>>,
-    call_id: &str,
+    call_ids: &[&str],
+) -> Result<Vec<CallScoreRow>, StoreError> {
+    if call_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, calls_scores(call_ids))
+}
+
+/// Replaces every score row of the calls `call_ids` by `rows`.
+pub async fn replace_calls_scores<'a>(
+    h: impl Into<Handle<'a>>,
+    call_ids: &[&str],
     rows: &[CallScoreRow],
 ) -> Result<(), StoreError> {
-    dispatch!(h, replace_call_scores(call_id, rows))
+    if call_ids.is_empty() {
+        return Ok(());
+    }
+    dispatch!(h, replace_calls_scores(call_ids, rows))
 }
 
 /// Up to `limit` calls of the folder after the id `after`, in id order.

@@ -6,6 +6,7 @@ use common::db::StoreError;
 
 use super::super::rollups::{RollupChanges, RollupTotals};
 use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
+use super::sql::{placeholders, ROWS_PER_STATEMENT};
 use super::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -92,81 +93,114 @@ pub(crate) async fn apply_rollups(c: &mut Conn, changes: &RollupChanges) -> Resu
     Ok(())
 }
 
-pub(crate) async fn call_facts(
+pub(crate) async fn calls_facts(
     c: &mut Conn,
-    call_id: &str,
-) -> Result<Option<CallFactsRow>, StoreError> {
-    Ok(sqlx::query_as::<Db, CallFactsRow>(
-        "SELECT call_id, company, organization, folder, day, datetime, agent_id, duration, silence, \
-         words, agent_talk, client_talk, agent_emotion, client_emotion, scoring \
-         FROM analytics_call_facts WHERE call_id = $1",
-    )
-    .bind(call_id)
-    .fetch_optional(&mut *c)
-    .await?)
+    call_ids: &[&str],
+) -> Result<Vec<CallFactsRow>, StoreError> {
+    let mut found = Vec::with_capacity(call_ids.len());
+    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT call_id, company, organization, folder, day, datetime, agent_id, duration, \
+             silence, words, agent_talk, client_talk, agent_emotion, client_emotion, scoring \
+             FROM analytics_call_facts WHERE call_id IN ({}) ORDER BY call_id",
+            placeholders(1, chunk.len())
+        );
+        let mut query = sqlx::query_as::<Db, CallFactsRow>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        found.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(found)
 }
 
-pub(crate) async fn insert_call_facts(c: &mut Conn, row: &CallFactsRow) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "INSERT INTO analytics_call_facts (call_id, company, organization, folder, day, datetime, \
-         agent_id, duration, silence, words, agent_talk, client_talk, agent_emotion, client_emotion, \
-         scoring) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-    )
-    .bind(&row.call_id)
-    .bind(&row.company)
-    .bind(&row.organization)
-    .bind(&row.folder)
-    .bind(&row.day)
-    .bind(&row.datetime)
-    .bind(&row.agent_id)
-    .bind(row.duration)
-    .bind(row.silence)
-    .bind(row.words)
-    .bind(row.agent_talk)
-    .bind(row.client_talk)
-    .bind(&row.agent_emotion)
-    .bind(&row.client_emotion)
-    .bind(&row.scoring)
-    .execute(&mut *c)
-    .await?;
+pub(crate) async fn insert_calls_facts(
+    c: &mut Conn,
+    rows: &[CallFactsRow],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(CHUNK) {
+        let mut q = sqlx::QueryBuilder::<Db>::new(
+            "INSERT INTO analytics_call_facts (call_id, company, organization, folder, day, \
+             datetime, agent_id, duration, silence, words, agent_talk, client_talk, agent_emotion, \
+             client_emotion, scoring) ",
+        );
+        q.push_values(chunk, |mut b, row| {
+            b.push_bind(&row.call_id)
+                .push_bind(&row.company)
+                .push_bind(&row.organization)
+                .push_bind(&row.folder)
+                .push_bind(&row.day)
+                .push_bind(&row.datetime)
+                .push_bind(&row.agent_id)
+                .push_bind(row.duration)
+                .push_bind(row.silence)
+                .push_bind(row.words)
+                .push_bind(row.agent_talk)
+                .push_bind(row.client_talk)
+                .push_bind(&row.agent_emotion)
+                .push_bind(&row.client_emotion)
+                .push_bind(&row.scoring);
+        });
+        q.build().execute(&mut *c).await?;
+    }
     Ok(())
 }
 
 pub(crate) async fn set_scoring(
     c: &mut Conn,
-    call_id: &str,
+    call_ids: &[&str],
     scoring: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query::<Db>("UPDATE analytics_call_facts SET scoring = $2 WHERE call_id = $1")
-        .bind(call_id)
-        .bind(scoring)
-        .execute(&mut *c)
-        .await?;
+    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "UPDATE analytics_call_facts SET scoring = $1 WHERE call_id IN ({})",
+            placeholders(2, chunk.len())
+        );
+        let mut query = sqlx::query::<Db>(&sql).bind(scoring);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+    }
     Ok(())
 }
 
-pub(crate) async fn call_scores(
+pub(crate) async fn calls_scores(
     c: &mut Conn,
-    call_id: &str,
+    call_ids: &[&str],
 ) -> Result<Vec<CallScoreRow>, StoreError> {
-    Ok(sqlx::query_as::<Db, CallScoreRow>(
-        "SELECT call_id, app, category, score, hit, coverage FROM analytics_call_scores \
-         WHERE call_id = $1 ORDER BY app, category",
-    )
-    .bind(call_id)
-    .fetch_all(&mut *c)
-    .await?)
+    let mut found = Vec::new();
+    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT call_id, app, category, score, hit, coverage FROM analytics_call_scores \
+             WHERE call_id IN ({}) ORDER BY call_id, app, category",
+            placeholders(1, chunk.len())
+        );
+        let mut query = sqlx::query_as::<Db, CallScoreRow>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        found.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(found)
 }
 
-pub(crate) async fn replace_call_scores(
+pub(crate) async fn replace_calls_scores(
     c: &mut Conn,
-    call_id: &str,
+    call_ids: &[&str],
     rows: &[CallScoreRow],
 ) -> Result<(), StoreError> {
-    sqlx::query::<Db>("DELETE FROM analytics_call_scores WHERE call_id = $1")
-        .bind(call_id)
-        .execute(&mut *c)
-        .await?;
+    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "DELETE FROM analytics_call_scores WHERE call_id IN ({})",
+            placeholders(1, chunk.len())
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+    }
     for chunk in rows.chunks(CHUNK) {
         let mut q = sqlx::QueryBuilder::<Db>::new(
             "INSERT INTO analytics_call_scores (call_id, app, category, score, hit, coverage) ",

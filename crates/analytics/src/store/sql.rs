@@ -14,6 +14,23 @@ pub(crate) const CALL_COLUMNS: &str =
     "id, company, organization, folder, request_id, datetime, last_modified, \
                             filename, agent_id, audio_seconds";
 
+/// Rows per statement of the batch forms: far below either database's limit on bound values.
+pub(crate) const ROWS_PER_STATEMENT: usize = 300;
+
+/// `($1, $2), ($3, $4), ...`: `rows` tuples of `width` placeholders.
+pub(crate) fn tuples(rows: usize, width: usize) -> String {
+    (0..rows)
+        .map(|row| {
+            let values = (1..=width)
+                .map(|i| format!("${}", row * width + i))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("({values})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `$first, $first + 1, ...`: `n` placeholders.
 pub(crate) fn placeholders(first: usize, n: usize) -> String {
     (first..first + n)
@@ -315,34 +332,54 @@ pub(crate) async fn delete_scope_rows(
     Ok(())
 }
 
-pub(crate) async fn insert_call(c: &mut Conn, row: &CallRow) -> Result<(), StoreError> {
-    let sql = format!(
-        "INSERT INTO analytics_calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-    );
-    sqlx::query::<Db>(&sql)
-        .bind(&row.id)
-        .bind(&row.company)
-        .bind(&row.organization)
-        .bind(&row.folder)
-        .bind(&row.request_id)
-        .bind(&row.datetime)
-        .bind(&row.last_modified)
-        .bind(&row.filename)
-        .bind(&row.agent_id)
-        .bind(row.audio_seconds)
-        .execute(&mut *c)
-        .await
-        .map_err(|e| StoreError::unique(e, format!("call {}", row.id)))?;
+/// Inserts the calls, a statement per `ROWS_PER_STATEMENT`.
+pub(crate) async fn insert_calls(c: &mut Conn, rows: &[&CallRow]) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO analytics_calls ({CALL_COLUMNS}) VALUES {}",
+            tuples(chunk.len(), 10)
+        );
+        let mut query = sqlx::query::<Db>(&sql);
+        for row in chunk {
+            query = query
+                .bind(&row.id)
+                .bind(&row.company)
+                .bind(&row.organization)
+                .bind(&row.folder)
+                .bind(&row.request_id)
+                .bind(&row.datetime)
+                .bind(&row.last_modified)
+                .bind(&row.filename)
+                .bind(&row.agent_id)
+                .bind(row.audio_seconds);
+        }
+        query
+            .execute(&mut *c)
+            .await
+            .map_err(|e| StoreError::unique(e, format!("call {}", chunk[0].id)))?;
+    }
     Ok(())
 }
 
-/// The call, locked until the transaction ends when read inside one.
-pub(crate) async fn get_call(c: &mut Conn, id: &str) -> Result<Option<CallRow>, StoreError> {
-    let sql = format!("SELECT {CALL_COLUMNS} FROM analytics_calls WHERE id = $1{FOR_UPDATE}");
-    Ok(sqlx::query_as::<Db, CallRow>(&sql)
-        .bind(id)
-        .fetch_optional(&mut *c)
-        .await?)
+/// The calls among `ids` that exist, in the order of their ids; inside a transaction locked until it
+/// ends, in that order.
+pub(crate) async fn get_calls(c: &mut Conn, ids: &[&str]) -> Result<Vec<CallRow>, StoreError> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let list = placeholders(1, chunk.len());
+        let sql = format!(
+            "SELECT {CALL_COLUMNS} FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
+        );
+        let mut query = sqlx::query_as::<Db, CallRow>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        found.extend(query.fetch_all(&mut *c).await?);
+    }
+    Ok(found)
 }
 
 pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {

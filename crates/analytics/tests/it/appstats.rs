@@ -37,7 +37,9 @@ async fn score(world: &World, call: &str, scores: [(i64, f64, i64); 4]) {
             coverage,
         })
         .collect();
-    store::replace_call_scores(db, call, &rows).await.unwrap();
+    store::replace_calls_scores(db, &[call], &rows)
+        .await
+        .unwrap();
     let mut changes = RollupChanges::default();
     for row in &rows {
         changes.category(

@@ -2,6 +2,7 @@
 //! its configured metadata in the database; the answer carries the request and call ids; audio gets a
 //! clear 415 for now; a malformed transcript is refused with the path of what is wrong and stores nothing.
 
+use analytics::calls::batch::queue_key;
 use analytics::store;
 use common::search::Scope;
 use serde_json::json;
@@ -152,8 +153,96 @@ async fn an_upload_over_the_limit_is_refused(stack: Stack) {
     assert_eq!(a.status, 413, "{}", a.text);
 }
 
+/// Uploads that arrive while a batch of calls is being committed are committed together in the next
+/// one, each its own call with its own answer; an upload to a folder that is not there is refused alone,
+/// its transcript removed, and fails none of the others.
+async fn uploads_waiting_behind_a_batch_are_committed_together(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let state = &world.analytics.service.state;
+    let batches = &state.call_batches;
+    let shard = |folder: &str| batches.shard_of(&queue_key(COMPANY, ORG, folder));
+    let missing = (0..)
+        .map(|i| format!("missing-{i}"))
+        .find(|f| shard(f) == shard(FOLDER))
+        .unwrap();
+
+    // Holds the batch of the first upload: SQLite's write turn, or the folder's row on PostgreSQL.
+    let mut held = state.db.begin().await.unwrap();
+    store::get_folder(&mut held, COMPANY, ORG, FOLDER)
+        .await
+        .unwrap()
+        .unwrap();
+    let before = batches.taken();
+    let [t0, ta, tb, tc, td] = ["first", "a", "b", "c", "d"].map(transcript);
+    let first = world.upload_to(ORG, FOLDER, &t0, None);
+    let rest = async {
+        // Sent once the first upload's batch is under way, so they wait for the next.
+        eventually(|| async { (batches.taken() == before + 1).then_some(()) }).await;
+        let others = futures_util::future::join_all([
+            world.upload_to(ORG, FOLDER, &ta, Some(json!({"region": "east"}))),
+            world.upload_to(ORG, FOLDER, &tb, Some(json!({"region": "west"}))),
+            world.upload_to(ORG, &missing, &tc, None),
+            world.upload_to(ORG, FOLDER, &td, None),
+        ]);
+        let release = async {
+            eventually(|| async { (batches.waiting() == 4).then_some(()) }).await;
+            held.commit().await.unwrap();
+        };
+        futures_util::join!(others, release).0
+    };
+    let (first, others) = futures_util::join!(first, rest);
+    assert_eq!(
+        batches.taken(),
+        before + 2,
+        "the four waiting uploads made one batch"
+    );
+
+    assert_eq!(first.status, 200, "{}", first.text);
+    let [east, west, not_there, plain] = others.try_into().unwrap();
+    assert_eq!(not_there.status, 404);
+    assert_eq!(not_there.text, format!("Folder not found: {missing}"));
+    let prefix = format!("{COMPANY}/{ORG}/{missing}/");
+    assert_eq!(
+        state.objects.list(&prefix, None, 10).await.unwrap(),
+        Vec::<String>::new(),
+        "the refused upload's transcript is removed"
+    );
+    let db = &state.db;
+    let mut calls = Vec::new();
+    for (answer, region) in [
+        (&first, None),
+        (&east, Some("east")),
+        (&west, Some("west")),
+        (&plain, None),
+    ] {
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        let call = answer.body["tId"].as_str().unwrap().to_string();
+        let row = store::get_call(db, &call).await.unwrap().expect("a row");
+        assert_eq!(row.folder, FOLDER);
+        let fields = store::metadata(db, &call).await.unwrap();
+        let expected: Vec<(String, String)> = std::iter::once(("queue".into(), "billing".into()))
+            .chain(region.map(|r| ("region".to_string(), r.to_string())))
+            .collect();
+        assert_eq!(fields, expected, "{call}");
+        assert!(world.stored_transcript(&call).await.is_some());
+        calls.push(call);
+    }
+    calls.sort();
+    calls.dedup();
+    assert_eq!(calls.len(), 4, "four calls");
+    // Each is announced: indexed and scored like any call.
+    let found = world
+        .search_until("q=question", |page| page["total"] == 4)
+        .await;
+    assert_eq!(found["total"], 4);
+    for call in &calls {
+        eventually(|| async { store::call_facts(db, call).await.unwrap() }).await;
+    }
+}
+
 crate::stack_tests!(
     a_transcript_is_stored_with_its_configured_metadata,
+    uploads_waiting_behind_a_batch_are_committed_together,
     broken_recordings_and_malformed_transcripts_store_nothing,
     a_form_without_file_or_with_unknown_fields_is_refused,
     an_upload_over_the_limit_is_refused,

@@ -33,7 +33,7 @@ pub async fn scored_call(
         agent_id: agent.into(),
         audio_seconds: figures.0,
     };
-    store::insert_call(db, &call).await.unwrap();
+    store::insert_calls(db, &[&call]).await.unwrap();
     let facts = CallFacts {
         day: datetime[..10].into(),
         datetime: datetime.into(),
@@ -46,7 +46,7 @@ pub async fn scored_call(
         agent_emotion: emotions.0,
         client_emotion: emotions.1,
     };
-    store::insert_call_facts(db, &CallFactsRow::new(&call, &facts, String::new()))
+    store::insert_calls_facts(db, &[CallFactsRow::new(&call, &facts, String::new())])
         .await
         .unwrap();
     let mut changes = RollupChanges::default();

@@ -9,7 +9,10 @@
 //!
 //! One `IndexWriter` behind a mutex takes every write; each call commits and reloads the reader before it
 //! returns, so the write is visible to the next search. Tantivy blocks (disk, merges, scoring), so all of
-//! its work runs in `spawn_blocking`, never on the async workers.
+//! its work runs in `spawn_blocking`, never on the async workers. Searches run a few per core at a time
+//! (`SEARCHES_PER_CORE`), the others waiting in arrival order: a search is work for the processor only,
+//! and run all at once they shared the cores and finished late together (32 at once on two cores: p99
+//! 55 to 60 ms), where in turn each takes its own time plus its wait (p99 41 to 46 ms).
 //!
 //! Fields: `id`, `company`, `organization`, `folder` (raw strings, indexed and stored), `datetime` (stored,
 //! and a raw fast field to sort by: the fixed layout sorts as text in time order), `text` (words,
@@ -58,10 +61,18 @@ const SNIPPET_CHARS: usize = 200;
 /// word of the query it holds to this many bytes after that word.
 const SNIPPET_WINDOW: usize = 5 * SNIPPET_CHARS;
 
+/// Searches run at once per core. Two keep every core busy while a finished search hands its core to
+/// the next (one left the cores idle for that hand-off, 15 % fewer searches a second); more let the
+/// searches share the cores again and finish late together.
+const SEARCHES_PER_CORE: usize = 2;
+
 /// The embedded search index. Cheap to clone; clones share the index.
 #[derive(Clone)]
 pub struct EmbeddedIndex {
     inner: Arc<Inner>,
+    /// The searches that may run at once, `SEARCHES_PER_CORE` per core (fair: waiters go in arrival
+    /// order).
+    searches: Arc<tokio::sync::Semaphore>,
 }
 
 struct Inner {
@@ -102,6 +113,7 @@ impl EmbeddedIndex {
         let writer = index
             .writer_with_num_threads(1, WRITER_MEMORY)
             .map_err(tantivy_error)?;
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Ok(EmbeddedIndex {
             inner: Arc::new(Inner {
                 index,
@@ -109,6 +121,7 @@ impl EmbeddedIndex {
                 writer: Mutex::new(writer),
                 fields,
             }),
+            searches: Arc::new(tokio::sync::Semaphore::new(SEARCHES_PER_CORE * cores)),
         })
     }
 
@@ -180,6 +193,12 @@ impl SearchIndex for EmbeddedIndex {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
         check_query(query)?;
         let query = query.clone();
+        // The semaphore is never closed.
+        let _turn = self
+            .searches
+            .acquire()
+            .await
+            .map_err(|e| backend(format!("search turn: {e}")))?;
         self.blocking(move |inner| inner.search(&query)).await
     }
 

@@ -1,7 +1,6 @@
-//! Metadata requests committed together (group commit). A request that has passed its checks joins a
-//! queue and waits for its answer; one task per queue takes what is queued (up to `MOST`) and commits it
-//! in one transaction: the batch's calls read and locked in one statement, each request applied in the
-//! order it came, then one statement per kind of write and the bus messages in one more.
+//! Metadata requests committed together (`group_commit`, shards by call): up to `MOST` requests in one
+//! transaction, the batch's calls read and locked in one statement, each request applied in the order it
+//! came, then one statement per kind of write and the bus messages in one more.
 //!
 //! Committed one by one, a request was a transaction of eight statements, each a hand-off to SQLite's
 //! thread (or a round trip to PostgreSQL), under the database's single write lock: at about 1,200
@@ -10,19 +9,16 @@
 //!
 //! A batch is all or nothing: when a statement or the commit fails, every request of it that was to
 //! change something gets the error, and nothing of it is written. A request the batch refuses (its call
-//! is not there, its folder is being deleted) changes nothing and does not hold up the others. The task
-//! runs on its own, so a request whose client hung up never cuts a batch off half way.
+//! is not there, its folder is being deleted) changes nothing and does not hold up the others.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use futures_util::FutureExt;
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 
 use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
+use crate::group_commit::GroupCommit;
 use crate::jobs::announce;
 use crate::model::{stored_metadata, FolderSettings};
 use crate::state::AnalyticsState;
@@ -30,7 +26,7 @@ use crate::store::{self, CallRow};
 use common::db::Tx;
 
 /// Requests committed in one transaction at most.
-const MOST: usize = 256;
+pub const MOST: usize = 256;
 
 /// What a request does to a call's metadata.
 #[derive(Debug)]
@@ -51,126 +47,32 @@ pub struct Request {
 /// The call's whole metadata after the change, as the API answers it.
 pub type Answer = Result<Map<String, Value>, AnalyticsError>;
 
-struct Queued {
-    request: Request,
-    answer: oneshot::Sender<Answer>,
-}
+/// The requests waiting for a batch, in shards by call.
+pub type MetadataBatches = GroupCommit<Request, Answer>;
 
-/// The requests waiting for a batch, in shards by call: each shard commits one batch at a time, so the
-/// requests of one call are applied in the order they came, and a batch waiting for a call that
-/// something else holds locked (a deletion, the metadata worker) holds up only its own shard.
-pub struct MetadataBatches {
-    shards: Vec<Mutex<Queue>>,
-    /// The runtime the committing tasks run on: the service's multi-threaded one where it was built
-    /// in one. Spawned from a request, a task would run on that HTTP worker's own single thread, where
-    /// every statement's answer waits behind the requests the thread is serving.
-    runtime: Option<tokio::runtime::Handle>,
-    /// Batches taken so far, for tests and metrics.
-    taken: AtomicU64,
-}
-
-#[derive(Default)]
-struct Queue {
-    waiting: Vec<Queued>,
-    running: bool,
-}
-
-impl MetadataBatches {
-    /// Batches in `shards` shards: one for SQLite, whose writers take turns anyway; a few for
-    /// PostgreSQL, whose transactions lock only their own calls.
-    pub fn new(shards: usize) -> MetadataBatches {
-        MetadataBatches {
-            shards: (0..shards.max(1)).map(|_| Mutex::default()).collect(),
-            runtime: tokio::runtime::Handle::try_current()
-                .ok()
-                .filter(|r| r.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread),
-            taken: AtomicU64::new(0),
-        }
-    }
-
-    /// Batches taken so far.
-    pub fn taken(&self) -> u64 {
-        self.taken.load(Ordering::Relaxed)
-    }
-
-    /// Requests waiting for a batch.
-    pub fn waiting(&self) -> usize {
-        (0..self.shards.len())
-            .map(|s| self.queue(s).waiting.len())
-            .sum()
-    }
-
-    /// The shard of a call's requests.
-    pub fn shard_of(&self, call: &str) -> usize {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        call.hash(&mut hasher);
-        (hasher.finish() % self.shards.len() as u64) as usize
-    }
-
-    /// Queues the request, starts its shard's committing task if none runs, and waits for the answer.
-    pub async fn submit(state: Arc<AnalyticsState>, request: Request) -> Answer {
-        let shard = state.metadata_batches.shard_of(&request.call);
-        let (answer, answered) = oneshot::channel();
-        let start = {
-            let mut queue = state.metadata_batches.queue(shard);
-            queue.waiting.push(Queued { request, answer });
-            !std::mem::replace(&mut queue.running, true)
-        };
-        if start {
-            match state.metadata_batches.runtime.clone() {
-                Some(runtime) => runtime.spawn(run(state, shard)),
-                None => tokio::spawn(run(state, shard)),
-            };
-        }
-        answered.await.unwrap_or_else(|_| {
+/// Queues the request with the others of its call's shard and waits for its answer.
+pub async fn submit(state: Arc<AnalyticsState>, request: Request) -> Answer {
+    let batches = state.metadata_batches.clone();
+    let call = request.call.clone();
+    let commit = move |requests: Vec<Request>| {
+        let state = state.clone();
+        async move { commit(&state, requests).await }
+    };
+    batches
+        .submit(&call, request, commit)
+        .await
+        .unwrap_or_else(|| {
             Err(AnalyticsError::internal(
                 "the metadata batch ended without an answer",
             ))
         })
-    }
-
-    fn queue(&self, shard: usize) -> std::sync::MutexGuard<'_, Queue> {
-        // The lock is held only to push or take requests, which cannot panic half way.
-        self.shards[shard].lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
-/// Commits the shard's batches until its queue is empty; the next request starts a new task.
-async fn run(state: Arc<AnalyticsState>, shard: usize) {
-    loop {
-        let batch: Vec<Queued> = {
-            let mut queue = state.metadata_batches.queue(shard);
-            if queue.waiting.is_empty() {
-                queue.running = false;
-                return;
-            }
-            let n = queue.waiting.len().min(MOST);
-            queue.waiting.drain(..n).collect()
-        };
-        state.metadata_batches.taken.fetch_add(1, Ordering::Relaxed);
-        // A panic answers its batch (each sender dropped unanswered), not every request after it.
-        let _ = std::panic::AssertUnwindSafe(commit(&state, batch))
-            .catch_unwind()
-            .await;
-    }
-}
-
-/// Applies the batch in one transaction and answers each request.
-async fn commit(state: &AnalyticsState, batch: Vec<Queued>) {
-    let (requests, senders): (Vec<Request>, Vec<oneshot::Sender<Answer>>) =
-        batch.into_iter().map(|q| (q.request, q.answer)).unzip();
+/// Applies the batch in one transaction: each request's answer, or the batch's error for all.
+async fn commit(state: &AnalyticsState, requests: Vec<Request>) -> Vec<Answer> {
     match apply(state, &requests).await {
-        Ok(answers) => {
-            for (sender, answer) in senders.into_iter().zip(answers) {
-                let _ = sender.send(answer);
-            }
-        }
-        Err(e) => {
-            for sender in senders {
-                let _ = sender.send(Err(e.clone()));
-            }
-        }
+        Ok(answers) => answers,
+        Err(e) => requests.iter().map(|_| Err(e.clone())).collect(),
     }
 }
 

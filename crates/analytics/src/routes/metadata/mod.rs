@@ -21,7 +21,7 @@
 //! A deletion that starts after the read waits for the calls' rows before it goes on (`jobs::delete`); a configuration change committed meanwhile is as if it had come after the request,
 //! since it copies no metadata.
 
-mod batch;
+pub mod batch;
 
 use std::collections::BTreeMap;
 
@@ -109,7 +109,7 @@ async fn commit(
         call,
         change,
     };
-    let metadata = MetadataBatches::submit(state.into_inner(), request).await?;
+    let metadata = batch::submit(state.into_inner(), request).await?;
     Ok(HttpResponse::Ok().json(metadata))
 }
 

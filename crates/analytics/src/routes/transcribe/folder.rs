@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use super::direct::REQUEST_ID_HEADER;
 use super::{read_authorized_form, Owner};
+use crate::calls::batch::{self, Upload};
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -98,20 +99,18 @@ pub async fn add_call(
         upload_name: form.file_name.as_deref(),
     };
     let (row, transcript) = calls::prepare(&state, &target, &file, form.metadata.take()).await?;
-    // The object first: a committed row always has its transcript. A failed commit leaves an object no
-    // row names, which is removed.
+    // The object first: a committed row always has its transcript. A call not stored leaves an object
+    // no row names, which is removed.
     calls::put_transcript(&state, &row, &transcript).await?;
-    let stored = async {
-        let mut tx = state.db.begin().await?;
-        calls::insert(&state, &mut tx, &row, &transcript).await?;
-        tx.commit().await?;
-        Ok::<(), AnalyticsError>(())
+    let upload = Upload {
+        row,
+        metadata: transcript.metadata,
+    };
+    let key = upload.row.transcript_key();
+    if let Err(e) = batch::submit(state.clone().into_inner(), upload).await {
+        calls::forget_transcript(&state, &key).await;
+        return Err(e);
     }
-    .await;
-    if stored.is_err() {
-        calls::forget_transcript(&state, &row).await;
-    }
-    stored?;
     Ok(added(request_id, call_id))
 }
 
