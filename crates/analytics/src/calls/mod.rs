@@ -125,11 +125,7 @@ pub async fn insert_many(
         HashMap::new();
     for call in calls {
         let row = call.row;
-        let key = (
-            row.company.as_str(),
-            row.organization.as_str(),
-            row.folder.as_str(),
-        );
+        let key = row.folder_key();
         if let Entry::Vacant(entry) = folders.entry(key) {
             let folder = store::get_folder(&mut *tx, key.0, key.1, key.2).await?;
             entry.insert(match folder {
@@ -144,12 +140,7 @@ pub async fn insert_many(
     let mut messages = Vec::new();
     for call in calls {
         let row = call.row;
-        let key = (
-            row.company.as_str(),
-            row.organization.as_str(),
-            row.folder.as_str(),
-        );
-        let settings = match &folders[&key] {
+        let settings = match &folders[&row.folder_key()] {
             Ok(settings) => settings,
             Err(refused) => {
                 outcomes.push(Err(refused.clone()));

@@ -276,20 +276,20 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
     // Read after the calls are locked, in the transaction: an application or folder change committed
     // from here on publishes a rescore job, which waits for these locks and then finds what this
     // transaction wrote outdated.
-    let mut current: BTreeMap<(String, String, String), Option<String>> = BTreeMap::new();
+    let mut current: BTreeMap<(&str, &str, &str), Option<String>> = BTreeMap::new();
     for s in scored.iter().filter(|s| existing.contains(&s.call.id)) {
-        let key = folder_key(&s.call);
-        if !current.contains_key(&key) {
+        let key = s.call.folder_key();
+        if let std::collections::btree_map::Entry::Vacant(entry) = current.entry(key) {
             // Only the rows: compiling is no work for a transaction holding locks.
-            let rows = folder_app_rows(state, Some(&mut tx), &key.0, &key.1, &key.2).await?;
-            current.insert(key.clone(), rows.map(|rows| fingerprint(&rows)));
+            let rows = folder_app_rows(state, Some(&mut tx), key.0, key.1, key.2).await?;
+            entry.insert(rows.map(|rows| fingerprint(&rows)));
         }
     }
     let eligible: Vec<&Scored> = scored
         .iter()
         .filter(|s| {
             existing.contains(&s.call.id)
-                && current[&folder_key(&s.call)].as_deref() == Some(s.fingerprint.as_str())
+                && current[&s.call.folder_key()].as_deref() == Some(s.fingerprint.as_str())
         })
         .collect();
     let eligible_ids: Vec<&str> = eligible.iter().map(|s| s.call.id.as_str()).collect();
@@ -371,15 +371,6 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
     store::apply_rollups(&mut tx, &changes).await?;
     tx.commit().await?;
     Ok(())
-}
-
-/// The company, organization and folder of a call.
-fn folder_key(call: &CallRow) -> (String, String, String) {
-    (
-        call.company.clone(),
-        call.organization.clone(),
-        call.folder.clone(),
-    )
 }
 
 fn agent_key(call: &CallRow, facts: &CallFacts) -> AgentDayKey {

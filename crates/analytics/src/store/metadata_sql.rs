@@ -8,7 +8,7 @@ use common::db::StoreError;
 
 use super::super::rows::*;
 use super::sql::ROWS_PER_STATEMENT;
-use super::sql::{placeholders, tuples, CALL_COLUMNS};
+use super::sql::{placeholders, select_calls, tuples, CALL_COLUMNS};
 use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -62,23 +62,7 @@ pub(crate) async fn get_calls_metadata(
     c: &mut Conn,
     ids: &[&str],
 ) -> Result<Vec<CallMetadata>, StoreError> {
-    let mut ids = ids.to_vec();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut found = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let list = placeholders(1, chunk.len());
-        let sql = format!(
-            "SELECT {CALL_COLUMNS}, {METADATA_COLUMNS} FROM analytics_calls \
-             WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
-        );
-        let mut query = sqlx::query_as::<Db, CallMetadata>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        found.extend(query.fetch_all(&mut *c).await?);
-    }
-    Ok(found)
+    select_calls(c, ids, &format!("{CALL_COLUMNS}, {METADATA_COLUMNS}")).await
 }
 
 /// `store::claim_calls`. The rows are locked in the order of their ids, as a metadata batch locks them,

@@ -91,6 +91,11 @@ impl CallRow {
         format!("{}transcript.json", self.object_prefix())
     }
 
+    /// The company, organization and folder the call is in.
+    pub fn folder_key(&self) -> (&str, &str, &str) {
+        (&self.company, &self.organization, &self.folder)
+    }
+
     /// The prefix of every object of the call (its transcript, its audio).
     pub fn object_prefix(&self) -> String {
         format!(

@@ -364,6 +364,20 @@ pub(crate) async fn insert_calls(c: &mut Conn, rows: &[&CallRow]) -> Result<(), 
 /// The calls among `ids` that exist, in the order of their ids; inside a transaction locked until it
 /// ends, in that order.
 pub(crate) async fn get_calls(c: &mut Conn, ids: &[&str]) -> Result<Vec<CallRow>, StoreError> {
+    select_calls(c, ids, CALL_COLUMNS).await
+}
+
+/// `columns` of the calls among `ids` that exist, in the order of their ids; inside a transaction
+/// locked until it ends, in that order, so two transactions locking calls never wait for each other in
+/// turn.
+pub(crate) async fn select_calls<R>(
+    c: &mut Conn,
+    ids: &[&str],
+    columns: &str,
+) -> Result<Vec<R>, StoreError>
+where
+    R: for<'r> sqlx::FromRow<'r, <Db as sqlx::Database>::Row> + Send + Unpin,
+{
     let mut ids = ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
@@ -371,9 +385,9 @@ pub(crate) async fn get_calls(c: &mut Conn, ids: &[&str]) -> Result<Vec<CallRow>
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
         let list = placeholders(1, chunk.len());
         let sql = format!(
-            "SELECT {CALL_COLUMNS} FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
+            "SELECT {columns} FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
         );
-        let mut query = sqlx::query_as::<Db, CallRow>(&sql);
+        let mut query = sqlx::query_as::<Db, R>(&sql);
         for id in chunk {
             query = query.bind(*id);
         }
