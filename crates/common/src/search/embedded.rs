@@ -193,13 +193,19 @@ impl SearchIndex for EmbeddedIndex {
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, SearchError> {
         check_query(query)?;
         let query = query.clone();
-        // The semaphore is never closed.
-        let _turn = self
+        // The semaphore is never closed. The turn goes with the work: a request given up while its
+        // search runs does not free its turn before the search ends.
+        let turn = self
             .searches
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|e| backend(format!("search turn: {e}")))?;
-        self.blocking(move |inner| inner.search(&query)).await
+        self.blocking(move |inner| {
+            let _turn = turn;
+            inner.search(&query)
+        })
+        .await
     }
 
     async fn ready(&self) -> Result<(), SearchError> {
