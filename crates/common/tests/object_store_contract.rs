@@ -125,6 +125,32 @@ async fn concurrent_writers_leave_one_whole_object(store: &dyn ObjectStore) {
     );
 }
 
+/// A write left for `sync` is read, listed, replaced and checked as any other; `sync` then returns.
+async fn unsynced_writes_are_objects_like_the_others(store: &dyn ObjectStore) {
+    let keys = [
+        "acme/org/f/c1/transcript.json",
+        "acme/org/f/c2/transcript.json",
+    ];
+    for key in keys {
+        store
+            .put_unsynced(key, key.as_bytes().to_vec())
+            .await
+            .unwrap();
+    }
+    assert!(matches!(
+        store.put_unsynced("acme/../x", b"x".to_vec()).await,
+        Err(ObjectError::InvalidKey(_))
+    ));
+    store.sync().await.unwrap();
+    for key in keys {
+        assert_eq!(store.get(key).await.unwrap(), Some(key.as_bytes().to_vec()));
+    }
+    assert_eq!(store.list("acme/", None, 10).await.unwrap(), keys.to_vec());
+    store.put_unsynced(keys[0], b"{}".to_vec()).await.unwrap();
+    assert_eq!(store.get(keys[0]).await.unwrap(), Some(b"{}".to_vec()));
+    store.sync().await.unwrap();
+}
+
 #[tokio::test]
 async fn the_local_directory_keeps_the_contract() {
     // Each part of the contract on a store of its own.
@@ -138,6 +164,8 @@ async fn the_local_directory_keeps_the_contract() {
     keys_cannot_leave_the_store(&store).await;
     let (_e, store) = local();
     concurrent_writers_leave_one_whole_object(&store).await;
+    let (_f, store) = local();
+    unsynced_writes_are_objects_like_the_others(&store).await;
 }
 
 #[tokio::test]
@@ -149,6 +177,7 @@ async fn the_s3_store_keeps_the_contract() {
     listings_follow_prefixes_in_order_and_resume(&server.store().await.unwrap()).await;
     keys_cannot_leave_the_store(&server.store().await.unwrap()).await;
     concurrent_writers_leave_one_whole_object(&server.store().await.unwrap()).await;
+    unsynced_writes_are_objects_like_the_others(&server.store().await.unwrap()).await;
 }
 
 #[tokio::test]

@@ -7,7 +7,11 @@
 //! lock, each a hand-off to the database's thread; under a load of uploads that was the most of their
 //! cost after the transcript itself.
 //!
-//! A batch is all or nothing: when a statement or the commit fails, every call of it gets the error and
+//! The uploads' transcripts are written without waiting for the disk; the batch flushes them all with
+//! one call (`ObjectStore::sync`) before its transaction, where an `fsync` per upload was a flush of the
+//! file system each.
+//!
+//! A batch is all or nothing: when the flush, a statement or the commit fails, every call of it gets the error and
 //! none is stored (each upload then removes its transcript). A call whose folder is gone or being deleted
 //! is refused alone.
 
@@ -69,6 +73,9 @@ async fn commit(state: &AnalyticsState, uploads: Vec<Upload>) -> Vec<Outcome> {
         })
         .collect();
     let stored = async {
+        // Every upload of the batch wrote its transcript before it queued: one flush makes them all
+        // durable before any row names them.
+        state.objects.sync().await?;
         let mut tx = state.db.begin().await?;
         let outcomes = insert_many(state, &mut tx, &calls).await?;
         if outcomes.iter().any(Result::is_ok) {

@@ -85,6 +85,20 @@ pub async fn put_transcript(
     Ok(())
 }
 
+/// Writes an upload's transcript JSON to the object store without waiting for the disk: the batch that
+/// stores the call's row flushes its calls' transcripts together first (`batch`).
+pub async fn put_upload_transcript(
+    state: &AnalyticsState,
+    row: &CallRow,
+    stored: Vec<u8>,
+) -> Result<(), AnalyticsError> {
+    state
+        .objects
+        .put_unsynced(&row.transcript_key(), stored)
+        .await?;
+    Ok(())
+}
+
 /// Removes the transcript (its object `key`) of a call whose transaction did not commit.
 pub async fn forget_transcript(state: &AnalyticsState, key: &str) {
     if let Err(e) = state.objects.delete(key).await {

@@ -84,7 +84,7 @@ pub fn classify(first: Option<f64>, second: Option<f64>, overall: f64) -> Option
 mod tests {
     use super::*;
 
-    fn turn(speaker: Speaker, start: f64, end: f64, text: &str) -> Utterance {
+    fn turn(speaker: Speaker, start: f64, end: f64, text: &str) -> Utterance<'_> {
         Utterance {
             speaker,
             start,

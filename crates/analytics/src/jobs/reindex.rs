@@ -19,11 +19,12 @@ use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
 
-/// Up to 100 messages per index write, and a second for more to gather while the worker keeps up: a
+/// Up to 500 messages per index write, and a second for more to gather while the worker keeps up: a
 /// change is searchable within about that long under a steady stream of changes, at one index write
-/// per call and pause.
+/// per call and pause. Behind a stream of uploads, batches of 100 were nine index commits a second,
+/// each a new segment for the index to merge again; of 500, about two (docs/benchmarks.md).
 pub(crate) const BATCHING: Batching = Batching {
-    most: 100,
+    most: 500,
     pause: std::time::Duration::from_secs(1),
 };
 

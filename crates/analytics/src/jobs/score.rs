@@ -242,12 +242,16 @@ fn scored(
         .ok_or_else(|| JobError::Retry(format!("the transcript of call {} is missing", call.id)))?;
     let stored = StoredCall::read(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
     let facts = crate::figures::facts(&stored);
-    let turns = turns(stored.utterances);
-    let scores = apps
-        .apps
-        .iter()
-        .map(|app| app.score(&turns, facts.duration))
-        .collect();
+    // The turns are the matcher's own copy of the text: none for a folder without applications.
+    let scores = if apps.apps.is_empty() {
+        Vec::new()
+    } else {
+        let turns = turns(stored.utterances);
+        apps.apps
+            .iter()
+            .map(|app| app.score(&turns, facts.duration))
+            .collect()
+    };
     Ok(Scored {
         call,
         facts,

@@ -7,8 +7,9 @@
 use common::db::StoreError;
 
 use super::super::rows::*;
-use super::sql::ROWS_PER_STATEMENT;
-use super::sql::{placeholders, select_calls, tuples, CALL_COLUMNS};
+use super::sql::{
+    execute_in, placeholders, select_calls, select_in, tuples, CALL_COLUMNS, ROWS_PER_STATEMENT,
+};
 use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -40,20 +41,13 @@ pub(crate) async fn calls_metadata(
     c: &mut Conn,
     calls: &[&str],
 ) -> Result<Vec<(String, String, String)>, StoreError> {
-    let mut found = Vec::new();
-    for chunk in calls.chunks(ROWS_PER_STATEMENT) {
-        let sql = format!(
-            "SELECT call_id, field, value FROM analytics_call_metadata WHERE call_id IN ({}) \
-             ORDER BY call_id, field",
-            placeholders(1, chunk.len())
-        );
-        let mut query = sqlx::query_as::<Db, (String, String, String)>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        found.extend(query.fetch_all(&mut *c).await?);
-    }
-    Ok(found)
+    select_in(c, calls, |list| {
+        format!(
+            "SELECT call_id, field, value FROM analytics_call_metadata WHERE call_id IN ({list}) \
+             ORDER BY call_id, field"
+        )
+    })
+    .await
 }
 
 /// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a
@@ -191,19 +185,13 @@ pub(crate) async fn set_calls_metadata(
 
 /// Clears the reindex mark of the calls, before the reindex worker reads them.
 pub(crate) async fn clear_reindex_due(c: &mut Conn, ids: &[&str]) -> Result<(), StoreError> {
-    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let list = placeholders(1, chunk.len());
-        // Locked in the order of the ids, as a metadata batch locks them: locked in the order of
-        // the scan, a batch holding one and waiting for another would deadlock with this statement.
-        let sql = format!(
+    // Locked in the order of the ids, as a metadata batch locks them: locked in the order of the scan,
+    // a batch holding one and waiting for another would deadlock with this statement.
+    execute_in(c, ids, |list| {
+        format!(
             "UPDATE analytics_calls SET reindex_due = FALSE WHERE id IN \
              (SELECT id FROM analytics_calls WHERE id IN ({list}) AND reindex_due ORDER BY id{FOR_UPDATE})"
-        );
-        let mut query = sqlx::query::<Db>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        query.execute(&mut *c).await?;
-    }
-    Ok(())
+        )
+    })
+    .await
 }

@@ -6,7 +6,7 @@ use common::db::StoreError;
 
 use super::super::rollups::{RollupChanges, RollupTotals};
 use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
-use super::sql::{placeholders, ROWS_PER_STATEMENT};
+use super::sql::{execute_in, placeholders, select_in, ROWS_PER_STATEMENT};
 use super::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -97,21 +97,14 @@ pub(crate) async fn calls_facts(
     c: &mut Conn,
     call_ids: &[&str],
 ) -> Result<Vec<CallFactsRow>, StoreError> {
-    let mut found = Vec::with_capacity(call_ids.len());
-    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
-        let sql = format!(
+    select_in(c, call_ids, |list| {
+        format!(
             "SELECT call_id, company, organization, folder, day, datetime, agent_id, duration, \
              silence, words, agent_talk, client_talk, agent_emotion, client_emotion, scoring \
-             FROM analytics_call_facts WHERE call_id IN ({}) ORDER BY call_id",
-            placeholders(1, chunk.len())
-        );
-        let mut query = sqlx::query_as::<Db, CallFactsRow>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        found.extend(query.fetch_all(&mut *c).await?);
-    }
-    Ok(found)
+             FROM analytics_call_facts WHERE call_id IN ({list}) ORDER BY call_id"
+        )
+    })
+    .await
 }
 
 pub(crate) async fn insert_calls_facts(
@@ -169,20 +162,13 @@ pub(crate) async fn calls_scores(
     c: &mut Conn,
     call_ids: &[&str],
 ) -> Result<Vec<CallScoreRow>, StoreError> {
-    let mut found = Vec::new();
-    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
-        let sql = format!(
+    select_in(c, call_ids, |list| {
+        format!(
             "SELECT call_id, app, category, score, hit, coverage FROM analytics_call_scores \
-             WHERE call_id IN ({}) ORDER BY call_id, app, category",
-            placeholders(1, chunk.len())
-        );
-        let mut query = sqlx::query_as::<Db, CallScoreRow>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        found.extend(query.fetch_all(&mut *c).await?);
-    }
-    Ok(found)
+             WHERE call_id IN ({list}) ORDER BY call_id, app, category"
+        )
+    })
+    .await
 }
 
 pub(crate) async fn replace_calls_scores(
@@ -190,17 +176,10 @@ pub(crate) async fn replace_calls_scores(
     call_ids: &[&str],
     rows: &[CallScoreRow],
 ) -> Result<(), StoreError> {
-    for chunk in call_ids.chunks(ROWS_PER_STATEMENT) {
-        let sql = format!(
-            "DELETE FROM analytics_call_scores WHERE call_id IN ({})",
-            placeholders(1, chunk.len())
-        );
-        let mut query = sqlx::query::<Db>(&sql);
-        for id in chunk {
-            query = query.bind(*id);
-        }
-        query.execute(&mut *c).await?;
-    }
+    execute_in(c, call_ids, |list| {
+        format!("DELETE FROM analytics_call_scores WHERE call_id IN ({list})")
+    })
+    .await?;
     for chunk in rows.chunks(CHUNK) {
         let mut q = sqlx::QueryBuilder::<Db>::new(
             "INSERT INTO analytics_call_scores (call_id, app, category, score, hit, coverage) ",

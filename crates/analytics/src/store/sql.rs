@@ -381,12 +381,27 @@ where
     let mut ids = ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
+    select_in(c, &ids, |list| {
+        format!(
+            "SELECT {columns} FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
+        )
+    })
+    .await
+}
+
+/// The rows of `sql(list)` for every `ROWS_PER_STATEMENT` of `ids`, in turn: `list` is the placeholders
+/// `$1, $2, ...` each id is bound to.
+pub(crate) async fn select_in<R>(
+    c: &mut Conn,
+    ids: &[&str],
+    sql: impl Fn(&str) -> String,
+) -> Result<Vec<R>, StoreError>
+where
+    R: for<'r> sqlx::FromRow<'r, <Db as sqlx::Database>::Row> + Send + Unpin,
+{
     let mut found = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
-        let list = placeholders(1, chunk.len());
-        let sql = format!(
-            "SELECT {columns} FROM analytics_calls WHERE id IN ({list}) ORDER BY id{FOR_UPDATE}"
-        );
+        let sql = sql(&placeholders(1, chunk.len()));
         let mut query = sqlx::query_as::<Db, R>(&sql);
         for id in chunk {
             query = query.bind(*id);
@@ -394,6 +409,23 @@ where
         found.extend(query.fetch_all(&mut *c).await?);
     }
     Ok(found)
+}
+
+/// Runs `sql(list)` for every `ROWS_PER_STATEMENT` of `ids`, as `select_in` does.
+pub(crate) async fn execute_in(
+    c: &mut Conn,
+    ids: &[&str],
+    sql: impl Fn(&str) -> String,
+) -> Result<(), StoreError> {
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = sql(&placeholders(1, chunk.len()));
+        let mut query = sqlx::query::<Db>(&sql);
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        query.execute(&mut *c).await?;
+    }
+    Ok(())
 }
 
 pub(crate) async fn delete_calls(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {

@@ -1,6 +1,7 @@
 //! The embedded object store: one file per object under a root directory. A write goes to a temporary
-//! file in the same file system, is flushed, then renamed over the key, so a reader or a crash never
-//! sees half an object. File work runs on the blocking pool.
+//! file in the same file system, is flushed (`put`; `put_unsynced` leaves that to the next `sync`, one
+//! flush of the file system for a batch of writes), then renamed over the key, so a reader never sees
+//! half an object. File work runs on the blocking pool.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,46 @@ impl LocalDirectory {
     fn path(&self, key: &str) -> PathBuf {
         self.root.join(key)
     }
+
+    /// Writes `bytes` to a temporary file, flushed to disk when `synced`, and renames it over `key`.
+    async fn write(&self, key: &str, bytes: Vec<u8>, synced: bool) -> Result<(), ObjectError> {
+        check_key(key)?;
+        let target = self.path(key);
+        let temp = self
+            .root
+            .join(TEMP_DIR)
+            .join(uuid::Uuid::new_v4().simple().to_string());
+        blocking(move || {
+            use std::io::Write;
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let mut file = std::fs::File::create(&temp)?;
+            file.write_all(&bytes)?;
+            if synced {
+                file.sync_all()?;
+            }
+            std::fs::rename(&temp, &target).inspect_err(|_| {
+                let _ = std::fs::remove_file(&temp);
+            })
+        })
+        .await
+    }
+}
+
+/// Flushes to disk everything written to the file system that holds `root`: one call for any number
+/// of files (where each file's own `fsync` is a flush of the file system's journal of its own).
+#[cfg(target_os = "linux")]
+fn sync_file_system(root: &Path) -> std::io::Result<()> {
+    let dir = std::fs::File::open(root)?;
+    rustix::fs::syncfs(&dir).map_err(std::io::Error::from)
+}
+
+/// Elsewhere, every file system (there is no call for one).
+#[cfg(not(target_os = "linux"))]
+fn sync_file_system(_root: &Path) -> std::io::Result<()> {
+    rustix::fs::sync();
+    Ok(())
 }
 
 async fn blocking<T: Send + 'static>(
@@ -63,25 +104,16 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
 #[async_trait]
 impl ObjectStore for LocalDirectory {
     async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
-        check_key(key)?;
-        let target = self.path(key);
-        let temp = self
-            .root
-            .join(TEMP_DIR)
-            .join(uuid::Uuid::new_v4().simple().to_string());
-        blocking(move || {
-            use std::io::Write;
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            let mut file = std::fs::File::create(&temp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&temp, &target).inspect_err(|_| {
-                let _ = std::fs::remove_file(&temp);
-            })
-        })
-        .await
+        self.write(key, bytes, true).await
+    }
+
+    async fn put_unsynced(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
+        self.write(key, bytes, false).await
+    }
+
+    async fn sync(&self) -> Result<(), ObjectError> {
+        let root = self.root.clone();
+        blocking(move || sync_file_system(&root)).await
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {

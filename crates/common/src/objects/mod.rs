@@ -63,6 +63,18 @@ pub trait ObjectStore: Send + Sync {
     /// never a part.
     async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError>;
 
+    /// Stores as `put` does, except that the object is only sure to outlive a crash of the machine once
+    /// `sync` has returned after it: many writes then share one flush to disk. An adapter whose `put`
+    /// is durable when it returns (S3) keeps this default.
+    async fn put_unsynced(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
+        self.put(key, bytes).await
+    }
+
+    /// Makes every object that `put_unsynced` returned from before this call durable.
+    async fn sync(&self) -> Result<(), ObjectError> {
+        Ok(())
+    }
+
     /// The object under `key`, or `None`.
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError>;
 

@@ -99,9 +99,9 @@ pub async fn add_call(
         upload_name: form.file_name.as_deref(),
     };
     let (row, transcript) = calls::prepare(&state, &target, &file, form.metadata.take()).await?;
-    // The object first: a committed row always has its transcript. A call not stored leaves an object
-    // no row names, which is removed.
-    calls::put_transcript(&state, &row, &transcript).await?;
+    // The object first: a committed row always has its transcript (its batch flushes it to disk before
+    // committing). A call not stored leaves an object no row names, which is removed.
+    calls::put_upload_transcript(&state, &row, transcript.stored).await?;
     let upload = Upload {
         row,
         metadata: transcript.metadata,
