@@ -129,50 +129,17 @@ async fn writes_answered_before_a_kill_are_kept_whole(backend: Backend) {
     drop(service);
     let _service = start(&w, port).await;
     let http = reqwest::Client::new();
-    let mut users: HashSet<String> = HashSet::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut request = http
-            .get(format!("{base}/users"))
-            .bearer_auth(&w.token)
-            .query(&[("limit", "100")]);
-        if let Some(c) = &cursor {
-            request = request.query(&[("cursor", c)]);
+    // A write whose COMMIT the killed process had already sent can still land after the kill: on
+    // PostgreSQL its server process finishes it. The users and the audit trail are read by separate
+    // requests, so they are read until the users read before and after the audit trail agree.
+    let (users, created_entries, deleted_entries) = loop {
+        let before = read_users(&http, &base, &w.token).await;
+        let (created, deleted) = read_user_audit(&http, &base, &w.token).await;
+        let after = read_users(&http, &base, &w.token).await;
+        if before == after {
+            break (after, created, deleted);
         }
-        let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
-        for u in page["items"].as_array().unwrap() {
-            users.insert(u["username"].as_str().unwrap().to_string());
-        }
-        match page["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => break,
-        }
-    }
-    let mut created_entries: HashSet<String> = HashSet::new();
-    let mut deleted_entries: HashSet<String> = HashSet::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut request = http
-            .get(format!("{base}/audit"))
-            .bearer_auth(&w.token)
-            .query(&[("limit", "100"), ("resource_type", "user")]);
-        if let Some(c) = &cursor {
-            request = request.query(&[("cursor", c)]);
-        }
-        let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
-        for e in page["items"].as_array().expect("audit items") {
-            let id = e["resource_id"].as_str().unwrap().to_string();
-            match e["action"].as_str().unwrap() {
-                "create" => created_entries.insert(id),
-                "delete" => deleted_entries.insert(id),
-                _ => false,
-            };
-        }
-        match page["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => break,
-        }
-    }
+    };
 
     for (name, done) in &answered {
         match done {
@@ -222,3 +189,59 @@ async fn writes_answered_before_a_kill_are_kept_whole(backend: Backend) {
 }
 
 common::backend_tests!(writes_answered_before_a_kill_are_kept_whole);
+
+/// Every username, through the API's pages.
+async fn read_users(http: &reqwest::Client, base: &str, token: &str) -> HashSet<String> {
+    let mut users: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut request = http
+            .get(format!("{base}/users"))
+            .bearer_auth(token)
+            .query(&[("limit", "100")]);
+        if let Some(c) = &cursor {
+            request = request.query(&[("cursor", c)]);
+        }
+        let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+        for u in page["items"].as_array().unwrap() {
+            users.insert(u["username"].as_str().unwrap().to_string());
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return users,
+        }
+    }
+}
+
+/// The users with a creation entry and those with a deletion entry in the audit trail.
+async fn read_user_audit(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+) -> (HashSet<String>, HashSet<String>) {
+    let mut created_entries: HashSet<String> = HashSet::new();
+    let mut deleted_entries: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut request = http
+            .get(format!("{base}/audit"))
+            .bearer_auth(token)
+            .query(&[("limit", "100"), ("resource_type", "user")]);
+        if let Some(c) = &cursor {
+            request = request.query(&[("cursor", c)]);
+        }
+        let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+        for e in page["items"].as_array().expect("audit items") {
+            let id = e["resource_id"].as_str().unwrap().to_string();
+            match e["action"].as_str().unwrap() {
+                "create" => created_entries.insert(id),
+                "delete" => deleted_entries.insert(id),
+                _ => false,
+            };
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return (created_entries, deleted_entries),
+        }
+    }
+}

@@ -16,7 +16,7 @@
 //!
 //! Fields: `id`, `company`, `organization`, `folder` (raw strings, indexed and stored), `datetime` (stored,
 //! and a raw fast field to sort by: the fixed layout sorts as text in time order), `text` (words,
-//! stored for snippets), `fields` (the metadata as a stored JSON object), `fields_exact` (the metadata
+//! stored for the snippets `snippets` chooses), `fields` (the metadata as a stored JSON object), `fields_exact` (the metadata
 //! as a JSON object of normalized whole values, indexed raw, for filters) and `fields_text` (every
 //! metadata value as words, for `q`).
 
@@ -33,7 +33,6 @@ use tantivy::schema::{
     Field, IndexRecordOption, JsonObjectOptions, OwnedValue, Schema, TextFieldIndexing,
     TextOptions, Value,
 };
-use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
     AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
 };
@@ -42,7 +41,9 @@ use tantivy::{
     Term,
 };
 
-use super::snippet::mark;
+use self::snippets::Snippets;
+mod snippets;
+
 use super::{
     check_document, check_query, check_scope, has_words, is_indexable_id, normalize_filter_value,
     reachable, Scope, SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage, SearchQuery,
@@ -55,11 +56,14 @@ const WORDS: &str = "speech_words";
 const LONGEST_WORD: usize = 40;
 /// The writer's indexing buffer; one thread, as a write is one call's documents.
 const WRITER_MEMORY: usize = 32 * 1024 * 1024;
-/// The longest snippet, in characters.
-const SNIPPET_CHARS: usize = 200;
-/// How much of a document's text the snippet is chosen from: from a snippet's length before the first
-/// word of the query it holds to this many bytes after that word.
-const SNIPPET_WINDOW: usize = 5 * SNIPPET_CHARS;
+
+/// The size past which the document store closes a block, which a hit then decompresses whole to read
+/// its document. Tantivy's default, 16 KB, holds four 5-minute transcripts, so every hit decompressed
+/// three others' texts as well; at 2 KB a call is a block of its own, and only short documents
+/// (metadata, a few utterances) share one. Over 100,000 calls that served a sixth more searches a
+/// second, for a document store about twice as large (blocks of one call compress less: about 2 KB a
+/// call), which beside the transcript JSON kept in the object store is little.
+const DOCSTORE_BLOCK: usize = 2048;
 
 /// Searches run at once per core. Two keep every core busy while a finished search hands its core to
 /// the next (one left the cores idle for that hand-off, 15 % fewer searches a second); more let the
@@ -103,7 +107,10 @@ impl EmbeddedIndex {
         std::fs::create_dir_all(dir).map_err(|e| backend(format!("{}: {e}", dir.display())))?;
         let (schema, fields) = schema();
         let directory = MmapDirectory::open(dir).map_err(|e| backend(e.to_string()))?;
-        let index = Index::open_or_create(directory, schema).map_err(tantivy_error)?;
+        let mut index = Index::open_or_create(directory, schema).map_err(tantivy_error)?;
+        // Segments written from now on (new ones, and merges that rewrite their documents); the blocks
+        // of the ones written before stay as they are.
+        index.settings_mut().docstore_blocksize = DOCSTORE_BLOCK;
         index.tokenizers().register(WORDS, words());
         let reader = index
             .reader_builder()
@@ -262,16 +269,20 @@ impl Inner {
             clauses.push((Occur::Must, exact_value(f, name, value)));
         }
         for word in &words {
-            let in_text_or_fields: Vec<(Occur, Box<dyn Query>)> = [f.text, f.fields_text]
-                .into_iter()
-                .map(|field| {
-                    let term = Term::from_field_text(field, word);
-                    let query: Box<dyn Query> =
-                        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                    (Occur::Should, query)
-                })
-                .collect();
-            clauses.push((Occur::Must, Box::new(BooleanQuery::new(in_text_or_fields))));
+            let in_text = scored(Term::from_field_text(f.text, word));
+            let in_fields = Term::from_field_text(f.fields_text, word);
+            // Metadata seldom holds a query's word. One that no metadata value has is looked for in the
+            // text alone: the same documents, scored the same, and a one-word query is then counted from
+            // the index's count of the word's documents instead of by visiting each of them.
+            let query = if searcher.doc_freq(&in_fields).map_err(tantivy_error)? == 0 {
+                in_text
+            } else {
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Should, in_text),
+                    (Occur::Should, scored(in_fields)),
+                ]))
+            };
+            clauses.push((Occur::Must, query));
         }
         let tantivy_query: Box<dyn Query> = match clauses.len() {
             0 => Box::new(AllQuery),
@@ -310,10 +321,7 @@ impl Inner {
         let snippets = if words.is_empty() || addresses.is_empty() {
             None
         } else {
-            let mut generator = SnippetGenerator::create(&searcher, &*tantivy_query, f.text)
-                .map_err(tantivy_error)?;
-            generator.set_max_num_chars(SNIPPET_CHARS);
-            Some(Snippets { generator, words })
+            Some(Snippets::new(&searcher, f.text, words)?)
         };
         let hits = addresses
             .into_iter()
@@ -466,6 +474,11 @@ fn exact_value(f: Fields, name: &str, value: &str) -> Box<dyn Query> {
     unscored(term)
 }
 
+/// The documents that have `term`, scored by how often (BM25).
+fn scored(term: Term) -> Box<dyn Query> {
+    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))
+}
+
 fn unscored(term: Term) -> Box<dyn Query> {
     Box::new(ConstScoreQuery::new(
         Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
@@ -496,20 +509,10 @@ fn hit(
         })
         .unwrap_or_default();
     let snippet = match snippets {
-        Some(snippets) => {
-            let text = doc
-                .get_first(f.text)
-                .and_then(|value| value.as_str())
-                .unwrap_or_default();
-            let snippet = snippets
-                .generator
-                .snippet(snippet_window(text, &snippets.words));
-            if snippet.is_empty() {
-                String::new()
-            } else {
-                mark(snippet.fragment(), snippet.highlighted())
-            }
-        }
+        Some(snippets) => snippets.of(doc
+            .get_first(f.text)
+            .and_then(|value| value.as_str())
+            .unwrap_or_default()),
         None => String::new(),
     };
     Ok(SearchHit {
@@ -521,83 +524,10 @@ fn hit(
     })
 }
 
-/// The snippets of one search: tantivy's generator, and the query's words as the index holds them.
-struct Snippets {
-    generator: SnippetGenerator,
-    words: Vec<String>,
-}
-
-/// The passage of `text` a snippet is chosen from: around the first of `words` the text holds (empty
-/// when it holds none, the document having matched by its metadata). The generator scores every fragment
-/// of what it is given; over a 5-minute transcript that was a quarter of a search's time, for a passage
-/// that is, for a one-word query, the first one anyway.
-fn snippet_window<'t>(text: &'t str, words: &[String]) -> &'t str {
-    let mut analyzer = self::words();
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        let token = stream.token();
-        if words.contains(&token.text) {
-            let start = char_start(text, token.offset_from.saturating_sub(SNIPPET_CHARS));
-            let end = char_start(text, token.offset_from.saturating_add(SNIPPET_WINDOW));
-            return &text[start..end];
-        }
-    }
-    ""
-}
-
-/// The start of the character at byte `at` of `text`, or the text's end.
-fn char_start(text: &str, mut at: usize) -> usize {
-    if at >= text.len() {
-        return text.len();
-    }
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
 fn backend(message: String) -> SearchError {
     SearchError::Backend(message)
 }
 
 fn tantivy_error(e: tantivy::TantivyError) -> SearchError {
     backend(e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_snippet_is_chosen_around_the_first_word_of_the_query_the_text_holds() {
-        let words = vec!["cafe".to_string(), "refund".to_string()];
-        let text = format!(
-            "{}Ünïcode {} the Café refund {}",
-            "é".repeat(300),
-            "x ".repeat(10),
-            "y ".repeat(900)
-        );
-        let window = snippet_window(&text, &words);
-        assert!(window.contains("Café refund"), "{window}");
-        assert!(
-            window.starts_with('é') && window.contains("Ünïcode"),
-            "a snippet's length before, on a character"
-        );
-        assert!(
-            // The start moves back to the start of a character: by three bytes at most.
-            window.len() <= SNIPPET_CHARS + SNIPPET_WINDOW + 3,
-            "{}",
-            window.len()
-        );
-        assert!(
-            text.len() > window.len() + 1000,
-            "the rest of the text is left out"
-        );
-        assert_eq!(snippet_window("nothing of it", &words), "");
-        assert_eq!(
-            snippet_window("a refund", &words),
-            "a refund",
-            "a short text whole"
-        );
-    }
 }
