@@ -226,6 +226,25 @@ async fn requests_on_other_calls_do_not_wait(stack: Stack) {
     let busy = world.add_call(&transcript("invoice")).await;
     let other = call_in_shard(&world, &busy, false).await;
     let state = &world.analytics.service.state;
+    // The workers done with both calls first: a score or reindex batch locks its calls in id order, so
+    // one that held `other` while waiting for `busy` would make the request on `other` wait as well.
+    eventually(|| async {
+        let facts = store::calls_facts(&state.db, &[&busy, &other])
+            .await
+            .unwrap();
+        (facts.len() == 2).then_some(())
+    })
+    .await;
+    world
+        .search_until("q=invoice", |v| v["total"].as_u64() >= Some(1))
+        .await;
+    world
+        .search_until("q=parcel", |v| {
+            v["hits"]
+                .as_array()
+                .is_some_and(|hits| hits.iter().any(|hit| hit["tId"] == other.as_str()))
+        })
+        .await;
 
     // What a request under way on `busy` holds, and what a configuration change of the folder holds.
     let mut held = state.db.begin().await.unwrap();
