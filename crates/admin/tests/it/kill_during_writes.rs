@@ -192,25 +192,11 @@ common::backend_tests!(writes_answered_before_a_kill_are_kept_whole);
 
 /// Every username, through the API's pages.
 async fn read_users(http: &reqwest::Client, base: &str, token: &str) -> HashSet<String> {
-    let mut users: HashSet<String> = HashSet::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut request = http
-            .get(format!("{base}/users"))
-            .bearer_auth(token)
-            .query(&[("limit", "100")]);
-        if let Some(c) = &cursor {
-            request = request.query(&[("cursor", c)]);
-        }
-        let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
-        for u in page["items"].as_array().unwrap() {
-            users.insert(u["username"].as_str().unwrap().to_string());
-        }
-        match page["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => return users,
-        }
-    }
+    read_all(http, base, token, "users", &[])
+        .await
+        .iter()
+        .map(|user| user["username"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The users with a creation entry and those with a deletion entry in the audit trail.
@@ -221,27 +207,41 @@ async fn read_user_audit(
 ) -> (HashSet<String>, HashSet<String>) {
     let mut created_entries: HashSet<String> = HashSet::new();
     let mut deleted_entries: HashSet<String> = HashSet::new();
+    for entry in read_all(http, base, token, "audit", &[("resource_type", "user")]).await {
+        let id = entry["resource_id"].as_str().unwrap().to_string();
+        match entry["action"].as_str().unwrap() {
+            "create" => created_entries.insert(id),
+            "delete" => deleted_entries.insert(id),
+            _ => false,
+        };
+    }
+    (created_entries, deleted_entries)
+}
+
+/// Every item of the paged list at `base/path` (`next_cursor` followed to the end), with `query`.
+async fn read_all(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    path: &str,
+    query: &[(&str, &str)],
+) -> Vec<serde_json::Value> {
+    let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let mut request = http
-            .get(format!("{base}/audit"))
+            .get(format!("{base}/{path}"))
             .bearer_auth(token)
-            .query(&[("limit", "100"), ("resource_type", "user")]);
+            .query(&[("limit", "100")])
+            .query(query);
         if let Some(c) = &cursor {
             request = request.query(&[("cursor", c)]);
         }
         let page: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
-        for e in page["items"].as_array().expect("audit items") {
-            let id = e["resource_id"].as_str().unwrap().to_string();
-            match e["action"].as_str().unwrap() {
-                "create" => created_entries.insert(id),
-                "delete" => deleted_entries.insert(id),
-                _ => false,
-            };
-        }
+        items.extend(page["items"].as_array().expect("items").iter().cloned());
         match page["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_string()),
-            None => return (created_entries, deleted_entries),
+            None => return items,
         }
     }
 }

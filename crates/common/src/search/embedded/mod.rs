@@ -16,9 +16,9 @@
 //!
 //! Fields: `id`, `company`, `organization`, `folder` (raw strings, indexed and stored), `datetime` (stored,
 //! and a raw fast field to sort by: the fixed layout sorts as text in time order), `text` (words,
-//! stored for the snippets `snippets` chooses), `fields` (the metadata as a stored JSON object), `fields_exact` (the metadata
-//! as a JSON object of normalized whole values, indexed raw, for filters) and `fields_text` (every
-//! metadata value as words, for `q`).
+//! stored for the snippets `snippets` chooses), `fields` (the metadata as a stored JSON object),
+//! `fields_exact` (the metadata as a JSON object of normalized whole values, indexed raw, for filters)
+//! and `fields_text` (every metadata value as words, for `q`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -42,13 +42,13 @@ use tantivy::{
 };
 
 use self::snippets::Snippets;
-mod snippets;
-
 use super::{
     check_document, check_query, check_scope, has_words, is_indexable_id, normalize_filter_value,
     reachable, Scope, SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage, SearchQuery,
     MAX_QUERY_WORDS,
 };
+
+mod snippets;
 
 /// The analyzer of the text, the metadata words and `q`.
 const WORDS: &str = "speech_words";

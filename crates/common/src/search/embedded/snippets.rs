@@ -29,10 +29,11 @@ const SNIPPET_WINDOW: usize = 5 * SNIPPET_CHARS;
 
 /// The snippets of one search.
 pub(super) struct Snippets {
-    /// The query's words as the index holds them, for finding the passage.
+    /// The query's words as the index holds them that some document's text has (a word no text has
+    /// cannot be in a hit's passage), for finding the passage and scoring its fragments.
     words: Vec<String>,
-    /// The words that some document's text has, with their weights.
-    weights: Vec<(String, f32)>,
+    /// The weight of each of `words`.
+    weights: Vec<f32>,
     /// For the passages beyond ASCII.
     analyzer: RefCell<TextAnalyzer>,
 }
@@ -44,19 +45,21 @@ impl Snippets {
         field: Field,
         words: Vec<String>,
     ) -> Result<Self, SearchError> {
+        let mut found = Vec::with_capacity(words.len());
         let mut weights = Vec::with_capacity(words.len());
-        for word in &words {
+        for word in words {
             let documents = searcher
-                .doc_freq(&Term::from_field_text(field, word))
+                .doc_freq(&Term::from_field_text(field, &word))
                 .map_err(tantivy_error)?;
             if documents > 0 {
-                weights.push((word.clone(), 1.0 / (1.0 + documents as f32)));
+                found.push(word);
+                weights.push(1.0 / (1.0 + documents as f32));
             }
         }
-        Ok(Self::weighed(words, weights))
+        Ok(Self::weighed(found, weights))
     }
 
-    fn weighed(words: Vec<String>, weights: Vec<(String, f32)>) -> Self {
+    fn weighed(words: Vec<String>, weights: Vec<f32>) -> Self {
         Snippets {
             words,
             weights,
@@ -95,18 +98,17 @@ impl Snippets {
     }
 
     fn weight(&self, word: &str) -> Option<f32> {
-        self.weights
-            .iter()
-            .find(|(known, _)| known == word)
-            .map(|&(_, weight)| weight)
+        let index = self.words.iter().position(|known| known == word)?;
+        Some(self.weights[index])
     }
 
     /// The weight of an ASCII word as the text has it, in any case.
     fn ascii_weight(&self, word: &[u8]) -> Option<f32> {
-        self.weights
+        let index = self
+            .words
             .iter()
-            .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(word))
-            .map(|&(_, weight)| weight)
+            .position(|known| known.as_bytes().eq_ignore_ascii_case(word))?;
+        Some(self.weights[index])
     }
 }
 
@@ -245,12 +247,10 @@ mod tests {
 
     /// Snippets of `words`, weighed as given.
     fn snippets(weights: &[(&str, f32)]) -> Snippets {
-        let weights: Vec<(String, f32)> = weights
-            .iter()
-            .map(|&(word, weight)| (word.to_string(), weight))
-            .collect();
-        let words = weights.iter().map(|(word, _)| word.clone()).collect();
-        Snippets::weighed(words, weights)
+        Snippets::weighed(
+            weights.iter().map(|&(word, _)| word.to_string()).collect(),
+            weights.iter().map(|&(_, weight)| weight).collect(),
+        )
     }
 
     /// What tantivy's generator makes of the same passage with the same weights.
