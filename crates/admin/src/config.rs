@@ -126,7 +126,7 @@ mod tests {
                 public_auth_url: Some("https://auth.example".into()),
                 database_url: "postgres://db.example/speech".into(),
                 db_max_connections: 16,
-                secret_key: Some(key),
+                secret_key: Some(key.into()),
                 log_format: "text".into(),
                 workers: 2,
             }

@@ -34,7 +34,7 @@ pub fn test_config(auth_url: &str, secret: &SecretKey, database_url: &str) -> Ad
         read_cache_ms: 0,
         ..AdminConfig::default()
     };
-    config.common.secret_key = Some(secret.to_base64());
+    config.common.secret_key = Some(secret.to_base64().into());
     config.common.public_auth_url = Some(auth_url.to_string());
     config.common.database_url = database_url.to_string();
     config.common.workers = 1;

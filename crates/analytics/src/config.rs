@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use common::config::{require_http_url, CommonSettings, ConfigError, ServiceConfig};
+use common::config::{require_http_url, CommonSettings, Confidential, ConfigError, ServiceConfig};
 use common::jwt::VerifierConfig;
 use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
@@ -31,7 +31,7 @@ pub struct AnalyticsConfig {
     /// How long a replica reuses a token's revocation answer.
     pub revocation_cache_ms: u64,
     /// RabbitMQ (`AMQP_URL`); without it the bus is a queue in the service's database.
-    pub amqp_url: Option<String>,
+    pub amqp_url: Option<Confidential>,
     /// S3 (`S3_ENDPOINT`, `S3_BUCKET`); without them objects are files under `data_dir`.
     pub s3_endpoint: Option<String>,
     pub s3_bucket: Option<String>,
@@ -39,12 +39,12 @@ pub struct AnalyticsConfig {
     pub s3_region: String,
     /// The key that signs requests to S3 (`S3_ACCESS_KEY_ID`, `S3_SECRET_ACCESS_KEY`).
     pub s3_access_key_id: Option<String>,
-    pub s3_secret_access_key: Option<String>,
+    pub s3_secret_access_key: Option<Confidential>,
     /// Virtual-hosted addressing (`<bucket>.<host>`) instead of path-style (`<host>/<bucket>`).
     pub s3_virtual_hosted: bool,
     /// Meilisearch (`MEILI_URL`, `MEILI_KEY`); without it the index is embedded under `data_dir`.
     pub meili_url: Option<String>,
-    pub meili_key: Option<String>,
+    pub meili_key: Option<Confidential>,
     /// The Meilisearch index that holds the calls.
     pub meili_index: String,
     /// Which bus topics this process's workers take (`SPEECH_ANALYTICS_WORKER_TOPICS`, comma-separated
@@ -178,11 +178,14 @@ impl ServiceConfig for AnalyticsConfig {
         if let Some(endpoint) = filled(&self.s3_endpoint) {
             require_http_url("s3_endpoint", endpoint)?;
             for (key, value) in [
-                ("s3_bucket", &self.s3_bucket),
-                ("s3_access_key_id", &self.s3_access_key_id),
-                ("s3_secret_access_key", &self.s3_secret_access_key),
+                ("s3_bucket", filled(&self.s3_bucket)),
+                ("s3_access_key_id", filled(&self.s3_access_key_id)),
+                (
+                    "s3_secret_access_key",
+                    filled_secret(&self.s3_secret_access_key),
+                ),
             ] {
-                if filled(value).is_none() {
+                if value.is_none() {
                     return Err(ConfigError(format!(
                         "{key} must be set when s3_endpoint is ({})",
                         key.to_uppercase()
@@ -197,6 +200,14 @@ impl ServiceConfig for AnalyticsConfig {
 /// An optional setting that is present and not empty (an empty environment variable means unset).
 fn filled(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|v| !v.is_empty())
+}
+
+/// [`filled`] for a secret setting.
+pub(crate) fn filled_secret(value: &Option<Confidential>) -> Option<&str> {
+    value
+        .as_ref()
+        .map(Confidential::expose)
+        .filter(|v| !v.is_empty())
 }
 
 impl AnalyticsConfig {
@@ -235,9 +246,9 @@ impl AnalyticsConfig {
             access_key_id: filled(&self.s3_access_key_id)
                 .unwrap_or_default()
                 .to_string(),
-            secret_access_key: filled(&self.s3_secret_access_key)
+            secret_access_key: filled_secret(&self.s3_secret_access_key)
                 .unwrap_or_default()
-                .to_string(),
+                .into(),
             virtual_hosted: self.s3_virtual_hosted,
         })
     }
@@ -266,6 +277,39 @@ mod tests {
     }
 
     #[test]
+    fn printing_the_configuration_shows_no_secret() {
+        let key = SecretKey::generate().to_base64();
+        let mut env = s3_env(&key, "");
+        env.extend([
+            ("MEILI_URL", "http://meili:7700"),
+            ("MEILI_KEY", "meili-master-key-123"),
+            ("AMQP_URL", "amqp://speech:rabbit-pass-123@rabbit:5672/%2f"),
+            (
+                "DATABASE_URL",
+                "postgres://speech:db-pass-123@db:5432/speech",
+            ),
+        ]);
+        let config = with_config_env(&env, load::<AnalyticsConfig>).expect("loads");
+        assert_eq!(
+            filled_secret(&config.meili_key),
+            Some("meili-master-key-123")
+        );
+        let options = config.s3_options().expect("S3 is configured");
+        for printed in [format!("{config:?}"), format!("{options:?}")] {
+            for secret in [
+                key.as_str(),
+                "speech-minio-secret",
+                "meili-master-key-123",
+                "rabbit-pass-123",
+                "db-pass-123",
+            ] {
+                assert!(!printed.contains(secret), "{secret} in {printed}");
+            }
+            assert!(printed.contains("minio:9000"), "{printed}");
+        }
+    }
+
+    #[test]
     fn the_s3_settings_choose_the_s3_store() {
         let key = SecretKey::generate().to_base64();
         let config = with_config_env(&s3_env(&key, ""), load::<AnalyticsConfig>).expect("loads");
@@ -276,7 +320,7 @@ mod tests {
                 options.bucket.as_str(),
                 options.region.as_str(),
                 options.access_key_id.as_str(),
-                options.secret_access_key.as_str(),
+                options.secret_access_key.expose(),
                 options.virtual_hosted,
             ),
             (

@@ -36,9 +36,13 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
     };
     let search: Arc<dyn SearchIndex> = match config.meili_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Arc::new(
-            MeiliIndex::connect(url, config.meili_key.as_deref(), &config.meili_index)
-                .await
-                .with_context(|| format!("connecting to Meilisearch at {url}"))?,
+            MeiliIndex::connect(
+                url,
+                crate::config::filled_secret(&config.meili_key),
+                &config.meili_index,
+            )
+            .await
+            .with_context(|| format!("connecting to Meilisearch at {url}"))?,
         ),
         None => {
             let dir = config.data_dir.join("search");
@@ -48,7 +52,7 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
             )
         }
     };
-    let bus: Arc<dyn Bus> = match config.amqp_url.as_deref().filter(|u| !u.is_empty()) {
+    let bus: Arc<dyn Bus> = match crate::config::filled_secret(&config.amqp_url) {
         Some(url) => {
             let options = RabbitOptions {
                 topics: messages::topics::ANALYTICS_WORKERS

@@ -48,7 +48,7 @@ pub fn test_config(auth_url: &str, database_url: &str, data_dir: PathBuf) -> Ana
     config.common.database_url = database_url.to_string();
     config.common.workers = 1;
     // The key callbacks are signed under (every real configuration has one).
-    config.common.secret_key = Some(common::secrets::SecretKey::generate().to_base64());
+    config.common.secret_key = Some(common::secrets::SecretKey::generate().to_base64().into());
     config
 }
 

@@ -42,7 +42,7 @@ pub fn test_config() -> AuthConfig {
         client_cache_ms: 0,
         ..AuthConfig::default()
     };
-    config.common.secret_key = Some(SecretKey::generate().to_base64());
+    config.common.secret_key = Some(SecretKey::generate().to_base64().into());
     config.common.workers = 1;
     config
 }

@@ -5,8 +5,10 @@
 //! message that names the key. The settings every service has are one struct, `CommonSettings`, that each
 //! service flattens into its own; docs/configuration.md lists every key.
 
+mod confidential;
 mod settings;
 
+pub use confidential::Confidential;
 pub use settings::CommonSettings;
 
 use figment::providers::{Env, Format, Serialized, Toml};

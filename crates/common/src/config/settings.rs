@@ -6,10 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::fmt;
+
 use super::{require_http_url, require_socket_addr, ConfigError};
+use crate::config::Confidential;
 use crate::secrets::SecretKey;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommonSettings {
     /// Listen address, `host:port`.
     pub addr: String,
@@ -21,11 +24,26 @@ pub struct CommonSettings {
     pub db_max_connections: u32,
     /// Base64 of at least 32 random bytes, the same for every service: it keys client-secret hashes and
     /// seals signing keys.
-    pub secret_key: Option<String>,
+    pub secret_key: Option<Confidential>,
     /// `json` (one object per line, for log shippers) or `text`.
     pub log_format: String,
     /// HTTP worker threads; 0 is one per core.
     pub workers: usize,
+}
+
+/// As derived, with the database URL's password hidden (the key is [`Confidential`]).
+impl fmt::Debug for CommonSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommonSettings")
+            .field("addr", &self.addr)
+            .field("public_auth_url", &self.public_auth_url)
+            .field("database_url", &crate::db::redact(&self.database_url))
+            .field("db_max_connections", &self.db_max_connections)
+            .field("secret_key", &self.secret_key)
+            .field("log_format", &self.log_format)
+            .field("workers", &self.workers)
+            .finish()
+    }
 }
 
 impl CommonSettings {
@@ -76,7 +94,7 @@ impl CommonSettings {
 
     /// The decoded secret key; an error when it is missing or too short.
     pub fn secret(&self) -> Result<SecretKey, ConfigError> {
-        let text = self.secret_key.as_deref().ok_or_else(|| {
+        let text = self.secret_key.as_ref().map(Confidential::expose).ok_or_else(|| {
             ConfigError(
                 "secret_key is required (SPEECH_SECRET_KEY: base64 of at least 32 random bytes, the same for every service)"
                     .into(),
@@ -92,7 +110,7 @@ mod tests {
 
     fn valid() -> CommonSettings {
         CommonSettings {
-            secret_key: Some(SecretKey::generate().to_base64()),
+            secret_key: Some(SecretKey::generate().to_base64().into()),
             ..CommonSettings::with_addr("127.0.0.1:8081")
         }
     }
@@ -117,6 +135,18 @@ mod tests {
         assert!(error_of(|s| s.log_format = "pretty".into()).contains("log_format"));
         assert!(error_of(|s| s.secret_key = None).contains("secret_key"));
         assert!(error_of(|s| s.secret_key = Some("c2hvcnQ=".into())).contains("secret_key"));
+    }
+
+    #[test]
+    fn debug_shows_neither_the_key_nor_the_database_password() {
+        let mut settings = valid();
+        settings.database_url = "postgres://speech:db-pass-123@db.example/speech".into();
+        let key = settings.secret_key.clone().unwrap();
+        let printed = format!("{settings:?}");
+        assert!(!printed.contains(key.expose()), "{printed}");
+        assert!(!printed.contains("db-pass-123"), "{printed}");
+        assert!(printed.contains("db.example"), "{printed}");
+        assert!(printed.contains("127.0.0.1:8081"), "{printed}");
     }
 
     #[test]

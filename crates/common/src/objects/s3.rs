@@ -18,6 +18,7 @@ use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
 use aws_sdk_s3::Client;
 
 use super::{check_key, check_prefix, ObjectError, ObjectStore};
+use crate::config::Confidential;
 
 /// S3 answers at most this many keys per listing request.
 const PAGE: usize = 1000;
@@ -30,7 +31,7 @@ pub struct S3Options {
     pub bucket: String,
     pub region: String,
     pub access_key_id: String,
-    pub secret_access_key: String,
+    pub secret_access_key: Confidential,
     /// `https://<bucket>.<host>/<key>` instead of `https://<host>/<bucket>/<key>`.
     pub virtual_hosted: bool,
 }
@@ -55,7 +56,7 @@ impl S3Store {
     pub async fn connect(options: S3Options) -> Result<S3Store, ObjectError> {
         let credentials = Credentials::new(
             &options.access_key_id,
-            &options.secret_access_key,
+            options.secret_access_key.expose(),
             None,
             None,
             "speech-configuration",

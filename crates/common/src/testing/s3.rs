@@ -53,7 +53,7 @@ impl S3Server {
             bucket: bucket.to_string(),
             region: REGION.to_string(),
             access_key_id: ACCESS_KEY_ID.to_string(),
-            secret_access_key: SECRET_ACCESS_KEY.to_string(),
+            secret_access_key: SECRET_ACCESS_KEY.into(),
             virtual_hosted: false,
         }
     }
