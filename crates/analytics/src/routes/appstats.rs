@@ -5,7 +5,6 @@
 //! `agents` (comma-separated ids) and `zeros` (also categories no call hit).
 
 use std::collections::BTreeSet;
-use std::fmt::Display;
 
 use actix_web::http::header::ContentType;
 use actix_web::web::{Data, Path};
@@ -122,21 +121,12 @@ struct Agent<'r> {
 /// The stats object of a row (docs/figures.md).
 struct Stats<'r>(&'r CategoryDayRow);
 
-/// A value written through `Display` straight into the JSON string (`Serializer::collect_str`).
-struct Text<D>(D);
-
 /// A value of an object of the answer.
 enum Entry<'r> {
     Number(i64),
     Text(&'r str),
     Stats(&'r CategoryDayRow),
     Agent(&'r Agent<'r>),
-}
-
-impl<D: Display> Serialize for Text<D> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
-    }
 }
 
 impl Serialize for Entry<'_> {
@@ -155,11 +145,12 @@ impl Serialize for Stats<'_> {
         let row = self.0;
         let calls = row.calls as f64;
         let mut map = s.serialize_map(Some(5))?;
-        map.serialize_entry("coverage", &Text(Decimal4(ratio(row.coverage, calls))))?;
-        map.serialize_entry("duration", &Text(Hms(row.duration)))?;
-        map.serialize_entry("hitmiss", &Text(Decimal4(ratio(row.hits as f64, calls))))?;
+        // Each figure's text is made on the stack and written into the JSON as it is.
+        Decimal4(ratio(row.coverage, calls)).with_text(|t| map.serialize_entry("coverage", t))?;
+        Hms(row.duration).with_text(|t| map.serialize_entry("duration", t))?;
+        Decimal4(ratio(row.hits as f64, calls)).with_text(|t| map.serialize_entry("hitmiss", t))?;
         map.serialize_entry("ncalls", &row.hits)?;
-        map.serialize_entry("silence", &Text(Hms(row.silence)))?;
+        Hms(row.silence).with_text(|t| map.serialize_entry("silence", t))?;
         map.end()
     }
 }
