@@ -3,12 +3,7 @@
 -- POST /indexes/<uid>/search with the organization's filter, the first 20 hits, the same attributes,
 -- crop and highlight. The words are those of scripts/bench.d/search.lua, in the same turn.
 -- Environment: MEILI_KEY, BENCH_MEILI_FILTER (the filter on the company's and organization's keys).
-local queries = {
-  "refund", "router", "invoice", "engineer", "password", "delivery", "cancel", "discount",
-  "Kowalski", "smartwatch", "retentions", "courier", "supervisor", "printer", "October", "thank",
-  "refund router", "engineer Thursday", "invoice twice", "broadband Okafor", "upgrade fibre plan",
-  "direct debit", "REF123456", "washing machine", "manager", "expired card", "zebra", "Globex",
-}
+local queries = dofile("scripts/bench.d/search-queries.lua")
 local n = 0
 local headers = {}
 local filter

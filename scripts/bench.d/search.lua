@@ -1,12 +1,7 @@
 -- wrk script: GET /search/<co>/<org>?q=<words>&token=..., the words taken in turn from a list that mixes
 -- words found in nearly every call of scripts/bench.d/transcripts.py, in some, and in few or none. wrk.path
 -- is /search/<co>/<org>.
-local queries = {
-  "refund", "router", "invoice", "engineer", "password", "delivery", "cancel", "discount",
-  "Kowalski", "smartwatch", "retentions", "courier", "supervisor", "printer", "October", "thank",
-  "refund router", "engineer Thursday", "invoice twice", "broadband Okafor", "upgrade fibre plan",
-  "direct debit", "REF123456", "washing machine", "manager", "expired card", "zebra", "Globex",
-}
+local queries = dofile("scripts/bench.d/search-queries.lua")
 local n = 0
 
 function init(args)
