@@ -4,9 +4,9 @@
 //! and the shared names (`DATABASE_URL`, `SPEECH_SECRET_KEY`, ...) in the environment, exactly as before.
 //! docs/configuration.md lists them.
 
-use serde::{Deserialize, Serialize};
-
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use super::{require_http_url, require_socket_addr, ConfigError};
 use crate::config::Confidential;
