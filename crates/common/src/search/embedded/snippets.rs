@@ -34,7 +34,7 @@ pub(super) struct Snippets {
     words: Vec<String>,
     /// The weight of each of `words`.
     weights: Vec<f32>,
-    /// For the passages beyond ASCII.
+    /// For the texts and passages beyond ASCII.
     analyzer: RefCell<TextAnalyzer>,
 }
 
@@ -69,7 +69,7 @@ impl Snippets {
 
     /// The snippet of `text`, escaped and marked; empty when the text has none of the words.
     pub(super) fn of(&self, text: &str) -> String {
-        let passage = window(text, &self.words);
+        let passage = window(text, &self.words, &mut self.analyzer.borrow_mut());
         let best = if passage.is_ascii() {
             best_fragment(ascii_words(passage).map(|range| {
                 let weight = self.ascii_weight(&passage.as_bytes()[range.clone()]);
@@ -178,11 +178,11 @@ fn ascii_words(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
 /// when it holds none, the document having matched by its metadata). Scoring every fragment of a
 /// 5-minute transcript was a quarter of a search's time, for a passage that is, for a one-word query, the
 /// first one anyway.
-fn window<'t>(text: &'t str, words: &[String]) -> &'t str {
+fn window<'t>(text: &'t str, words: &[String], analyzer: &mut TextAnalyzer) -> &'t str {
     let first = if text.is_ascii() {
         first_ascii_word(text, words)
     } else {
-        first_word(text, words)
+        first_word(text, words, analyzer)
     };
     let Some(at) = first else {
         return "";
@@ -193,8 +193,7 @@ fn window<'t>(text: &'t str, words: &[String]) -> &'t str {
 }
 
 /// Where the first word of `text` that is one of `words` starts, as the analyzer reads the text.
-fn first_word(text: &str, words: &[String]) -> Option<usize> {
-    let mut analyzer = analyzer();
+fn first_word(text: &str, words: &[String], analyzer: &mut TextAnalyzer) -> Option<usize> {
     let mut stream = analyzer.token_stream(text);
     while stream.advance() {
         let token = stream.token();
@@ -262,7 +261,7 @@ mod tests {
         let words: Vec<String> = terms.keys().cloned().collect();
         let generator =
             SnippetGenerator::new(terms, analyzer(), Field::from_field_id(0), SNIPPET_CHARS);
-        let snippet = generator.snippet(window(text, &words));
+        let snippet = generator.snippet(window(text, &words, &mut analyzer()));
         if snippet.is_empty() {
             String::new()
         } else {
@@ -279,7 +278,7 @@ mod tests {
             "x ".repeat(10),
             "y ".repeat(900)
         );
-        let passage = window(&text, &words);
+        let passage = window(&text, &words, &mut analyzer());
         assert!(passage.contains("Café refund"), "{passage}");
         assert!(
             passage.starts_with('é') && passage.contains("Ünïcode"),
@@ -295,8 +294,12 @@ mod tests {
             text.len() > passage.len() + 1000,
             "the rest of the text is left out"
         );
-        assert_eq!(window("nothing of it", &words), "");
-        assert_eq!(window("a refund", &words), "a refund", "a short text whole");
+        assert_eq!(window("nothing of it", &words, &mut analyzer()), "");
+        assert_eq!(
+            window("a refund", &words, &mut analyzer()),
+            "a refund",
+            "a short text whole"
+        );
     }
 
     #[test]
@@ -314,7 +317,7 @@ mod tests {
         for (text, list, expected) in cases {
             let list = strings(list);
             assert_eq!(first_ascii_word(text, &list), expected, "{text}");
-            assert_eq!(first_word(text, &list), expected, "{text}");
+            assert_eq!(first_word(text, &list, &mut analyzer()), expected, "{text}");
         }
     }
 
@@ -363,7 +366,10 @@ mod tests {
             chosen in proptest::collection::vec("[a-c0-9]{1,3}", 1..3),
         ) {
             // Only words the analyzer would give: lowercase runs of letters and digits.
-            proptest::prop_assert_eq!(first_ascii_word(&text, &chosen), first_word(&text, &chosen));
+            proptest::prop_assert_eq!(
+                first_ascii_word(&text, &chosen),
+                first_word(&text, &chosen, &mut analyzer())
+            );
         }
 
         #[test]
