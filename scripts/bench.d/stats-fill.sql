@@ -87,11 +87,24 @@ FROM analytics_call_facts
 WHERE company = :'company' AND organization = :'org' AND folder = :'folder'
 GROUP BY company, organization, folder, day, agent_id;
 
-INSERT INTO analytics_daily_categories
-SELECT f.company, f.organization, f.folder, s.app, f.day, f.agent_id, s.category, count(*), sum(s.hit),
-       sum(s.coverage), sum(s.score), sum(f.duration), sum(f.silence)
-FROM analytics_call_facts f JOIN analytics_call_scores s ON s.call_id = f.call_id
-WHERE f.company = :'company' AND f.organization = :'org' AND f.folder = :'folder' AND s.app = :'app'
-GROUP BY f.company, f.organization, f.folder, s.app, f.day, f.agent_id, s.category;
+-- The category rollup: per agent's day one value packing every category's sums
+-- (crates/analytics/src/store/scorecards.rs): version 1, then per category in byte order the length of
+-- its path, the path, and its six sums, big-endian as int4send, int8send and float8send give them.
+INSERT INTO analytics_daily_scorecards
+SELECT company, organization, folder, app, day, agent_id,
+       '\x01'::bytea || string_agg(
+           int4send(octet_length(category)) || convert_to(category, 'UTF8') || int8send(calls)
+           || int8send(hits) || float8send(coverage) || int8send(score) || float8send(duration)
+           || float8send(silence),
+           ''::bytea ORDER BY category COLLATE "C")
+FROM (
+    SELECT f.company, f.organization, f.folder, s.app, f.day, f.agent_id, s.category, count(*) AS calls,
+           sum(s.hit)::bigint AS hits, sum(s.coverage) AS coverage, sum(s.score)::bigint AS score,
+           sum(f.duration) AS duration, sum(f.silence) AS silence
+    FROM analytics_call_facts f JOIN analytics_call_scores s ON s.call_id = f.call_id
+    WHERE f.company = :'company' AND f.organization = :'org' AND f.folder = :'folder' AND s.app = :'app'
+    GROUP BY f.company, f.organization, f.folder, s.app, f.day, f.agent_id, s.category
+) AS c
+GROUP BY company, organization, folder, app, day, agent_id;
 
 DROP TABLE bench_calls, bench_leaves, bench_leaf_scores, bench_top_scores;

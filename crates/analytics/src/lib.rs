@@ -47,6 +47,13 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// revocation list it reads.
 pub async fn migrate(db: &Database) -> anyhow::Result<()> {
     db.migrate(&store::MIGRATIONS).await?;
+    let moved = store::move_category_rollups(db).await?;
+    if moved > 0 {
+        tracing::info!(
+            rows = moved,
+            "moved the category rollup into its packed rows"
+        );
+    }
     db.migrate(&common::bus::MIGRATIONS).await?;
     db.migrate(&revocation::MIGRATIONS).await?;
     Ok(())

@@ -15,6 +15,11 @@ pub struct Hms(pub f64);
 impl Hms {
     /// Calls `with` on the text, built on the stack.
     pub fn with_text<R>(&self, with: impl FnOnce(&str) -> R) -> R {
+        self.with_bytes(|bytes| with(Backwards::text(bytes)))
+    }
+
+    /// Calls `with` on the text's bytes (ASCII), unchecked as UTF-8 text.
+    pub fn with_bytes<R>(&self, with: impl FnOnce(&[u8]) -> R) -> R {
         let seconds = self.0;
         let total = if seconds.is_finite() && seconds > 0.0 {
             seconds.round() as u64
@@ -27,7 +32,7 @@ impl Hms {
         text.number(total / 60 % 60, 2);
         text.byte(b':');
         text.number(total / 3600, 1);
-        with(text.as_str())
+        with(text.as_bytes())
     }
 }
 
@@ -53,6 +58,11 @@ pub struct Decimal4(pub f64);
 impl Decimal4 {
     /// Calls `with` on the text, built on the stack unless the value needs `{:.4}`.
     pub fn with_text<R>(&self, with: impl FnOnce(&str) -> R) -> R {
+        self.with_bytes(|bytes| with(Backwards::text(bytes)))
+    }
+
+    /// Calls `with` on the text's bytes (ASCII), unchecked as UTF-8 text.
+    pub fn with_bytes<R>(&self, with: impl FnOnce(&[u8]) -> R) -> R {
         let value = if self.0.is_finite() { self.0 } else { 0.0 };
         if (0.0..1e9).contains(&value) {
             let scaled = value * 10_000.0;
@@ -62,11 +72,11 @@ impl Decimal4 {
                 text.number(whole % 10_000, 4);
                 text.byte(b'.');
                 text.number(whole / 10_000, 1);
-                return with(text.as_str());
+                return with(text.as_bytes());
             }
         }
         let text = format!("{value:.4}");
-        with(if text == "-0.0000" { "0.0000" } else { &text })
+        with(if text == "-0.0000" { "0.0000" } else { &text }.as_bytes())
     }
 }
 
@@ -109,8 +119,13 @@ impl Backwards {
         }
     }
 
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[self.start..]).expect("ASCII digits and punctuation")
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
+
+    /// The text of bytes a figure was written as: ASCII digits and punctuation, or `{:.4}`'s text.
+    fn text(bytes: &[u8]) -> &str {
+        std::str::from_utf8(bytes).expect("ASCII digits and punctuation")
     }
 }
 

@@ -9,10 +9,11 @@ mod postgres;
 pub mod requests;
 pub mod rollups;
 mod rows;
+mod scorecards;
 mod sqlite;
 pub mod stats;
 
-use common::db::{Handle, Migrations, StoreError};
+use common::db::{Database, Handle, Migrations, StoreError};
 use common::dispatch;
 use common::search::Scope;
 
@@ -300,6 +301,24 @@ pub async fn company_folders<'a>(
     company: &str,
 ) -> Result<Vec<FolderRow>, StoreError> {
     dispatch!(h, company_folders(company))
+}
+
+/// Moves the rows of the category rollup as it was before it was packed (migration 5009) into the packed
+/// one, a batch per transaction, until none is left; how many rows it moved. Run at start-up: every
+/// batch deletes what it adds, so instances starting together, or a start cut off midway, count each
+/// row once.
+pub async fn move_category_rollups(db: &Database) -> Result<usize, StoreError> {
+    const BATCH: i64 = 5_000;
+    let mut moved = 0;
+    loop {
+        let mut tx = db.begin().await?;
+        let n = dispatch!(&mut tx, move_category_rollups(BATCH))?;
+        tx.commit().await?;
+        moved += n;
+        if n == 0 {
+            return Ok(moved);
+        }
+    }
 }
 
 /// The company's totals from the rollups, then from the per-call rows they sum; equal when every scored

@@ -4,8 +4,9 @@
 
 use common::db::StoreError;
 
-use super::super::rollups::{RollupChanges, RollupTotals};
+use super::super::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges, RollupTotals};
 use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
+use super::super::scorecards;
 use super::sql::{execute_in, placeholders, select_in, ROWS_PER_STATEMENT};
 use super::Db;
 
@@ -58,36 +59,76 @@ pub(crate) async fn apply_rollups(c: &mut Conn, changes: &RollupChanges) -> Resu
         );
         q.build().execute(&mut *c).await?;
     }
-    let categories: Vec<_> = changes.categories.iter().collect();
-    for chunk in categories.chunks(CHUNK) {
-        let mut q = sqlx::QueryBuilder::<Db>::new(
-            "INSERT INTO analytics_daily_categories (company, organization, folder, app, day, agent_id, \
-             category, calls, hits, coverage, score, duration, silence) ",
-        );
-        q.push_values(chunk, |mut row, (key, d)| {
-            row.push_bind(&key.company)
-                .push_bind(&key.organization)
-                .push_bind(&key.folder)
-                .push_bind(&key.app)
-                .push_bind(&key.day)
-                .push_bind(&key.agent_id)
-                .push_bind(&key.category)
-                .push_bind(d.calls)
-                .push_bind(d.hits)
-                .push_bind(d.coverage)
-                .push_bind(d.score)
-                .push_bind(d.duration)
-                .push_bind(d.silence);
+    apply_scorecards(c, changes).await
+}
+
+/// The key of a packed category rollup row, from a category change's key.
+fn scorecard_key(key: &CategoryDayKey) -> [&str; 6] {
+    [
+        &key.company,
+        &key.organization,
+        &key.folder,
+        &key.app,
+        &key.day,
+        &key.agent_id,
+    ]
+}
+
+/// The changes to one packed row: its key, and each category's change, in byte order of the paths.
+type DayChanges<'c> = ([&'c str; 6], Vec<(&'c str, &'c CategoryDayDelta)>);
+
+/// A packed category rollup row as a statement returns it: its key, then its sums.
+type ScorecardRow = (String, String, String, String, String, String, Vec<u8>);
+
+/// Adds the category changes to the packed rows of their agents' days (scorecards.rs): per chunk of
+/// rows, one statement creates the missing ones and locks and returns them all (an update to the value
+/// it holds), the changes are added here, and one statement writes the new values. In key order, as the
+/// rest of the rollups, so two transactions lock the same rows in the same order.
+async fn apply_scorecards(c: &mut Conn, changes: &RollupChanges) -> Result<(), StoreError> {
+    let mut days: Vec<DayChanges> = Vec::new();
+    for (key, delta) in &changes.categories {
+        let row = scorecard_key(key);
+        match days.last_mut() {
+            Some((last, list)) if *last == row => list.push((&key.category, delta)),
+            _ => days.push((row, vec![(&key.category, delta)])),
+        }
+    }
+    const COLUMNS: &str = "company, organization, folder, app, day, agent_id";
+    for chunk in days.chunks(CHUNK) {
+        let mut q = sqlx::QueryBuilder::<Db>::new(format!(
+            "INSERT INTO analytics_daily_scorecards ({COLUMNS}, sums) "
+        ));
+        q.push_values(chunk, |mut row, (key, _)| {
+            for part in key {
+                row.push_bind(*part);
+            }
+            row.push_bind(scorecards::EMPTY);
         });
-        q.push(
-            " ON CONFLICT (company, organization, folder, app, day, agent_id, category) DO UPDATE SET \
-             calls = analytics_daily_categories.calls + excluded.calls, \
-             hits = analytics_daily_categories.hits + excluded.hits, \
-             coverage = analytics_daily_categories.coverage + excluded.coverage, \
-             score = analytics_daily_categories.score + excluded.score, \
-             duration = analytics_daily_categories.duration + excluded.duration, \
-             silence = analytics_daily_categories.silence + excluded.silence",
-        );
+        q.push(format!(
+            " ON CONFLICT ({COLUMNS}) DO UPDATE SET sums = analytics_daily_scorecards.sums \
+             RETURNING {COLUMNS}, sums"
+        ));
+        let current: Vec<ScorecardRow> = q.build_query_as().fetch_all(&mut *c).await?;
+        let mut values = Vec::with_capacity(chunk.len());
+        for (key, list) in chunk {
+            let now = current
+                .iter()
+                .find(|(a, b, c, d, e, f, _)| *key == [&**a, b, c, d, e, f])
+                .map_or(scorecards::EMPTY, |row| &row.6);
+            values.push(scorecards::merged(now, list)?);
+        }
+        let mut q = sqlx::QueryBuilder::<Db>::new(format!(
+            "INSERT INTO analytics_daily_scorecards ({COLUMNS}, sums) "
+        ));
+        q.push_values(chunk.iter().zip(&values), |mut row, ((key, _), value)| {
+            for part in key {
+                row.push_bind(*part);
+            }
+            row.push_bind(value.as_slice());
+        });
+        q.push(format!(
+            " ON CONFLICT ({COLUMNS}) DO UPDATE SET sums = excluded.sums"
+        ));
         q.build().execute(&mut *c).await?;
     }
     Ok(())
@@ -234,48 +275,142 @@ pub(crate) async fn company_folders(
     .await?)
 }
 
+/// A row of the category rollup as it was before it was packed (one row per category).
+type CategoryRollupRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    f64,
+    i64,
+    f64,
+    f64,
+);
+
+/// Moves up to `limit` rows of the former category rollup into the packed one: the statement that reads
+/// them deletes them, so a row is added once, whoever moves it. Returns how many it moved.
+pub(crate) async fn move_category_rollups(c: &mut Conn, limit: i64) -> Result<usize, StoreError> {
+    let rows = sqlx::query_as::<Db, CategoryRollupRow>(
+        "DELETE FROM analytics_daily_categories \
+         WHERE (company, organization, folder, app, day, agent_id, category) IN \
+         (SELECT company, organization, folder, app, day, agent_id, category \
+          FROM analytics_daily_categories LIMIT $1) \
+         RETURNING company, organization, folder, app, day, agent_id, category, calls, hits, coverage, \
+         score, duration, silence",
+    )
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    let mut changes = RollupChanges::default();
+    for (
+        company,
+        organization,
+        folder,
+        app,
+        day,
+        agent_id,
+        category,
+        calls,
+        hits,
+        coverage,
+        score,
+        duration,
+        silence,
+    ) in rows.iter().cloned()
+    {
+        let key = CategoryDayKey {
+            company,
+            organization,
+            folder,
+            app,
+            day,
+            agent_id,
+            category,
+        };
+        let sums = CategoryDayDelta {
+            calls,
+            hits,
+            coverage,
+            score,
+            duration,
+            silence,
+        };
+        changes.category(key, &sums);
+    }
+    apply_scorecards(c, &changes).await?;
+    Ok(rows.len())
+}
+
 /// The company's totals, once from the rollups and once from the per-call rows they sum: the two agree
 /// when every scored call is counted exactly once.
 pub(crate) async fn rollup_totals(
     c: &mut Conn,
     company: &str,
 ) -> Result<(RollupTotals, RollupTotals), StoreError> {
-    let mut totals = Vec::new();
-    for (agents, categories) in [
-        (
-            "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT), CAST(COALESCE(SUM(words), 0) AS BIGINT) \
-             FROM analytics_daily_agents WHERE company = $1",
-            "SELECT app, category, CAST(SUM(calls) AS BIGINT), CAST(SUM(hits) AS BIGINT), \
-             CAST(SUM(score) AS BIGINT) FROM analytics_daily_categories WHERE company = $1 \
-             GROUP BY app, category HAVING SUM(calls) <> 0 ORDER BY app, category",
-        ),
-        (
-            "SELECT COUNT(*), CAST(COALESCE(SUM(words), 0) AS BIGINT) FROM analytics_call_facts \
-             WHERE company = $1",
-            "SELECT s.app, s.category, COUNT(*), CAST(SUM(s.hit) AS BIGINT), CAST(SUM(s.score) AS BIGINT) \
-             FROM analytics_call_scores s JOIN analytics_call_facts f ON f.call_id = s.call_id \
-             WHERE f.company = $1 GROUP BY s.app, s.category ORDER BY s.app, s.category",
-        ),
-    ] {
-        let (calls, words) = sqlx::query_as::<Db, (i64, i64)>(agents)
-            .bind(company)
-            .fetch_one(&mut *c)
-            .await?;
-        let categories = sqlx::query_as::<Db, (String, String, i64, i64, i64)>(categories)
-            .bind(company)
-            .fetch_all(&mut *c)
-            .await?
-            .into_iter()
-            .map(|(app, category, calls, hits, score)| ((app, category), (calls, hits, score)))
-            .collect();
-        totals.push(RollupTotals {
-            calls,
-            words,
-            categories,
-        });
+    let (calls, words) = sqlx::query_as::<Db, (i64, i64)>(
+        "SELECT CAST(COALESCE(SUM(calls), 0) AS BIGINT), CAST(COALESCE(SUM(words), 0) AS BIGINT) \
+         FROM analytics_daily_agents WHERE company = $1",
+    )
+    .bind(company)
+    .fetch_one(&mut *c)
+    .await?;
+    let mut from_rollups = RollupTotals {
+        calls,
+        words,
+        categories: Default::default(),
+    };
+    let packed = sqlx::query_as::<Db, (String, Vec<u8>)>(
+        "SELECT app, sums FROM analytics_daily_scorecards WHERE company = $1",
+    )
+    .bind(company)
+    .fetch_all(&mut *c)
+    .await?;
+    let mut paths = scorecards::Paths::default();
+    for (app, value) in &packed {
+        for (category, sums) in scorecards::read(value, &mut paths)? {
+            let total = from_rollups
+                .categories
+                .entry((app.clone(), category.to_string()))
+                .or_insert((0, 0, 0));
+            (total.0, total.1, total.2) = (
+                total.0 + sums.calls,
+                total.1 + sums.hits,
+                total.2 + sums.score,
+            );
+        }
     }
-    let from_calls = totals.pop().unwrap_or_default();
-    let from_rollups = totals.pop().unwrap_or_default();
+    from_rollups
+        .categories
+        .retain(|_, (calls, _, _)| *calls != 0);
+
+    let (calls, words) = sqlx::query_as::<Db, (i64, i64)>(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(words), 0) AS BIGINT) FROM analytics_call_facts \
+         WHERE company = $1",
+    )
+    .bind(company)
+    .fetch_one(&mut *c)
+    .await?;
+    let categories = sqlx::query_as::<Db, (String, String, i64, i64, i64)>(
+        "SELECT s.app, s.category, COUNT(*), CAST(SUM(s.hit) AS BIGINT), CAST(SUM(s.score) AS BIGINT) \
+         FROM analytics_call_scores s JOIN analytics_call_facts f ON f.call_id = s.call_id \
+         WHERE f.company = $1 GROUP BY s.app, s.category ORDER BY s.app, s.category",
+    )
+    .bind(company)
+    .fetch_all(&mut *c)
+    .await?
+    .into_iter()
+    .map(|(app, category, calls, hits, score)| ((app, category), (calls, hits, score)))
+    .collect();
+    let from_calls = RollupTotals {
+        calls,
+        words,
+        categories,
+    };
     Ok((from_rollups, from_calls))
 }
 

@@ -305,7 +305,7 @@ pub(crate) async fn delete_scope_rows(
     let mut statements = vec![
         "DELETE FROM analytics_daily_agents WHERE company = $1 AND ($2 = '' OR organization = $2) \
          AND ($3 = '' OR folder = $3)",
-        "DELETE FROM analytics_daily_categories WHERE company = $1 \
+        "DELETE FROM analytics_daily_scorecards WHERE company = $1 \
          AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)",
         "DELETE FROM analytics_folders WHERE company = $1 AND ($2 = '' OR organization = $2) \
          AND ($3 = '' OR folder = $3)",

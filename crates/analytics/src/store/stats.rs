@@ -2,10 +2,14 @@
 //! daily rollups for whole days, and for a day the range starts or ends within, the same sums over that
 //! day's calls between the two times, so that the answer is exact and whole days never read calls.
 
+use std::cmp::Ordering;
+use std::sync::Arc;
+
 use common::db::{Database, Handle, StoreError};
 use common::dispatch;
 
-use super::{postgres, sqlite};
+use super::rollups::CategoryDayDelta;
+use super::{postgres, scorecards, sqlite};
 use crate::figures::daterange::Plan;
 
 /// The sums of one agent's calls on one local day (YYYY-MM-DD), in one folder or over the folders of an
@@ -76,14 +80,15 @@ where
 }
 
 impl CategoryDayRow {
-    /// Adds the sums of another row of the same day, agent and category (another folder's).
-    fn add(&mut self, other: &CategoryDayRow) {
-        self.calls += other.calls;
-        self.hits += other.hits;
-        self.coverage += other.coverage;
-        self.score += other.score;
-        self.duration += other.duration;
-        self.silence += other.silence;
+    fn sums(&self) -> CategoryDayDelta {
+        CategoryDayDelta {
+            calls: self.calls,
+            hits: self.hits,
+            coverage: self.coverage,
+            score: self.score,
+            duration: self.duration,
+            silence: self.silence,
+        }
     }
 }
 
@@ -128,15 +133,15 @@ pub async fn agent_day_cut<'a>(
     )
 }
 
-/// The rollup rows of `app` over whole days, in day, agent and category order, one per folder of the
-/// scope: `category_rows` sums them.
-pub async fn category_days<'a>(
+/// The packed category rollup rows of `app` over whole days, one per folder of the scope, agent and day
+/// (scorecards.rs): `scorecards` reads them.
+async fn category_days<'a>(
     h: impl Into<Handle<'a>>,
     scope: StatsScope<'_>,
     app: &str,
     from: &str,
     to: &str,
-) -> Result<Vec<CategoryDayRow>, StoreError> {
+) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
     dispatch!(
         h,
@@ -177,35 +182,87 @@ pub async fn agent_rows(
     Ok(rows)
 }
 
-/// The category-day sums of `app` over a planned range, in day, agent and category order (the folders'
-/// rows of a key summed).
-pub async fn category_rows(
+/// Every category's sums of an application on one agent's day, by path in byte order ('' first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentScorecard {
+    pub day: String,
+    pub agent_id: String,
+    pub categories: Vec<(Arc<str>, CategoryDayDelta)>,
+}
+
+impl AgentScorecard {
+    /// Adds another scorecard of the same day and agent (another folder's).
+    fn add(&mut self, other: &AgentScorecard) {
+        let mut sum = Vec::with_capacity(self.categories.len().max(other.categories.len()));
+        let (mut a, mut b) = (
+            std::mem::take(&mut self.categories).into_iter().peekable(),
+            other.categories.iter().peekable(),
+        );
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (None, None) => break,
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next().cloned(),
+                (Some((x, _)), Some((y, _))) => match x.as_bytes().cmp(y.as_bytes()) {
+                    Ordering::Less => a.next(),
+                    Ordering::Greater => b.next().cloned(),
+                    Ordering::Equal => a.next().map(|(path, mut sums)| {
+                        sums.add(&b.next().expect("peeked").1);
+                        (path, sums)
+                    }),
+                },
+            };
+            sum.extend(next);
+        }
+        self.categories = sum;
+    }
+}
+
+/// The scorecards of `app` over a planned range, in day and agent order (the folders' scorecards of an
+/// agent's day added up).
+pub async fn scorecards(
     db: &Database,
     scope: StatsScope<'_>,
     app: &str,
     plan: &Plan,
-) -> Result<Vec<CategoryDayRow>, StoreError> {
-    // The whole days' rows are most of them: kept as read, not copied.
-    let mut rows = match &plan.whole {
-        Some((from, to)) => category_days(db, scope, app, from, to).await?,
-        None => Vec::new(),
-    };
+) -> Result<Vec<AgentScorecard>, StoreError> {
+    let mut cards = Vec::new();
+    let mut paths = scorecards::Paths::default();
+    if let Some((from, to)) = &plan.whole {
+        for (day, agent_id, value) in category_days(db, scope, app, from, to).await? {
+            let categories = scorecards::read(&value, &mut paths)?;
+            cards.push(AgentScorecard {
+                day,
+                agent_id,
+                categories,
+            });
+        }
+    }
     for cut in &plan.cut {
-        rows.extend(category_day_cut(db, scope, app, &cut.day, &cut.from, &cut.to).await?);
+        let rows = category_day_cut(db, scope, app, &cut.day, &cut.from, &cut.to).await?;
+        for group in rows.chunk_by(|a, b| (&a.day, &a.agent_id) == (&b.day, &b.agent_id)) {
+            let mut categories: Vec<(Arc<str>, CategoryDayDelta)> = group
+                .iter()
+                .map(|row| Ok((paths.get(row.category.as_bytes())?, row.sums())))
+                .collect::<Result<_, StoreError>>()?;
+            categories.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            cards.push(AgentScorecard {
+                day: group[0].day.clone(),
+                agent_id: group[0].agent_id.clone(),
+                categories,
+            });
+        }
     }
     // Already in this order from the database when its collation sorts as bytes do (the sort then
     // only checks it).
-    rows.sort_by(|a, b| {
-        (&a.day, &a.agent_id, &a.category).cmp(&(&b.day, &b.agent_id, &b.category))
-    });
-    // The folders' rows of one key, read over the organization, are summed.
-    rows.dedup_by(|row, kept| {
-        let same =
-            (&row.day, &row.agent_id, &row.category) == (&kept.day, &kept.agent_id, &kept.category);
+    cards.sort_by(|a, b| (&a.day, &a.agent_id).cmp(&(&b.day, &b.agent_id)));
+    // The folders' scorecards of one agent's day, read over the organization, are added up.
+    cards.dedup_by(|card, kept| {
+        let same = (&card.day, &card.agent_id) == (&kept.day, &kept.agent_id);
         if same {
-            kept.add(row);
+            kept.add(card);
         }
         same
     });
-    Ok(rows)
+    Ok(cards)
 }

@@ -96,13 +96,11 @@ pub(crate) async fn agent_day_cut(
     .await?)
 }
 
-/// The rollup rows of `app` over whole days, in day, agent and category order, without the rows whose
-/// `calls` fell to 0. Nothing is summed here: a folder has one row per key, read in its primary key's
-/// order; every folder of the organization (`folder` '') is read through
-/// `analytics_daily_categories_by_app` in the same order, and the caller sums the rows of one key
-/// (`stats::category_rows`). A `($3 = '' OR folder = $3)` condition would keep the folder out of the
-/// index's range (and out of a generic plan's), and a `GROUP BY` over 30,000 rows hashes, spills and
-/// sorts them again (docs/benchmarks.md, statistics).
+/// The packed category rollup rows of `app` over whole days (day, agent, value), in day and agent order.
+/// A folder has one row per agent's day, read in its primary key's order; every folder of the
+/// organization (`folder` '') is read through `analytics_daily_scorecards_by_app` in the same order, and
+/// the caller adds up the rows of one agent's day (`stats::scorecards`). A `($3 = '' OR folder = $3)`
+/// condition would keep the folder out of the index's range (and out of a generic plan's).
 pub(crate) async fn category_days(
     c: &mut Conn,
     company: &str,
@@ -111,19 +109,17 @@ pub(crate) async fn category_days(
     app: &str,
     from: &str,
     to: &str,
-) -> Result<Vec<CategoryDayRow>, StoreError> {
+) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
     let sql = if folder.is_empty() {
-        "SELECT day, agent_id, category, calls, hits, coverage, score, duration, silence \
-         FROM analytics_daily_categories \
+        "SELECT day, agent_id, sums FROM analytics_daily_scorecards \
          WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
-         AND calls > 0 ORDER BY day, agent_id, category"
+         ORDER BY day, agent_id"
     } else {
-        "SELECT day, agent_id, category, calls, hits, coverage, score, duration, silence \
-         FROM analytics_daily_categories \
+        "SELECT day, agent_id, sums FROM analytics_daily_scorecards \
          WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
-         AND folder = $6 AND calls > 0 ORDER BY day, agent_id, category"
+         AND folder = $6 ORDER BY day, agent_id"
     };
-    let query = sqlx::query_as::<Db, CategoryDayRow>(sql)
+    let query = sqlx::query_as::<Db, (String, String, Vec<u8>)>(sql)
         .bind(company)
         .bind(organization)
         .bind(app)

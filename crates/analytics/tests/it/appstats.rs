@@ -4,6 +4,7 @@
 
 use analytics::store::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges};
 use analytics::store::{self, CallScoreRow};
+use common::db::Database;
 use serde_json::{json, Value};
 
 use crate::support::*;
@@ -21,8 +22,9 @@ async fn add_app(world: &World, name: &str) {
         .unwrap();
 }
 
-/// The call's scores in ('' and the three categories): (hit, coverage, score) each.
-async fn score(world: &World, call: &str, scores: [(i64, f64, i64); 4]) {
+/// The call's scores in ('' and the three categories): (hit, coverage, score) each, stored, and the
+/// rollup changes they make.
+async fn scored(world: &World, call: &str, scores: [(i64, f64, i64); 4]) -> RollupChanges {
     let db = &world.analytics.service.state.db;
     let facts = store::call_facts(db, call).await.unwrap().unwrap();
     let rows: Vec<CallScoreRow> = ["", "Greeting", "Sales", "Sales.Upsell"]
@@ -55,42 +57,75 @@ async fn score(world: &World, call: &str, scores: [(i64, f64, i64); 4]) {
             &CategoryDayDelta::of(&row.score(), &facts.facts(), 1),
         );
     }
-    store::apply_rollups(db, &changes).await.unwrap();
+    changes
 }
 
-async fn world(stack: Stack) -> World {
+/// Writes rollup changes as the category rollup held them before it was packed (migration 5009): a row
+/// per category in `analytics_daily_categories`, as a database migrated from that layout holds them.
+async fn write_former_rows(db: &Database, changes: &RollupChanges) {
+    const INSERT: &str =
+        "INSERT INTO analytics_daily_categories (company, organization, folder, app, \
+        day, agent_id, category, calls, hits, coverage, score, duration, silence) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+    macro_rules! insert {
+        ($pool:expr) => {
+            for (k, d) in &changes.categories {
+                sqlx::query(INSERT)
+                    .bind(&k.company)
+                    .bind(&k.organization)
+                    .bind(&k.folder)
+                    .bind(&k.app)
+                    .bind(&k.day)
+                    .bind(&k.agent_id)
+                    .bind(&k.category)
+                    .bind(d.calls)
+                    .bind(d.hits)
+                    .bind(d.coverage)
+                    .bind(d.score)
+                    .bind(d.duration)
+                    .bind(d.silence)
+                    .execute($pool)
+                    .await
+                    .unwrap();
+            }
+        };
+    }
+    match db {
+        Database::Postgres(pool, _) => insert!(pool),
+        Database::Sqlite(pool, _, _) => insert!(pool),
+    }
+}
+
+/// Four calls scored by `sales`; those named in `former` are written as rows of the former layout
+/// (`write_former_rows`), the others as the scoring worker writes them.
+async fn world_with(stack: Stack, former: &[&str]) -> World {
     let world = World::with_folder(stack).await;
     crate::stats::calls(&world).await;
     add_app(&world, "sales").await;
-    // c1 (a1, 20 Nov 10:00, 100 s, silence 10 s): Greeting only.
-    score(
-        &world,
-        "c1",
-        [(1, 0.5, 2), (1, 1.0, 2), (0, 0.0, 0), (0, 0.0, 0)],
-    )
-    .await;
-    // c2 (a1, 20 Nov 15:00, 200 s, 30 s): everything.
-    score(
-        &world,
-        "c2",
-        [(1, 1.0, 4), (1, 1.0, 1), (1, 1.0, 3), (1, 1.0, 3)],
-    )
-    .await;
-    // c3 (a2, outbox, 20 Nov 12:00, 300 s, 50 s): nothing.
-    score(
-        &world,
-        "c3",
-        [(0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0)],
-    )
-    .await;
-    // c4 (a2, 21 Nov 09:00, 61 s, 1 s): Sales.
-    score(
-        &world,
-        "c4",
-        [(1, 0.5, 1), (0, 0.0, 0), (1, 1.0, 1), (1, 1.0, 1)],
-    )
-    .await;
+    let db = world.analytics.service.state.db.clone();
+    let calls = [
+        // c1 (a1, 20 Nov 10:00, 100 s, silence 10 s): Greeting only.
+        ("c1", [(1, 0.5, 2), (1, 1.0, 2), (0, 0.0, 0), (0, 0.0, 0)]),
+        // c2 (a1, 20 Nov 15:00, 200 s, 30 s): everything.
+        ("c2", [(1, 1.0, 4), (1, 1.0, 1), (1, 1.0, 3), (1, 1.0, 3)]),
+        // c3 (a2, outbox, 20 Nov 12:00, 300 s, 50 s): nothing.
+        ("c3", [(0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0), (0, 0.0, 0)]),
+        // c4 (a2, 21 Nov 09:00, 61 s, 1 s): Sales.
+        ("c4", [(1, 0.5, 1), (0, 0.0, 0), (1, 1.0, 1), (1, 1.0, 1)]),
+    ];
+    for (call, scores) in calls {
+        let changes = scored(&world, call, scores).await;
+        if former.contains(&call) {
+            write_former_rows(&db, &changes).await;
+        } else {
+            store::apply_rollups(&db, &changes).await.unwrap();
+        }
+    }
     world
+}
+
+async fn world(stack: Stack) -> World {
+    world_with(stack, &[]).await
 }
 
 fn stats(ncalls: i64, hitmiss: &str, coverage: &str, duration: &str, silence: &str) -> Value {
@@ -117,8 +152,86 @@ fn keys(agent: &Value) -> Vec<&str> {
 }
 
 async fn every_field_and_category_options(stack: Stack) {
+    every_field_and_option_of(&world(stack).await).await;
+}
+
+/// A database migrated from the former layout of the category rollup: its rows are moved into the
+/// packed ones at start-up, each once (a second pass finds none), and read as if written packed.
+async fn former_rollup_rows_are_moved_once(stack: Stack) {
+    // c2 and c4 as former rows: 4 categories each; c2 shares a1's day with c1, written packed.
+    let world = world_with(stack, &["c2", "c4"]).await;
+    let db = &world.analytics.service.state.db;
+    assert_eq!(store::move_category_rollups(db).await.unwrap(), 8);
+    assert_eq!(store::move_category_rollups(db).await.unwrap(), 0);
+    every_field_and_option_of(&world).await;
+    let (rollups, calls) = store::rollup_totals(db, COMPANY).await.unwrap();
+    assert_eq!(rollups.categories, calls.categories);
+    assert_eq!(
+        rollups.categories[&("sales".to_string(), String::new())],
+        (4, 3, 7)
+    );
+}
+
+/// Transactions changing one agent's day at once, as scoring workers do: each locks and reads the packed
+/// row, adds its changes and writes it back, and none of the changes is lost.
+async fn concurrent_changes_to_one_day_are_all_counted(stack: Stack) {
     let world = world(stack).await;
-    let days = get(&world, "daterange=20261120-20261121").await;
+    let db = world.analytics.service.state.db.clone();
+    let key = |category: &str| CategoryDayKey {
+        company: COMPANY.into(),
+        organization: ORG.into(),
+        folder: FOLDER.into(),
+        app: "sales".into(),
+        day: "2026-11-20".into(),
+        agent_id: "a1".into(),
+        category: category.into(),
+    };
+    let call = CategoryDayDelta {
+        calls: 1,
+        hits: 1,
+        coverage: 0.5,
+        score: 2,
+        duration: 10.0,
+        silence: 1.0,
+    };
+    // 8 tasks of 5 transactions: each adds a call to Greeting, which all share, and to a category of
+    // its own, new to the row.
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let (db, greeting, own) = (db.clone(), key("Greeting"), key(&format!("T{task}")));
+            let call = call.clone();
+            tokio::spawn(async move {
+                for _ in 0..5 {
+                    let mut changes = RollupChanges::default();
+                    changes.category(greeting.clone(), &call);
+                    changes.category(own.clone(), &call);
+                    let mut tx = db.begin().await.unwrap();
+                    store::apply_rollups(&mut tx, &changes).await.unwrap();
+                    tx.commit().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let days = get(&world, "daterange=20261120-20261120").await;
+    let a1 = &days[0]["a1"];
+    // c1 and c2 hit Greeting (5 minutes, 40 s of silence), then 40 calls of 10 s (1 s).
+    assert_eq!(a1["Greeting"]["ncalls"], 42);
+    assert_eq!(a1["Greeting"]["duration"], "0:11:40");
+    assert_eq!(a1["Greeting"]["silence"], "0:01:20");
+    for task in 0..8 {
+        assert_eq!(
+            a1[format!("T{task}")],
+            stats(5, "1.0000", "0.5000", "0:00:50", "0:00:05")
+        );
+    }
+    assert_eq!(a1["calls"], 2, "the application's own sums are untouched");
+}
+
+async fn every_field_and_option_of(world: &World) {
+    let days = get(world, "daterange=20261120-20261121").await;
     assert_eq!(
         days[0],
         json!({
@@ -139,7 +252,7 @@ async fn every_field_and_category_options(stack: Stack) {
     assert_eq!(days.as_array().unwrap().len(), 2);
 
     let day = |q: &str| format!("daterange=20261120-20261120&{q}");
-    let days = get(&world, &day("zeros=true")).await;
+    let days = get(world, &day("zeros=true")).await;
     assert_eq!(
         days[0]["a2"]["Greeting"],
         stats(0, "0.0000", "0.0000", "0:05:00", "0:00:50")
@@ -148,27 +261,27 @@ async fn every_field_and_category_options(stack: Stack) {
         keys(&days[0]["a2"]),
         ["Greeting", "Sales", "Sales.Upsell", "calls", "overall"]
     );
-    let days = get(&world, &day("category=Sales")).await;
+    let days = get(world, &day("category=Sales")).await;
     assert_eq!(keys(&days[0]["a1"]), ["Sales", "calls", "overall"]);
-    let days = get(&world, &day("category=Sales&depth=1")).await;
+    let days = get(world, &day("category=Sales&depth=1")).await;
     assert_eq!(
         keys(&days[0]["a1"]),
         ["Sales", "Sales.Upsell", "calls", "overall"]
     );
-    let days = get(&world, &day("category=Sales.Upsell")).await;
+    let days = get(world, &day("category=Sales.Upsell")).await;
     assert_eq!(
         keys(&days[0]["a1"]),
         ["Sales", "Sales.Upsell", "calls", "overall"]
     );
-    let days = get(&world, &day("depth=0")).await;
+    let days = get(world, &day("depth=0")).await;
     assert_eq!(
         keys(&days[0]["a1"]),
         ["Greeting", "Sales", "calls", "overall"]
     );
-    let days = get(&world, "daterange=20261120-20261121&agents=a2").await;
+    let days = get(world, "daterange=20261120-20261121&agents=a2").await;
     assert_eq!(days[0]["agents"], 1);
     assert_eq!(keys(&days[0]), ["a2", "agents", "date"]);
-    assert_eq!(get(&world, "daterange=-&agents=nobody").await, json!([]));
+    assert_eq!(get(world, "daterange=-&agents=nobody").await, json!([]));
     let a = world
         .send(
             "GET",
@@ -247,12 +360,15 @@ async fn folders_summed_and_keys_in_order(stack: Stack) {
         (None, None),
     )
     .await;
-    score(
+    let changes = scored(
         &world,
         "c5",
         [(1, 0.5, 1), (0, 0.0, 0), (1, 1.0, 1), (0, 0.0, 0)],
     )
     .await;
+    store::apply_rollups(&world.analytics.service.state.db, &changes)
+        .await
+        .unwrap();
     let days = get(&world, "daterange=20261120-20261120").await;
     assert_eq!(
         days[0]["a1"],
@@ -289,6 +405,8 @@ async fn folders_summed_and_keys_in_order(stack: Stack) {
 
 crate::stack_tests!(
     every_field_and_category_options,
+    former_rollup_rows_are_moved_once,
+    concurrent_changes_to_one_day_are_all_counted,
     ranges_folders_and_access,
     folders_summed_and_keys_in_order
 );
