@@ -65,7 +65,7 @@ impl AgentDayDelta {
 
 /// A row of `analytics_daily_categories`: folder, application, local day, agent and category ('' for the
 /// application as a whole).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, sqlx::FromRow)]
 pub struct CategoryDayKey {
     pub company: String,
     pub organization: String,
@@ -76,7 +76,7 @@ pub struct CategoryDayKey {
     pub category: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
 pub struct CategoryDayDelta {
     pub calls: i64,
     pub hits: i64,

@@ -276,26 +276,18 @@ pub(crate) async fn company_folders(
 }
 
 /// A row of the category rollup as it was before it was packed (one row per category).
-type CategoryRollupRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    f64,
-    i64,
-    f64,
-    f64,
-);
+#[derive(sqlx::FromRow)]
+struct FormerCategoryRow {
+    #[sqlx(flatten)]
+    key: CategoryDayKey,
+    #[sqlx(flatten)]
+    sums: CategoryDayDelta,
+}
 
 /// Moves up to `limit` rows of the former category rollup into the packed one: the statement that reads
 /// them deletes them, so a row is added once, whoever moves it. Returns how many it moved.
 pub(crate) async fn move_category_rollups(c: &mut Conn, limit: i64) -> Result<usize, StoreError> {
-    let rows = sqlx::query_as::<Db, CategoryRollupRow>(
+    let rows = sqlx::query_as::<Db, FormerCategoryRow>(
         "DELETE FROM analytics_daily_categories \
          WHERE (company, organization, folder, app, day, agent_id, category) IN \
          (SELECT company, organization, folder, app, day, agent_id, category \
@@ -307,40 +299,8 @@ pub(crate) async fn move_category_rollups(c: &mut Conn, limit: i64) -> Result<us
     .fetch_all(&mut *c)
     .await?;
     let mut changes = RollupChanges::default();
-    for (
-        company,
-        organization,
-        folder,
-        app,
-        day,
-        agent_id,
-        category,
-        calls,
-        hits,
-        coverage,
-        score,
-        duration,
-        silence,
-    ) in rows.iter().cloned()
-    {
-        let key = CategoryDayKey {
-            company,
-            organization,
-            folder,
-            app,
-            day,
-            agent_id,
-            category,
-        };
-        let sums = CategoryDayDelta {
-            calls,
-            hits,
-            coverage,
-            score,
-            duration,
-            silence,
-        };
-        changes.category(key, &sums);
+    for row in &rows {
+        changes.category(row.key.clone(), &row.sums);
     }
     apply_scorecards(c, &changes).await?;
     Ok(rows.len())
