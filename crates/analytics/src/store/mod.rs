@@ -312,10 +312,12 @@ pub async fn move_category_rollups(db: &Database) -> Result<usize, StoreError> {
     let mut moved = 0;
     loop {
         let mut tx = db.begin().await?;
-        let n = dispatch!(&mut tx, move_category_rollups(BATCH))?;
+        let (n, left) = dispatch!(&mut tx, move_category_rollups(BATCH))?;
         tx.commit().await?;
         moved += n;
-        if n == 0 {
+        // Until none is left: on PostgreSQL, a batch that another instance's transaction held first is
+        // skipped once that one commits, so an empty batch does not mean an empty table.
+        if !left {
             return Ok(moved);
         }
     }

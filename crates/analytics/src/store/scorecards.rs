@@ -63,6 +63,7 @@ fn each<'v>(
         eight.copy_from_slice(&bytes[at..at + 8]);
         eight
     };
+    let mut previous: Option<&[u8]> = None;
     while !rest.is_empty() {
         if rest.len() < FIXED {
             return Err(corrupt("an entry is cut short"));
@@ -72,6 +73,11 @@ fn each<'v>(
             return Err(corrupt("an entry is cut short"));
         }
         let (path, numbers) = (&rest[4..4 + length], &rest[4 + length..FIXED + length]);
+        // Merging and adding up rely on the order: out of it, a category would be listed twice.
+        if previous.is_some_and(|p| p >= path) {
+            return Err(corrupt("its categories are not in byte order"));
+        }
+        previous = Some(path);
         f(
             path,
             CategoryDayDelta {
@@ -257,6 +263,13 @@ mod tests {
             assert!(e.to_string().contains("corrupt"), "{e}");
             assert!(merged(bad, &[]).is_err());
         }
+        let two = merged(EMPTY, &[("A", &sums(1, 1, 0.5)), ("B", &sums(1, 1, 0.5))]).unwrap();
+        let (a, b) = two[1..].split_at(FIXED + 1);
+        let swapped = [&[VERSION][..], b, a].concat();
+        let e = read(&swapped, &mut Paths::default()).unwrap_err();
+        assert!(e.to_string().contains("byte order"), "{e}");
+        let repeated = [&[VERSION][..], a, a].concat();
+        assert!(read(&repeated, &mut Paths::default()).is_err());
         let mut not_utf8 = value.clone();
         not_utf8[5] = 0xff;
         assert!(read(&not_utf8, &mut Paths::default()).is_err());

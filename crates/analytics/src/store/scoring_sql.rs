@@ -111,11 +111,17 @@ async fn apply_scorecards(c: &mut Conn, changes: &RollupChanges) -> Result<(), S
         let current: Vec<ScorecardRow> = q.build_query_as().fetch_all(&mut *c).await?;
         let mut values = Vec::with_capacity(chunk.len());
         for (key, list) in chunk {
+            // The statement returns every row it was given: were one missing, writing the changes
+            // alone would wipe its sums, so that fails the transaction instead.
             let now = current
                 .iter()
                 .find(|(a, b, c, d, e, f, _)| *key == [&**a, b, c, d, e, f])
-                .map_or(scorecards::EMPTY, |row| &row.6);
-            values.push(scorecards::merged(now, list)?);
+                .ok_or_else(|| {
+                    StoreError::Database(sqlx::Error::Protocol(
+                        "the upsert of a packed category rollup row returned no row for it".into(),
+                    ))
+                })?;
+            values.push(scorecards::merged(&now.6, list)?);
         }
         let mut q = sqlx::QueryBuilder::<Db>::new(format!(
             "INSERT INTO analytics_daily_scorecards ({COLUMNS}, sums) "
@@ -285,13 +291,19 @@ struct FormerCategoryRow {
 }
 
 /// Moves up to `limit` rows of the former category rollup into the packed one: the statement that reads
-/// them deletes them, so a row is added once, whoever moves it. Returns how many it moved.
-pub(crate) async fn move_category_rollups(c: &mut Conn, limit: i64) -> Result<usize, StoreError> {
+/// them deletes them, so a row is added once, whoever moves it. Returns how many it moved, and whether
+/// rows are left (another transaction may hold the ones this one skipped). In key order, which is also
+/// the order of an index scan that the dead rows of earlier batches no longer slow once marked.
+pub(crate) async fn move_category_rollups(
+    c: &mut Conn,
+    limit: i64,
+) -> Result<(usize, bool), StoreError> {
     let rows = sqlx::query_as::<Db, FormerCategoryRow>(
         "DELETE FROM analytics_daily_categories \
          WHERE (company, organization, folder, app, day, agent_id, category) IN \
          (SELECT company, organization, folder, app, day, agent_id, category \
-          FROM analytics_daily_categories LIMIT $1) \
+          FROM analytics_daily_categories \
+          ORDER BY company, organization, folder, app, day, agent_id, category LIMIT $1) \
          RETURNING company, organization, folder, app, day, agent_id, category, calls, hits, coverage, \
          score, duration, silence",
     )
@@ -303,7 +315,11 @@ pub(crate) async fn move_category_rollups(c: &mut Conn, limit: i64) -> Result<us
         changes.category(row.key.clone(), &row.sums);
     }
     apply_scorecards(c, &changes).await?;
-    Ok(rows.len())
+    let (left,) =
+        sqlx::query_as::<Db, (bool,)>("SELECT EXISTS (SELECT 1 FROM analytics_daily_categories)")
+            .fetch_one(&mut *c)
+            .await?;
+    Ok((rows.len(), left))
 }
 
 /// The company's totals, once from the rollups and once from the per-call rows they sum: the two agree

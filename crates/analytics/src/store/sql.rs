@@ -307,6 +307,10 @@ pub(crate) async fn delete_scope_rows(
          AND ($3 = '' OR folder = $3)",
         "DELETE FROM analytics_daily_scorecards WHERE company = $1 \
          AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)",
+        // Rows of the former layout not moved yet (written by an instance of an earlier version while
+        // this one started): moved later, they would bring the deleted scope's sums back.
+        "DELETE FROM analytics_daily_categories WHERE company = $1 \
+         AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3)",
         "DELETE FROM analytics_folders WHERE company = $1 AND ($2 = '' OR organization = $2) \
          AND ($3 = '' OR folder = $3)",
     ];
