@@ -94,33 +94,44 @@ fn each<'v>(
     Ok(())
 }
 
+/// Two lists of category sums in byte order of their paths, each path once per list, as one in that
+/// order: the sums of a path in both added up. `P` orders as the path's bytes (`&[u8]`, `Arc<str>`).
+pub(crate) fn add_in_order<P: Ord>(
+    a: impl IntoIterator<Item = (P, CategoryDayDelta)>,
+    b: impl IntoIterator<Item = (P, CategoryDayDelta)>,
+) -> Vec<(P, CategoryDayDelta)> {
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let mut out = Vec::with_capacity(a.size_hint().0.max(b.size_hint().0));
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (None, None) => return out,
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (Some((x, _)), Some((y, _))) => match x.cmp(y) {
+                std::cmp::Ordering::Less => a.next(),
+                std::cmp::Ordering::Greater => b.next(),
+                std::cmp::Ordering::Equal => a.next().map(|(path, mut sums)| {
+                    sums.add(&b.next().expect("peeked").1);
+                    (path, sums)
+                }),
+            },
+        };
+        out.extend(next);
+    }
+}
+
 /// A value with `changes` (by category, in byte order, each once) added to the sums of `current`.
 pub(crate) fn merged(
     current: &[u8],
     changes: &[(&str, &CategoryDayDelta)],
 ) -> Result<Vec<u8>, StoreError> {
     let old = entries(current)?;
+    let new = changes
+        .iter()
+        .map(|(path, sums)| (path.as_bytes(), (*sums).clone()));
     let mut out = Vec::with_capacity(current.len() + changes.len() * (FIXED + 16));
     out.push(VERSION);
-    let (mut old, mut new) = (old.into_iter().peekable(), changes.iter().peekable());
-    loop {
-        let (path, sums) = match (old.peek(), new.peek()) {
-            (None, None) => break,
-            (Some(_), None) => old.next(),
-            (None, Some(_)) => new.next().map(|(p, d)| (p.as_bytes(), (*d).clone())),
-            (Some((a, _)), Some((b, _))) => match (*a).cmp(b.as_bytes()) {
-                std::cmp::Ordering::Less => old.next(),
-                std::cmp::Ordering::Greater => {
-                    new.next().map(|(p, d)| (p.as_bytes(), (*d).clone()))
-                }
-                std::cmp::Ordering::Equal => {
-                    let (path, mut sums) = old.next().expect("peeked");
-                    sums.add(new.next().expect("peeked").1);
-                    Some((path, sums))
-                }
-            },
-        }
-        .expect("one side was peeked");
+    for (path, sums) in add_in_order(old, new) {
         if sums.calls != 0 {
             let path = std::str::from_utf8(path).map_err(|_| corrupt("a path is not UTF-8"))?;
             put(&mut out, path, &sums);

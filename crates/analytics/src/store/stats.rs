@@ -2,7 +2,6 @@
 //! daily rollups for whole days, and for a day the range starts or ends within, the same sums over that
 //! day's calls between the two times, so that the answer is exact and whole days never read calls.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use common::db::{Database, Handle, StoreError};
@@ -34,62 +33,15 @@ pub struct AgentDayRow {
     pub client_worsening: i64,
 }
 
-/// The sums of one agent's calls on one day in one category of an application ('' for the application).
-/// Read by position: the statements select these columns in this order.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The sums of one agent's calls on one day in one category of an application ('' for the application),
+/// as the query over a cut day's calls gives them (`category_day_cut`).
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
 pub struct CategoryDayRow {
     pub day: String,
     pub agent_id: String,
     pub category: String,
-    /// The calls the application scored.
-    pub calls: i64,
-    /// Those in which the category hit.
-    pub hits: i64,
-    /// The sum of the calls' coverage of the category.
-    pub coverage: f64,
-    pub score: i64,
-    pub duration: f64,
-    pub silence: f64,
-}
-
-/// Each column by its position: looking 9 columns up by name hashes their names, over 30,000 rows (30
-/// days of 100 agents in 10 categories) a third of the time the rows took to decode. Nor is each value's
-/// type checked against the column's: the rollup's columns (migration 5002) and the sums of the other
-/// query that makes these rows (`stats_sql`, cast) have the types read here.
-impl<'r, R> sqlx::FromRow<'r, R> for CategoryDayRow
-where
-    R: sqlx::Row,
-    usize: sqlx::ColumnIndex<R>,
-    String: sqlx::Decode<'r, R::Database>,
-    i64: sqlx::Decode<'r, R::Database>,
-    f64: sqlx::Decode<'r, R::Database>,
-{
-    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
-        Ok(CategoryDayRow {
-            day: row.try_get_unchecked(0)?,
-            agent_id: row.try_get_unchecked(1)?,
-            category: row.try_get_unchecked(2)?,
-            calls: row.try_get_unchecked(3)?,
-            hits: row.try_get_unchecked(4)?,
-            coverage: row.try_get_unchecked(5)?,
-            score: row.try_get_unchecked(6)?,
-            duration: row.try_get_unchecked(7)?,
-            silence: row.try_get_unchecked(8)?,
-        })
-    }
-}
-
-impl CategoryDayRow {
-    fn sums(&self) -> CategoryDayDelta {
-        CategoryDayDelta {
-            calls: self.calls,
-            hits: self.hits,
-            coverage: self.coverage,
-            score: self.score,
-            duration: self.duration,
-            silence: self.silence,
-        }
-    }
+    #[sqlx(flatten)]
+    pub sums: CategoryDayDelta,
 }
 
 /// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
@@ -193,28 +145,8 @@ pub struct AgentScorecard {
 impl AgentScorecard {
     /// Adds another scorecard of the same day and agent (another folder's).
     fn add(&mut self, other: &AgentScorecard) {
-        let mut sum = Vec::with_capacity(self.categories.len().max(other.categories.len()));
-        let (mut a, mut b) = (
-            std::mem::take(&mut self.categories).into_iter().peekable(),
-            other.categories.iter().peekable(),
-        );
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (None, None) => break,
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next().cloned(),
-                (Some((x, _)), Some((y, _))) => match x.as_bytes().cmp(y.as_bytes()) {
-                    Ordering::Less => a.next(),
-                    Ordering::Greater => b.next().cloned(),
-                    Ordering::Equal => a.next().map(|(path, mut sums)| {
-                        sums.add(&b.next().expect("peeked").1);
-                        (path, sums)
-                    }),
-                },
-            };
-            sum.extend(next);
-        }
-        self.categories = sum;
+        let mine = std::mem::take(&mut self.categories);
+        self.categories = scorecards::add_in_order(mine, other.categories.iter().cloned());
     }
 }
 
@@ -243,7 +175,7 @@ pub async fn scorecards(
         for group in rows.chunk_by(|a, b| (&a.day, &a.agent_id) == (&b.day, &b.agent_id)) {
             let mut categories: Vec<(Arc<str>, CategoryDayDelta)> = group
                 .iter()
-                .map(|row| Ok((paths.get(row.category.as_bytes())?, row.sums())))
+                .map(|row| Ok((paths.get(row.category.as_bytes())?, row.sums.clone())))
                 .collect::<Result<_, StoreError>>()?;
             categories.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
             cards.push(AgentScorecard {
