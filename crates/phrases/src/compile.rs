@@ -6,6 +6,7 @@
 
 use crate::hash::{Seed, SeededMap, WordMap};
 use crate::phrase::{Pattern, Phrase};
+use crate::program::{self, SeqSpec};
 use crate::turn::Speaker;
 
 /// Collects phrases, each with the caller's id and an optional speaker restriction, and builds the
@@ -37,41 +38,51 @@ impl MatcherBuilder {
         let mut patterns = Patterns::new(seed);
         let mut matcher = Matcher {
             seed,
+            phrase_count: entries.len(),
             ..Matcher::default()
         };
+        let mut seq_patterns: Vec<Vec<u32>> = Vec::new();
+        let mut specs = Vec::new();
         for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
-            let first_seq_of_phrase = matcher.seqs.len() as u32;
+            let offset = u32::try_from(matcher.program.len())
+                .ok()
+                .filter(|&offset| (offset as usize) < MAX_PHRASES)
+                .expect("phrases of fewer than 2^30 numbers in all");
+            seq_patterns.clear();
+            specs.clear();
             for all in &phrase.alternatives {
-                let first_seq = matcher.seqs.len() as u32;
-                for seq in all {
-                    let start = matcher.seq_patterns.len() as u32;
-                    matcher
-                        .seq_patterns
-                        .extend(seq.words.iter().map(|w| patterns.intern(w)));
-                    matcher.seqs.push(CompiledSeq {
-                        first: matcher.seq_patterns[start as usize],
-                        patterns: (start, matcher.seq_patterns.len() as u32),
-                        starts: seq.starts,
-                        ends: seq.ends,
-                        closes: false,
-                        within: seq.within,
-                    });
+                let first = matcher.alternative_patterns.len() as u32;
+                for (i, seq) in all.iter().enumerate() {
+                    let numbers: Vec<u32> = seq.words.iter().map(|w| patterns.intern(w)).collect();
+                    matcher.alternative_patterns.extend(&numbers);
+                    specs.push((seq.starts, seq.ends, i + 1 == all.len(), seq.within));
+                    seq_patterns.push(numbers);
                 }
-                if let Some(last) = matcher.seqs.last_mut() {
-                    last.closes = true;
-                }
+                let distinct = &mut matcher.alternative_patterns[first as usize..];
+                distinct.sort_unstable();
+                let kept = dedup_in_place(distinct);
+                matcher.alternative_patterns.truncate(first as usize + kept);
                 matcher.alternatives.push(Alternative {
-                    phrase: index as u32,
-                    seqs: (first_seq, matcher.seqs.len() as u32),
+                    program: offset,
+                    patterns: (first, matcher.alternative_patterns.len() as u32),
                     speaker,
                 });
             }
-            matcher.phrases.push(CompiledPhrase {
+            program::write(
+                &mut matcher.program,
                 id,
-                seqs: (first_seq_of_phrase, matcher.seqs.len() as u32),
-                start_window: phrase.start_window.unwrap_or(f64::INFINITY),
-                end_window: phrase.end_window.unwrap_or(f64::INFINITY),
-            });
+                index as u32,
+                (phrase.start_window, phrase.end_window),
+                specs.iter().zip(&seq_patterns).map(
+                    |(&(starts, ends, closes, within), numbers)| SeqSpec {
+                        starts,
+                        ends,
+                        closes,
+                        within,
+                        patterns: numbers,
+                    },
+                ),
+            );
         }
         matcher.guesses = patterns.guesses(&matcher);
         let guesses = matcher.guesses.clone();
@@ -80,6 +91,18 @@ impl MatcherBuilder {
         matcher.literals = patterns.literals;
         matcher
     }
+}
+
+/// Removes the repeats of a sorted slice, keeping the first of each: how many are left, at its start.
+fn dedup_in_place(values: &mut [u32]) -> usize {
+    let mut kept = 0;
+    for i in 0..values.len() {
+        if kept == 0 || values[i] != values[kept - 1] {
+            values[kept] = values[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
@@ -132,13 +155,8 @@ impl Patterns {
     /// are not wildcards, then the first numbered.
     fn guesses(&self, matcher: &Matcher) -> Vec<u32> {
         let mut shared = vec![0u32; self.texts.len()];
-        let mut distinct = Vec::new();
         for alternative in &matcher.alternatives {
-            distinct.clear();
-            distinct.extend(matcher.seq_patterns_of_all(alternative.seqs));
-            distinct.sort_unstable();
-            distinct.dedup();
-            for &pattern in &distinct {
+            for &pattern in matcher.patterns_of_alternative(alternative) {
                 shared[pattern as usize] += 1;
             }
         }
@@ -209,10 +227,6 @@ impl Wildcards {
         }
         wildcards
     }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.texts.is_empty()
-    }
 }
 
 /// Adds `index` to the list of `key`.
@@ -230,34 +244,37 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// the turn's speaker and, unless it is [`NONE`], its second pattern `also` is present in the turn too.
 /// Both checks take no more than the trigger and the turn's patterns, so most phrases triggered by a
 /// frequent word are skipped without reading the phrase. Eight bytes: the speaker restriction is in the
-/// top bits of the phrase's index.
+/// top bits of the phrase's program offset.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Trigger {
-    /// Index in `Matcher::phrases`, below [`MAX_PHRASES`], with [`AGENT_ONLY`] or [`CLIENT_ONLY`].
-    packed: u32,
+    /// Offset of the phrase's program in `Matcher::program`, below [`MAX_PHRASES`], with [`AGENT_ONLY`]
+    /// or [`CLIENT_ONLY`].
+    pub(crate) packed: u32,
     pub(crate) also: u32,
 }
 
-/// How many phrases a matcher holds at most: their indexes leave two bits to the speaker restriction.
+/// How many phrases a matcher holds at most, and how long their programs are in all: their offsets leave
+/// two bits to the speaker restriction.
 pub(crate) const MAX_PHRASES: usize = 1 << 30;
 const AGENT_ONLY: u32 = 1 << 30;
 const CLIENT_ONLY: u32 = 1 << 31;
 
 impl Trigger {
-    fn new(phrase: u32, also: u32, speaker: Option<Speaker>) -> Self {
+    fn new(program: u32, also: u32, speaker: Option<Speaker>) -> Self {
         let restriction = match speaker {
             None => 0,
             Some(Speaker::Agent) => AGENT_ONLY,
             Some(Speaker::Client) => CLIENT_ONLY,
         };
         Trigger {
-            packed: phrase | restriction,
+            packed: program | restriction,
             also,
         }
     }
 
-    /// Index in `Matcher::phrases`.
-    pub(crate) fn phrase(self) -> u32 {
+    /// Offset of the phrase's program in `Matcher::program`.
+    #[inline]
+    pub(crate) fn program(self) -> u32 {
         self.packed & !(AGENT_ONLY | CLIENT_ONLY)
     }
 
@@ -281,53 +298,16 @@ impl Trigger {
     }
 }
 
-/// A phrase of the matcher: its id, sequences and time windows (its speaker restriction is in its
-/// triggers), in 32 bytes.
-#[derive(Debug, Clone)]
-pub(crate) struct CompiledPhrase {
-    pub(crate) id: u32,
-    /// A range of `Matcher::seqs`: its alternatives in textual order, each ended by a sequence that
-    /// `closes` it.
-    pub(crate) seqs: (u32, u32),
-    /// `~s<T`, else infinity.
-    pub(crate) start_window: f64,
-    /// `~e<T`, else infinity.
-    pub(crate) end_window: f64,
-}
-
-impl CompiledPhrase {
-    /// Whether a turn starting at `start` in a call of `duration` seconds is inside the phrase's windows:
-    /// `~s<T` starts before T, `~e<T` starts at or after the duration minus T (without a window: below
-    /// infinity, at or after minus infinity).
-    pub(crate) fn in_windows(&self, start: f64, duration: f64) -> bool {
-        start < self.start_window && start >= duration - self.end_window
-    }
-}
-
-/// One sequence of an alternative.
-#[derive(Debug, Clone)]
-pub(crate) struct CompiledSeq {
-    /// Its first pattern, here so that a one-word sequence (most of them) needs nothing else.
-    pub(crate) first: u32,
-    /// A range of `Matcher::seq_patterns`: all its patterns.
-    pub(crate) patterns: (u32, u32),
-    pub(crate) starts: bool,
-    pub(crate) ends: bool,
-    /// The last sequence of its alternative.
-    pub(crate) closes: bool,
-    pub(crate) within: u32,
-}
-
-/// How many turns each pattern of a matcher occurred in, as counted by a scanner
+/// How many words of the turns a scanner has read matched each pattern of its matcher
 /// ([`crate::Scanner::observed`]), for [`Matcher::retuned`].
 #[derive(Debug, Clone, Default)]
 pub struct Observed {
-    pub(crate) turns: Vec<u32>,
+    pub(crate) words: Vec<u32>,
 }
 
 /// Many phrases compiled together, to find which of them match each turn of a call ([`Matcher::scan`]).
-/// Immutable once built, so one matcher can serve many threads. The phrases are stored flat (phrases,
-/// their sequences, their patterns, each in one array) so that evaluating one reads few cache lines.
+/// Immutable once built, so one matcher can serve many threads. Each phrase is a program of a few numbers
+/// in one array (see the program module), so that evaluating one reads few cache lines.
 #[derive(Debug, Default, Clone)]
 pub struct Matcher {
     /// The seed of its maps' hash, and of its scanners' (see the hash module).
@@ -335,50 +315,56 @@ pub struct Matcher {
     /// Patterns without wildcards, by their text.
     pub(crate) literals: WordMap<u32>,
     pub(crate) wildcards: Wildcards,
-    /// Sorted by id, then by the order they were added.
-    pub(crate) phrases: Vec<CompiledPhrase>,
-    pub(crate) seqs: Vec<CompiledSeq>,
-    pub(crate) seq_patterns: Vec<u32>,
+    phrase_count: usize,
+    /// The phrases' programs, sorted by id, then by the order they were added: a program's offset orders
+    /// phrases as hits are.
+    pub(crate) program: Vec<u32>,
     /// Pattern `p` triggers the phrases `trigger_phrases[trigger_starts[p]..trigger_starts[p + 1]]`.
     pub(crate) trigger_starts: Vec<u32>,
     pub(crate) trigger_phrases: Vec<Trigger>,
     /// Every alternative of every phrase, for choosing their triggers.
     alternatives: Vec<Alternative>,
+    /// The distinct patterns of each alternative, ascending.
+    alternative_patterns: Vec<u32>,
     /// Per pattern: its rank from the least likely to occur, guessed from the phrases alone.
     guesses: Vec<u32>,
 }
 
-/// One alternative of a phrase: a range of `Matcher::seqs`.
+/// One alternative of a phrase.
 #[derive(Debug, Clone, Copy)]
 struct Alternative {
-    phrase: u32,
-    seqs: (u32, u32),
+    /// The offset of its phrase's program.
+    program: u32,
+    /// A range of `Matcher::alternative_patterns`.
+    patterns: (u32, u32),
     speaker: Option<Speaker>,
 }
 
 impl Matcher {
     /// How many phrases it holds.
     pub fn len(&self) -> usize {
-        self.phrases.len()
+        self.phrase_count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.phrases.is_empty()
+        self.phrase_count == 0
     }
 
-    #[cfg(test)]
+    /// How many distinct word patterns its phrases have.
+    pub(crate) fn pattern_count(&self) -> usize {
+        self.trigger_starts.len().saturating_sub(1)
+    }
+
+    /// The triggers of the phrases `pattern` triggers.
+    #[inline]
     pub(crate) fn triggered(&self, pattern: u32) -> &[Trigger] {
         let p = pattern as usize;
         &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]
     }
 
-    #[inline]
-    pub(crate) fn patterns_of_seq<'a>(&'a self, seq: &'a CompiledSeq) -> &'a [u32] {
-        if seq.patterns.1 - seq.patterns.0 == 1 {
-            std::slice::from_ref(&seq.first)
-        } else {
-            &self.seq_patterns[seq.patterns.0 as usize..seq.patterns.1 as usize]
-        }
+    /// The distinct patterns of an alternative.
+    fn patterns_of_alternative(&self, alternative: &Alternative) -> &[u32] {
+        &self.alternative_patterns[alternative.patterns.0 as usize..alternative.patterns.1 as usize]
     }
 
     /// Chooses the triggers of every alternative: its two patterns with the least `rarity` (the first
@@ -388,14 +374,13 @@ impl Matcher {
         let mut triggers: Vec<(u32, Trigger)> = Vec::with_capacity(self.alternatives.len());
         for alternative in &self.alternatives {
             all.clear();
-            all.extend(self.seq_patterns_of_all(alternative.seqs));
+            all.extend_from_slice(self.patterns_of_alternative(alternative));
             all.sort_unstable_by_key(|&pattern| (rarity(pattern), pattern));
-            all.dedup();
             let pattern = all.first().copied().unwrap_or(0);
             let also = all.get(1).copied().unwrap_or(NONE);
             triggers.push((
                 pattern,
-                Trigger::new(alternative.phrase, also, alternative.speaker),
+                Trigger::new(alternative.program, also, alternative.speaker),
             ));
         }
         // A phrase whose alternatives have the same trigger is triggered once by it.
@@ -404,28 +389,26 @@ impl Matcher {
         (self.trigger_starts, self.trigger_phrases) = csr(self.guesses.len(), triggers);
     }
 
-    /// The same matcher with triggers chosen by how often each pattern occurred in the turns a scanner
-    /// has read (`Scanner::observed`), the guesses from the phrases breaking ties: a worker can rebuild
+    /// The same matcher with triggers chosen by how many words of the turns a scanner has read matched
+    /// each pattern (`Scanner::observed`), the guesses from the phrases breaking ties: a worker can rebuild
     /// its matcher this way once it has scanned enough calls, so that frequent words trigger fewer
     /// phrases. Matches are the same whatever the triggers.
     pub fn retuned(&self, observed: &Observed) -> Matcher {
         let mut matcher = self.clone();
-        let turns = |pattern: u32| observed.turns.get(pattern as usize).copied().unwrap_or(0);
-        matcher.choose_triggers(|pattern| (turns(pattern), self.guesses[pattern as usize]));
+        let seen = |pattern: u32| observed.words.get(pattern as usize).copied().unwrap_or(0);
+        matcher.choose_triggers(|pattern| (seen(pattern), self.guesses[pattern as usize]));
         matcher
-    }
-
-    /// The patterns of a range of sequences.
-    fn seq_patterns_of_all(&self, seqs: (u32, u32)) -> impl Iterator<Item = u32> + '_ {
-        self.seqs[seqs.0 as usize..seqs.1 as usize]
-            .iter()
-            .flat_map(|seq| self.patterns_of_seq(seq).iter().copied())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index of the phrase a trigger triggers.
+    fn phrase(m: &Matcher, t: &Trigger) -> u32 {
+        program::Program::at(&m.program, t.program()).index()
+    }
 
     fn build(phrases: &[&str]) -> Matcher {
         let mut builder = MatcherBuilder::new();
@@ -474,7 +457,7 @@ mod tests {
         let triggered = |pattern: u32| {
             m.triggered(pattern)
                 .iter()
-                .map(|t| (t.phrase(), t.also, t.speaker()))
+                .map(|t| (phrase(&m, t), t.also, t.speaker()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(triggered(number("refund")), [(0, number("a"), None)]);
@@ -495,7 +478,7 @@ mod tests {
         let triggered = |pattern: u32| {
             m.triggered(pattern)
                 .iter()
-                .map(|t| (t.phrase(), t.also))
+                .map(|t| (phrase(&m, t), t.also))
                 .collect::<Vec<_>>()
         };
         // Patterns account, xy, account*, zq, hi: "account" is in three alternatives, "xy" and "zq" in
@@ -519,7 +502,7 @@ mod tests {
         let triggered = |m: &Matcher, pattern: u32| {
             m.triggered(pattern)
                 .iter()
-                .map(|t| (t.phrase(), t.also))
+                .map(|t| (phrase(m, t), t.also))
                 .collect::<Vec<_>>()
         };
         // From the phrases: "refund" and "please" are in two alternatives each (and as long: the first
@@ -543,7 +526,7 @@ mod tests {
         let mut scanner = m.scanner();
         scanner.scan(&turns, 10.0);
         let observed = scanner.observed();
-        let seen = |text: &str| observed.turns[number(text) as usize];
+        let seen = |text: &str| observed.words[number(text) as usize];
         assert_eq!(
             [seen("refund"), seen("please"), seen("help"), seen("policy")],
             [1, 3, 1, 2]
@@ -580,12 +563,16 @@ mod tests {
             builder.add(id, Phrase::parse(text).unwrap(), None);
         }
         let m = builder.build();
-        let text = |p: &CompiledPhrase| {
-            let seq = &m.seqs[p.seqs.0 as usize];
-            let pattern = m.patterns_of_seq(seq)[0];
-            m.literals.words().find(|(_, &n)| n == pattern).unwrap().0
-        };
-        let order: Vec<(u32, String)> = m.phrases.iter().map(|p| (p.id, text(p))).collect();
+        let mut order: Vec<(u32, String)> = Vec::new();
+        let mut offset = 0;
+        while offset < m.program.len() {
+            let p = program::Program::at(&m.program, offset as u32);
+            assert_eq!(p.index() as usize, order.len());
+            let pattern = p.seqs().next().unwrap().patterns[0];
+            let text = m.literals.words().find(|(_, &n)| n == pattern).unwrap().0;
+            order.push((p.id(), text));
+            offset += m.program[offset + 2] as usize;
+        }
         let expected = [(1, "d"), (3, "b"), (7, "a"), (7, "c")];
         assert_eq!(order, expected.map(|(id, t)| (id, t.to_string())));
         assert_eq!(m.len(), 4);

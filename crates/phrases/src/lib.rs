@@ -27,11 +27,14 @@
 
 mod compile;
 mod error;
+mod found;
 mod glob;
 mod hash;
+mod lexicon;
 mod normalize;
 mod parse;
 mod phrase;
+mod program;
 pub mod reference;
 mod scan;
 mod score;

@@ -72,93 +72,121 @@ pub(crate) enum Token {
     Other,
 }
 
-/// The usual token without a loop over its bytes: a token of up to 16 bytes is loaded as one 128-bit
-/// number and checked, lowercased and trimmed a byte lane at a time in parallel (SIMD within a register:
-/// each lane holds an ASCII byte, below 128, so no sum in these checks carries into the next lane), then
-/// shifted to its first letter or digit and cut after its last, which is the word's inline key. A longer
-/// token takes a loop.
+/// The usual token without a loop over its bytes: a token of up to 16 bytes is loaded as one number (64
+/// bits up to 8 bytes, most words with their punctuation; 128 bits above) and checked, lowercased and
+/// trimmed a byte lane at a time in parallel (SIMD within a register: each lane holds an ASCII byte,
+/// below 128, so no sum in these checks carries into the next lane), then shifted to its first letter or
+/// digit and cut after its last, which is the word's inline key. A longer token takes a loop.
 #[inline]
 pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
-    if bytes.len() > 16 {
-        return long_ascii_token(bytes);
+    match bytes.len() {
+        0..=8 => lanes64::token(load64(bytes)),
+        9..=16 => lanes128::token(load128(bytes)),
+        _ => long_ascii_token(bytes),
     }
-    let x = load(bytes);
-    if x & HIGH != 0 {
-        return Token::Other;
-    }
-    // Lanes past the token hold 0, which is neither a space nor a letter or digit.
-    let space = equal(x, b' ') | within(x, b'\t', b'\r');
-    if space != 0 {
-        return Token::Other;
-    }
-    let upper = within(x, b'A', b'Z');
-    let alnum = within(x, b'0', b'9') | within(x, b'a', b'z') | upper;
-    if alnum == 0 {
-        return Token::Empty;
-    }
-    let first = alnum.trailing_zeros() / 8;
-    let last = (127 - alnum.leading_zeros()) / 8;
-    let length = last + 1 - first;
-    if length as usize > INLINE {
-        return Token::Other;
-    }
-    // Upper-case letters gain 0x20, their lane's high bit moved down two places.
-    let lowered = x | (upper >> 2);
-    let word = (lowered >> (8 * first)) & ((1u128 << (8 * length)) - 1);
-    Token::Inline(word | (u128::from(length) << (8 * INLINE)))
 }
 
-/// The byte lanes' high bits.
-const HIGH: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
-/// Each lane's low seven bits.
-const LOW: u128 = !HIGH;
-/// One in every lane.
-const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+/// The lane-parallel checks of [`ascii_token`], for one width of number.
+macro_rules! lanes {
+    ($name:ident, $number:ty) => {
+        mod $name {
+            use super::Token;
+            use crate::hash::INLINE;
 
-/// Up to 16 bytes as a little-endian number, zeros after them: two loads that may overlap, so that no
-/// loop runs over the bytes.
+            /// One in every lane.
+            const ONES: $number = <$number>::MAX / 0xFF;
+            /// The lanes' high bits.
+            const HIGH: $number = ONES * 0x80;
+            /// Each lane's low seven bits.
+            const LOW: $number = !HIGH;
+
+            /// The high bit of each lane of ASCII bytes `x` holding `b`.
+            #[inline]
+            fn equal(x: $number, b: u8) -> $number {
+                let y = x ^ (ONES * <$number>::from(b));
+                // A lane of y is at most 0x7F, so adding 0x7F sets its high bit unless it is 0, and
+                // never carries.
+                !(y + LOW) & HIGH
+            }
+
+            /// The high bit of each lane of ASCII bytes `x` from `low` to `high` (both ASCII).
+            #[inline]
+            fn within(x: $number, low: u8, high: u8) -> $number {
+                // x + (0x80 - low) reaches 0x80 when x >= low; x + (0x7F - high) when x > high.
+                // Neither carries.
+                let at_least = x + ONES * <$number>::from(0x80 - low);
+                let above = x + ONES * <$number>::from(0x7F - high);
+                at_least & !above & HIGH
+            }
+
+            /// The token loaded in `x`, zeros after it.
+            #[inline]
+            pub(super) fn token(x: $number) -> Token {
+                if x & HIGH != 0 {
+                    return Token::Other;
+                }
+                // Lanes past the token hold 0, which is neither a space nor a letter or digit.
+                let space = equal(x, b' ') | within(x, b'\t', b'\r');
+                if space != 0 {
+                    return Token::Other;
+                }
+                // Setting 0x20 turns upper-case letters into lower-case ones and nothing else into one.
+                let letter = within(x | (ONES * 0x20), b'a', b'z');
+                let alnum = within(x, b'0', b'9') | letter;
+                if alnum == 0 {
+                    return Token::Empty;
+                }
+                let first = alnum.trailing_zeros() / 8;
+                let last = (<$number>::BITS - 1 - alnum.leading_zeros()) / 8;
+                let length = last + 1 - first;
+                if length as usize > INLINE {
+                    return Token::Other;
+                }
+                // Letters gain 0x20, their lane's high bit moved down two places.
+                let lowered = x | (letter >> 2);
+                let word =
+                    (lowered >> (8 * first)) & (<$number>::MAX >> (<$number>::BITS - 8 * length));
+                Token::Inline(u128::from(word) | (u128::from(length) << (8 * INLINE)))
+            }
+        }
+    };
+}
+
+lanes!(lanes64, u64);
+lanes!(lanes128, u128);
+
+/// Up to 8 bytes as a little-endian number, zeros after them: two loads that may overlap, so that no loop
+/// runs over the bytes.
 #[inline]
-fn load(bytes: &[u8]) -> u128 {
+fn load64(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let half = |at: usize| {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[at..at + 4]);
+        u64::from(u32::from_le_bytes(four))
+    };
+    // The second load repeats some bytes of the first at their own places: or-ing them changes nothing.
+    if n >= 4 {
+        half(0) | (half(n - 4) << (8 * (n - 4)))
+    } else if n > 0 {
+        u64::from(bytes[0])
+            | (u64::from(bytes[n / 2]) << (8 * (n / 2)))
+            | (u64::from(bytes[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
+/// 8 to 16 bytes as a little-endian number, zeros after them, in two loads that may overlap.
+#[inline]
+fn load128(bytes: &[u8]) -> u128 {
     let n = bytes.len();
     let word = |at: usize| {
         let mut eight = [0u8; 8];
         eight.copy_from_slice(&bytes[at..at + 8]);
         u128::from(u64::from_le_bytes(eight))
     };
-    let half = |at: usize| {
-        let mut four = [0u8; 4];
-        four.copy_from_slice(&bytes[at..at + 4]);
-        u128::from(u32::from_le_bytes(four))
-    };
-    // The second load repeats some bytes of the first at their own places: or-ing them changes nothing.
-    if n >= 8 {
-        word(0) | (word(n - 8) << (8 * (n - 8)))
-    } else if n >= 4 {
-        half(0) | (half(n - 4) << (8 * (n - 4)))
-    } else if n > 0 {
-        u128::from(bytes[0])
-            | (u128::from(bytes[n / 2]) << (8 * (n / 2)))
-            | (u128::from(bytes[n - 1]) << (8 * (n - 1)))
-    } else {
-        0
-    }
-}
-
-/// The high bit of each lane of ASCII bytes `x` holding `b`.
-#[inline]
-fn equal(x: u128, b: u8) -> u128 {
-    let y = x ^ (ONES * u128::from(b));
-    // A lane of y is at most 0x7F, so adding 0x7F sets its high bit unless it is 0, and never carries.
-    !(y + LOW) & HIGH
-}
-
-/// The high bit of each lane of ASCII bytes `x` from `low` to `high` (both ASCII).
-#[inline]
-fn within(x: u128, low: u8, high: u8) -> u128 {
-    // x + (0x80 - low) reaches 0x80 when x >= low; x + (0x7F - high) when x > high. Neither carries.
-    let at_least = x + ONES * u128::from(0x80 - low);
-    let above = x + ONES * u128::from(0x7F - high);
-    at_least & !above & HIGH
+    word(0) | (word(n - 8) << (8 * (n - 8)))
 }
 
 /// [`ascii_token`] of a token of more than 16 bytes.

@@ -1,0 +1,195 @@
+//! The patterns found in the turn being scanned, each with its positions: a table of open addressing the
+//! size of the turn, rebuilt for each turn, small enough to stay in the core's fastest cache. A table per
+//! pattern of the matcher would be larger than that cache and cost a miss for each pattern a turn has.
+
+use crate::hash::Seed;
+
+/// One pattern of the turn: its positions are `positions[start..end]`, ascending.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    /// The entry is the current turn's when this is the table's stamp.
+    stamp: u32,
+    pattern: u32,
+    start: u32,
+    end: u32,
+}
+
+/// How many `u64`s the set of patterns present has: 2,048 bits.
+const PRESENT_WORDS: usize = 32;
+const PRESENT_BITS: u32 = PRESENT_WORDS as u32 * 64;
+/// The fewest entries of the table.
+const MIN_ENTRIES: usize = 64;
+
+/// The patterns of one turn and their positions ([`Found::group`]).
+pub(crate) struct Found {
+    /// Marks the entries of the current turn; never 0.
+    pub(crate) stamp: u32,
+    entries: Vec<Entry>,
+    /// A pattern's first entry is the top bits of its product with `multiplier`.
+    multiplier: u64,
+    shift: u32,
+    /// The entries used by the turn, in the order their patterns were first found.
+    used: Vec<u32>,
+    /// The entry of each occurrence grouped.
+    entry_of: Vec<u32>,
+    positions: Vec<u32>,
+    /// Bit `p % 2048` set for each pattern `p` found: a set that fits in a few cache lines, so that the
+    /// many triggers whose second pattern is absent are told so without a probe of the table.
+    present: [u64; PRESENT_WORDS],
+}
+
+impl Found {
+    pub(crate) fn new(seed: Seed) -> Self {
+        Found {
+            stamp: 0,
+            entries: vec![Entry::default(); MIN_ENTRIES],
+            multiplier: seed.multiplier(),
+            shift: 64 - MIN_ENTRIES.trailing_zeros(),
+            used: Vec::new(),
+            entry_of: Vec::new(),
+            positions: Vec::new(),
+            present: [0; PRESENT_WORDS],
+        }
+    }
+
+    #[inline]
+    fn first_entry(&self, pattern: u32) -> usize {
+        (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize
+    }
+
+    /// Forgets the last turn and groups the occurrences of this one, `(pattern, position)` by ascending
+    /// position, by pattern.
+    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
+        self.present = [0; PRESENT_WORDS];
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.entries.iter_mut().for_each(|entry| entry.stamp = 0);
+            self.stamp = 1;
+        }
+        // At most half full, so that a probe ends soon.
+        let needed = (occurrences.len() * 2).next_power_of_two().max(MIN_ENTRIES);
+        if needed > self.entries.len() {
+            self.entries = vec![Entry::default(); needed];
+            self.shift = 64 - needed.trailing_zeros();
+        }
+        let mask = self.entries.len() - 1;
+        self.used.clear();
+        self.entry_of.clear();
+        for &(pattern, _) in occurrences {
+            let mut i = self.first_entry(pattern);
+            loop {
+                let entry = &mut self.entries[i];
+                if entry.stamp != self.stamp {
+                    *entry = Entry {
+                        stamp: self.stamp,
+                        pattern,
+                        start: 0,
+                        end: 0,
+                    };
+                    self.used.push(i as u32);
+                    let bit = pattern % PRESENT_BITS;
+                    self.present[(bit / 64) as usize] |= 1 << (bit % 64);
+                    break;
+                }
+                if entry.pattern == pattern {
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+            // `end` counts the occurrences for now.
+            self.entries[i].end += 1;
+            self.entry_of.push(i as u32);
+        }
+        let mut start = 0;
+        for &i in &self.used {
+            let entry = &mut self.entries[i as usize];
+            let count = entry.end;
+            // `end` counts up from `start` while filling.
+            (entry.start, entry.end) = (start, start);
+            start += count;
+        }
+        self.positions.clear();
+        self.positions.resize(occurrences.len(), 0);
+        for (&(_, position), &i) in occurrences.iter().zip(&self.entry_of) {
+            let entry = &mut self.entries[i as usize];
+            self.positions[entry.end as usize] = position;
+            entry.end += 1;
+        }
+    }
+
+    /// False when no word of the turn matches the pattern; true when one may.
+    #[inline]
+    pub(crate) fn may_have(&self, pattern: u32) -> bool {
+        let bit = pattern % PRESENT_BITS;
+        self.present[(bit / 64) as usize] >> (bit % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn entry(&self, pattern: u32) -> Option<&Entry> {
+        if !self.may_have(pattern) {
+            return None;
+        }
+        let mask = self.entries.len() - 1;
+        let mut i = self.first_entry(pattern);
+        loop {
+            let entry = &self.entries[i];
+            if entry.stamp != self.stamp {
+                return None;
+            }
+            if entry.pattern == pattern {
+                return Some(entry);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Whether a word of the turn matches the pattern.
+    #[inline]
+    pub(crate) fn has(&self, pattern: u32) -> bool {
+        self.entry(pattern).is_some()
+    }
+
+    /// The positions of the turn's words matching the pattern, ascending.
+    #[inline]
+    pub(crate) fn positions_of(&self, pattern: u32) -> &[u32] {
+        match self.entry(pattern) {
+            Some(entry) => &self.positions[entry.start as usize..entry.end as usize],
+            None => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_positions_by_pattern_turn_after_turn() {
+        let mut found = Found::new(Seed::random());
+        found.group(&[(7, 0), (3, 1), (7, 2), (9000, 2), (3, 4)]);
+        assert_eq!(found.positions_of(7), [0, 2]);
+        assert_eq!(found.positions_of(3), [1, 4]);
+        assert_eq!(found.positions_of(9000), [2]);
+        assert!(found.has(9000) && !found.has(8) && !found.has(u32::MAX));
+        // The next turn forgets the last one's patterns.
+        found.group(&[(8, 0)]);
+        assert_eq!(found.positions_of(8), [0]);
+        assert!(found.positions_of(7).is_empty() && !found.has(3));
+        // A turn with more patterns than the table had room for: it grows.
+        let many: Vec<(u32, u32)> = (0..1000).map(|i| (i * 2048, i)).collect();
+        found.group(&many);
+        assert!(found.entries.len() >= 2000);
+        assert!((0..1000).all(|i| found.positions_of(i * 2048) == [i]));
+        assert!(!found.has(1) && !found.has(8));
+    }
+
+    #[test]
+    fn stamps_wrap_around() {
+        let mut found = Found::new(Seed::random());
+        found.group(&[(5, 0)]);
+        found.stamp = u32::MAX;
+        found.group(&[(6, 0)]);
+        assert_eq!(found.stamp, 1);
+        assert!(found.has(6) && !found.has(5));
+    }
+}

@@ -1,0 +1,256 @@
+//! The words a [`crate::Scanner`] has met, each with all a scan needs of it in one list: its patterns
+//! (found once, on the first meeting: with wildcard patterns that takes several probes and pattern
+//! matches) and the triggers of those patterns, copied from the matcher. A word of a turn then costs the
+//! entry of its word and, when it has patterns, its list, where following the matcher's tables from
+//! pattern to triggers cost a cache miss at each step. The calls of a company share most of their words,
+//! so the lists stay few.
+
+use crate::compile::{Matcher, NONE};
+use crate::glob::glob_match;
+use crate::hash::{Seed, WordMap};
+use crate::turn::Speaker;
+
+/// The offset of a word without patterns.
+pub(crate) const NO_PATTERNS: u64 = u64::MAX;
+
+/// The most distinct words, and the most numbers in their lists, a lexicon keeps; past either the
+/// scanner starts a new one.
+const MAX_WORDS: usize = 1 << 20;
+const MAX_NUMBERS: usize = 1 << 24;
+
+pub(crate) struct Lexicon {
+    /// A buffer for normalizing a token.
+    pub(crate) word: String,
+    /// Each word met: the offset of its list in `lists`, or [`NO_PATTERNS`].
+    known: WordMap<u64>,
+    /// From each word's offset: how many times a scan read it, the stamp of the last turn that read it,
+    /// how many numbers its triggers take, its number of patterns, the patterns, then its triggers for
+    /// an agent's turn and for a client's ([`Triggers`]).
+    lists: Vec<u32>,
+}
+
+impl Lexicon {
+    pub(crate) fn new(seed: Seed) -> Self {
+        Lexicon {
+            word: String::new(),
+            known: WordMap::with_seed(seed),
+            lists: Vec::new(),
+        }
+    }
+
+    /// Whether it holds so much that it should be replaced by a new one.
+    pub(crate) fn is_full(&self) -> bool {
+        self.known.len() > MAX_WORDS || self.lists.len() > MAX_NUMBERS
+    }
+
+    /// Reads the entry where the word of an inline key is or would be, so that it is in the cache when
+    /// looked up.
+    #[inline]
+    pub(crate) fn touch(&self, key: u128) -> u64 {
+        self.known.touch(key)
+    }
+
+    /// Reads the first number of the list at `offset` (or nothing for [`NO_PATTERNS`]), so that it is in
+    /// the cache when read.
+    #[inline]
+    pub(crate) fn touch_list(&self, offset: u64) -> u32 {
+        self.lists.get(offset as usize).copied().unwrap_or(0)
+    }
+
+    /// The offset of the word of an inline key (see `hash::inline_key`), learning it when it is new.
+    #[inline]
+    pub(crate) fn offset_of_key(&mut self, key: u128, matcher: &Matcher) -> u64 {
+        if let Some(&offset) = self.known.get_inline(key) {
+            return offset;
+        }
+        crate::hash::with_inline_word(key, |word| {
+            let offset = learn(matcher, word, &mut self.lists);
+            self.known.insert(word, offset);
+            offset
+        })
+    }
+
+    /// The offset of the word in the buffer `word`, learning it when it is new.
+    pub(crate) fn offset_of_word(&mut self, matcher: &Matcher) -> u64 {
+        if let Some(&offset) = self.known.get(&self.word) {
+            return offset;
+        }
+        let offset = learn(matcher, &self.word, &mut self.lists);
+        self.known.insert(&self.word, offset);
+        offset
+    }
+
+    /// Counts one more reading of the word at `offset` (not [`NO_PATTERNS`]) by the turn of `stamp`: its
+    /// patterns, and whether it has triggers and the turn had not read it yet.
+    #[inline]
+    pub(crate) fn read(&mut self, offset: u64, stamp: u32) -> (&[u32], bool) {
+        let at = offset as usize;
+        let list = &mut self.lists[at..];
+        list[READS] = list[READS].saturating_add(1);
+        let first_in_turn = list[STAMP] != stamp;
+        list[STAMP] = stamp;
+        let triggers = list[TRIGGERS] != 0;
+        let count = list[PATTERNS] as usize;
+        (
+            &list[PATTERNS + 1..PATTERNS + 1 + count],
+            first_in_turn && triggers,
+        )
+    }
+
+    /// Forgets which turn read each word last (when the turns' stamps wrap around).
+    pub(crate) fn clear_stamps(&mut self) {
+        let mut at = 0;
+        while at < self.lists.len() {
+            self.lists[at + STAMP] = 0;
+            at = self.next_list(at);
+        }
+    }
+
+    /// The triggers of the word at `offset` for a turn of `speaker`.
+    #[inline]
+    pub(crate) fn triggers(&self, offset: u64, speaker: Speaker) -> Triggers<'_> {
+        let at = offset as usize;
+        let mut first = at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize;
+        if speaker == Speaker::Client {
+            first += Triggers::at(&self.lists[first..]).len();
+        }
+        Triggers::at(&self.lists[first..])
+    }
+
+    /// The offset of the list after the one at `at`.
+    fn next_list(&self, at: usize) -> usize {
+        at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize + self.lists[at + TRIGGERS] as usize
+    }
+
+    /// Adds to `counts[p]` how many words read matched pattern `p`.
+    pub(crate) fn add_counts(&self, counts: &mut [u32]) {
+        let mut at = 0;
+        while at < self.lists.len() {
+            let reads = self.lists[at + READS];
+            let patterns = self.lists[at + PATTERNS] as usize;
+            for &pattern in &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + patterns] {
+                if let Some(count) = counts.get_mut(pattern as usize) {
+                    *count = count.saturating_add(reads);
+                }
+            }
+            at = self.next_list(at);
+        }
+    }
+}
+
+/// Where a list holds how many times a scan read its word, the stamp of the last turn that did, how many
+/// numbers its triggers take, and its number of patterns (the patterns follow).
+const READS: usize = 0;
+const STAMP: usize = 1;
+const TRIGGERS: usize = 2;
+const PATTERNS: usize = 3;
+
+/// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
+/// out: the programs of the phrases it triggers alone (they have one distinct pattern), then the phrases
+/// it triggers with a second pattern that must be present too, as (program, pattern). In `lists`, the
+/// number of the first, the first, the number of the second, the second.
+pub(crate) struct Triggers<'a> {
+    pub(crate) alone: &'a [u32],
+    /// Two numbers each.
+    pub(crate) with_second: &'a [u32],
+}
+
+impl<'a> Triggers<'a> {
+    #[inline]
+    fn at(numbers: &'a [u32]) -> Self {
+        let alone = numbers[0] as usize;
+        let with_second = numbers[1 + alone] as usize;
+        Triggers {
+            alone: &numbers[1..1 + alone],
+            with_second: &numbers[2 + alone..2 + alone + 2 * with_second],
+        }
+    }
+
+    /// How many numbers they take in `lists`.
+    fn len(&self) -> usize {
+        2 + self.alone.len() + self.with_second.len()
+    }
+}
+
+/// Appends the list of a word met for the first time to `lists`: its offset there, or [`NO_PATTERNS`]
+/// when no pattern matches it.
+fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
+    let start = lists.len();
+    lists.extend([0; PATTERNS + 1]);
+    matcher.patterns_of(word, lists);
+    let count = lists.len() - start - PATTERNS - 1;
+    if count == 0 {
+        lists.truncate(start);
+        return NO_PATTERNS;
+    }
+    lists[start + PATTERNS] = count as u32;
+    let patterns = start + PATTERNS + 1..start + PATTERNS + 1 + count;
+    let first = lists.len();
+    for speaker in [Speaker::Agent, Speaker::Client] {
+        for alone in [true, false] {
+            let at = lists.len();
+            lists.push(0);
+            for i in patterns.clone() {
+                for trigger in matcher.triggered(lists[i]) {
+                    if trigger.allows(speaker) && (trigger.also == NONE) == alone {
+                        lists.push(trigger.program());
+                        if !alone {
+                            lists.push(trigger.also);
+                        }
+                    }
+                }
+            }
+            let numbers = lists.len() - at - 1;
+            lists[at] = if alone { numbers } else { numbers / 2 } as u32;
+        }
+    }
+    // Four numbers when the word triggers nothing: then none at all.
+    if lists.len() - first == 4 {
+        lists.truncate(first);
+    }
+    lists[start + TRIGGERS] = (lists.len() - first) as u32;
+    start as u64
+}
+
+impl Matcher {
+    /// Every pattern matching a normalized word, appended to `out`: its literal, and the wildcard
+    /// patterns sharing its prefix or suffix or having neither.
+    fn patterns_of(&self, word: &str, out: &mut Vec<u32>) {
+        if let Some(&pattern) = self.literals.get(word) {
+            out.push(pattern);
+        }
+        let wildcards = &self.wildcards;
+        let mut try_pattern = |index: u32| {
+            let (pattern, text) = &wildcards.texts[index as usize];
+            if glob_match(text, word) {
+                out.push(*pattern);
+            }
+        };
+        for &length in &wildcards.prefix_lengths {
+            if length > word.len() {
+                break;
+            }
+            if let Some(list) = word
+                .get(..length)
+                .and_then(|prefix| wildcards.by_prefix.get(prefix))
+            {
+                list.iter().for_each(|&index| try_pattern(index));
+            }
+        }
+        for &length in &wildcards.suffix_lengths {
+            if length > word.len() {
+                break;
+            }
+            if let Some(list) = word
+                .get(word.len() - length..)
+                .and_then(|suffix| wildcards.by_suffix.get(suffix))
+            {
+                list.iter().for_each(|&index| try_pattern(index));
+            }
+        }
+        wildcards
+            .others
+            .iter()
+            .for_each(|&index| try_pattern(index));
+    }
+}

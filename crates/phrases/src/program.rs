@@ -1,0 +1,213 @@
+//! A phrase as the scan evaluates it: a few numbers in one array shared by all the phrases of a matcher,
+//! its id, time windows and sequences back to back, so that evaluating a phrase usually reads one cache
+//! line where separate tables of phrases, sequences and patterns cost one miss each (docs/phrases.md, How
+//! matching is fast).
+//!
+//! Layout, in `u32`s from the phrase's offset: its id; its index among the matcher's phrases, with
+//! [`START_WINDOW`] and [`END_WINDOW`] set for the time windows it has; its length; when it has a window,
+//! the bits of `~s<T` and of `~e<T` (two `u32`s each, 0 for a missing one); then each sequence: a header
+//! (the number of patterns, and the flags [`STARTS`], [`ENDS`] and [`CLOSES`]), its `~N`, and its
+//! patterns.
+
+/// Set in the second number when the phrase has `~s<T`, and `~e<T`.
+const START_WINDOW: u32 = 1 << 31;
+const END_WINDOW: u32 = 1 << 30;
+const WINDOWS: u32 = START_WINDOW | END_WINDOW;
+/// A sequence's flags, in its header above its number of patterns.
+const STARTS: u32 = 1 << 24;
+const ENDS: u32 = 1 << 25;
+/// The last sequence of its alternative.
+const CLOSES: u32 = 1 << 26;
+const COUNT: u32 = (1 << 24) - 1;
+
+/// One sequence of an alternative, written by [`write`].
+pub(crate) struct SeqSpec<'a> {
+    pub(crate) starts: bool,
+    pub(crate) ends: bool,
+    pub(crate) closes: bool,
+    pub(crate) within: u32,
+    pub(crate) patterns: &'a [u32],
+}
+
+/// Appends a phrase's program to `out`.
+pub(crate) fn write<'a>(
+    out: &mut Vec<u32>,
+    id: u32,
+    index: u32,
+    windows: (Option<f64>, Option<f64>),
+    seqs: impl IntoIterator<Item = SeqSpec<'a>>,
+) {
+    assert!(index < END_WINDOW, "more than 2^30 phrases");
+    let at = out.len();
+    let flags = match windows {
+        (None, None) => 0,
+        (Some(_), None) => START_WINDOW,
+        (None, Some(_)) => END_WINDOW,
+        (Some(_), Some(_)) => WINDOWS,
+    };
+    out.extend([id, index | flags, 0]);
+    if flags != 0 {
+        for window in [windows.0, windows.1] {
+            let bits = window.unwrap_or(0.0).to_bits();
+            out.extend([bits as u32, (bits >> 32) as u32]);
+        }
+    }
+    for seq in seqs {
+        let count = u32::try_from(seq.patterns.len())
+            .ok()
+            .filter(|&n| n <= COUNT)
+            .expect("a sequence of fewer than 2^24 patterns");
+        let flags = [(seq.starts, STARTS), (seq.ends, ENDS), (seq.closes, CLOSES)]
+            .iter()
+            .filter(|(set, _)| *set)
+            .fold(0, |all, (_, flag)| all | flag);
+        out.extend([count | flags, seq.within]);
+        out.extend_from_slice(seq.patterns);
+    }
+    out[at + 2] = (out.len() - at) as u32;
+}
+
+/// A phrase's program, read from its offset.
+#[derive(Clone, Copy)]
+pub(crate) struct Program<'a> {
+    words: &'a [u32],
+}
+
+impl<'a> Program<'a> {
+    /// The program at `offset` of the matcher's array.
+    #[inline]
+    pub(crate) fn at(all: &'a [u32], offset: u32) -> Self {
+        let offset = offset as usize;
+        let length = all[offset + 2] as usize;
+        Program {
+            words: &all[offset..offset + length],
+        }
+    }
+
+    pub(crate) fn id(self) -> u32 {
+        self.words[0]
+    }
+
+    /// Its index among the matcher's phrases.
+    #[cfg(test)]
+    pub(crate) fn index(self) -> u32 {
+        self.words[1] & !WINDOWS
+    }
+
+    fn f64_at(self, at: usize) -> f64 {
+        f64::from_bits(u64::from(self.words[at]) | (u64::from(self.words[at + 1]) << 32))
+    }
+
+    /// Whether a turn starting at `start` in a call of `duration` seconds is inside the phrase's windows:
+    /// `~s<T` starts before T, `~e<T` starts at or after the duration minus T.
+    #[inline]
+    pub(crate) fn in_windows(self, start: f64, duration: f64) -> bool {
+        let flags = self.words[1];
+        flags & WINDOWS == 0
+            || ((flags & START_WINDOW == 0 || start < self.f64_at(3))
+                && (flags & END_WINDOW == 0 || start >= duration - self.f64_at(5)))
+    }
+
+    /// Its sequences, in textual order.
+    #[inline]
+    pub(crate) fn seqs(self) -> Seqs<'a> {
+        let first = if self.words[1] & WINDOWS == 0 { 3 } else { 7 };
+        Seqs {
+            words: &self.words[first..],
+        }
+    }
+}
+
+/// The sequences of a program.
+pub(crate) struct Seqs<'a> {
+    words: &'a [u32],
+}
+
+/// One sequence of a program.
+pub(crate) struct Seq<'a> {
+    pub(crate) starts: bool,
+    pub(crate) ends: bool,
+    pub(crate) closes: bool,
+    pub(crate) within: u32,
+    pub(crate) patterns: &'a [u32],
+}
+
+impl<'a> Iterator for Seqs<'a> {
+    type Item = Seq<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Seq<'a>> {
+        let (&header, rest) = self.words.split_first()?;
+        let (&within, rest) = rest.split_first()?;
+        let (patterns, rest) = rest.split_at((header & COUNT) as usize);
+        self.words = rest;
+        Some(Seq {
+            starts: header & STARTS != 0,
+            ends: header & ENDS != 0,
+            closes: header & CLOSES != 0,
+            within,
+            patterns,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_reads_back_what_was_written() {
+        let mut all = vec![7, 7];
+        write(&mut all, 42, 3, (None, None), []);
+        let with_windows = all.len() as u32;
+        write(
+            &mut all,
+            9,
+            4,
+            (Some(30.0), None),
+            [
+                SeqSpec {
+                    starts: true,
+                    ends: false,
+                    closes: false,
+                    within: 1,
+                    patterns: &[5, 6],
+                },
+                SeqSpec {
+                    starts: false,
+                    ends: true,
+                    closes: true,
+                    within: 3,
+                    patterns: &[8],
+                },
+            ],
+        );
+        let empty = Program::at(&all, 2);
+        assert_eq!(
+            (empty.id(), empty.index(), empty.seqs().count()),
+            (42, 3, 0)
+        );
+        assert!(empty.in_windows(1e9, 0.0));
+        let p = Program::at(&all, with_windows);
+        assert_eq!((p.id(), p.index()), (9, 4));
+        // ~s<30 only: starts before 30 s, whatever the call's duration.
+        assert!(p.in_windows(29.9, 1000.0));
+        assert!(!p.in_windows(30.0, 40.0));
+        let mut end = Vec::new();
+        write(&mut end, 1, 0, (None, Some(60.0)), []);
+        let e = Program::at(&end, 0);
+        assert!(e.in_windows(40.0, 100.0) && !e.in_windows(39.9, 100.0));
+        assert!(e.in_windows(0.0, 50.0));
+        let seqs: Vec<_> = p
+            .seqs()
+            .map(|s| (s.starts, s.ends, s.closes, s.within, s.patterns.to_vec()))
+            .collect();
+        assert_eq!(
+            seqs,
+            [
+                (true, false, false, 1, vec![5, 6]),
+                (false, true, true, 3, vec![8])
+            ]
+        );
+    }
+}
