@@ -106,20 +106,34 @@ impl Lexicon {
         }
     }
 
-    /// The triggers of the word at `offset` for a turn of `speaker`.
+    /// The triggers of the word at `offset` for a turn of `speaker`; None when its patterns trigger too
+    /// many phrases to be copied (read them from the matcher, `Matcher::triggered`).
     #[inline]
-    pub(crate) fn triggers(&self, offset: u64, speaker: Speaker) -> Triggers<'_> {
+    pub(crate) fn triggers(&self, offset: u64, speaker: Speaker) -> Option<Triggers<'_>> {
         let at = offset as usize;
+        if self.lists[at + TRIGGERS] == MANY {
+            return None;
+        }
         let mut first = at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize;
         if speaker == Speaker::Client {
             first += Triggers::at(&self.lists[first..]).len();
         }
-        Triggers::at(&self.lists[first..])
+        Some(Triggers::at(&self.lists[first..]))
+    }
+
+    /// The patterns of the word at `offset`.
+    pub(crate) fn patterns(&self, offset: u64) -> &[u32] {
+        let at = offset as usize;
+        &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize]
     }
 
     /// The offset of the list after the one at `at`.
     fn next_list(&self, at: usize) -> usize {
-        at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize + self.lists[at + TRIGGERS] as usize
+        let triggers = match self.lists[at + TRIGGERS] {
+            MANY => 0,
+            numbers => numbers as usize,
+        };
+        at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize + triggers
     }
 
     /// Adds to `counts[p]` how many words read matched pattern `p`.
@@ -144,6 +158,12 @@ const READS: usize = 0;
 const STAMP: usize = 1;
 const TRIGGERS: usize = 2;
 const PATTERNS: usize = 3;
+
+/// In place of how many numbers a word's triggers take: its patterns trigger more than
+/// [`MAX_COPIED`] phrases, which are not copied. A word's list then stays about as short as its patterns,
+/// however many phrases share them (a pattern common to thousands of phrases, met in a million words).
+const MANY: u32 = u32::MAX;
+const MAX_COPIED: usize = 32;
 
 /// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
 /// out: the programs of the phrases it triggers alone (they have one distinct pattern), then the phrases
@@ -185,6 +205,14 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
     }
     lists[start + PATTERNS] = count as u32;
     let patterns = start + PATTERNS + 1..start + PATTERNS + 1 + count;
+    let triggered: usize = patterns
+        .clone()
+        .map(|i| matcher.triggered(lists[i]).len())
+        .sum();
+    if triggered > MAX_COPIED {
+        lists[start + TRIGGERS] = MANY;
+        return start as u64;
+    }
     let first = lists.len();
     for speaker in [Speaker::Agent, Speaker::Client] {
         for alone in [true, false] {

@@ -4,7 +4,7 @@
 //! too and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns
 //! rather than on the text (docs/phrases.md, How matching is fast).
 
-use crate::compile::{Matcher, Observed};
+use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
 use crate::lexicon::{Lexicon, NO_PATTERNS};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
@@ -140,7 +140,19 @@ impl Scanner<'_> {
             let candidates = &mut self.candidates;
             let mut kept = 0;
             for &offset in &self.words.triggering {
-                let triggers = self.lexicon.triggers(offset, turn.speaker);
+                let Some(triggers) = self.lexicon.triggers(offset, turn.speaker) else {
+                    // Patterns shared by many phrases: their triggers, read from the matcher.
+                    for &pattern in self.lexicon.patterns(offset) {
+                        for trigger in matcher.triggered(pattern) {
+                            if trigger.allows(turn.speaker)
+                                && (trigger.also == NONE || found.has(trigger.also))
+                            {
+                                programs.push(trigger.program());
+                            }
+                        }
+                    }
+                    continue;
+                };
                 programs.extend_from_slice(triggers.alone);
                 let count = triggers.with_second.len() / 2;
                 if candidates.len() < kept + count {
@@ -483,6 +495,42 @@ mod tests {
         assert_eq!(scanner.observed().words, [2]);
         assert_eq!(scanner.scan(&turns, 1.0).len(), 1);
         assert_eq!(scanner.observed().words, [4]);
+    }
+
+    #[test]
+    fn a_word_triggering_many_phrases_keeps_a_short_list() {
+        // 40 phrases "zz" and 40 "zz & yy" (zz triggers them all, yy being as shared and numbered
+        // after it), restricted to no speaker, agents, clients in turn.
+        let mut builder = MatcherBuilder::new();
+        let speaker = |i: u32| [None, Some(Speaker::Agent), Some(Speaker::Client)][i as usize % 3];
+        for i in 0..40 {
+            builder.add(i, Phrase::parse("zz").unwrap(), speaker(i));
+            builder.add(100 + i, Phrase::parse("zz & yy").unwrap(), speaker(i));
+        }
+        let matcher = builder.build();
+        let mut scanner = matcher.scanner();
+        let turns = [
+            Turn::new(Speaker::Agent, 0.0, 1.0, "yy zz"),
+            Turn::new(Speaker::Client, 1.0, 2.0, "zz"),
+        ];
+        let hits = scanner.scan(&turns, 2.0);
+        let expected: Vec<(usize, u32)> = (0..40)
+            .chain(100..140)
+            .filter(|i| speaker(i % 100) != Some(Speaker::Client))
+            .map(|i| (0, i))
+            .chain(
+                (0..40)
+                    .filter(|i| speaker(*i) != Some(Speaker::Agent))
+                    .map(|i| (1, i)),
+            )
+            .collect();
+        let got: Vec<(usize, u32)> = hits.iter().map(|h| (h.turn, h.phrase)).collect();
+        assert_eq!(got, expected);
+        // The word's list holds its pattern, not its 80 triggers.
+        let key = crate::hash::inline_key("zz").unwrap();
+        let offset = scanner.lexicon.offset_of_key(key, &matcher);
+        assert!(scanner.lexicon.triggers(offset, Speaker::Agent).is_none());
+        assert_eq!(scanner.lexicon.patterns(offset).len(), 1);
     }
 
     #[test]
