@@ -350,6 +350,11 @@ impl Matcher {
         self.phrase_count == 0
     }
 
+    /// Whether some of its patterns have wildcards.
+    pub(crate) fn has_wildcards(&self) -> bool {
+        !self.wildcards.texts.is_empty()
+    }
+
     /// How many distinct word patterns its phrases have.
     pub(crate) fn pattern_count(&self) -> usize {
         self.trigger_starts.len().saturating_sub(1)

@@ -68,7 +68,8 @@ impl Found {
         }
         // At most half full, so that a probe ends soon.
         let needed = (occurrences.len() * 2).next_power_of_two().max(MIN_ENTRIES);
-        if needed > self.entries.len() {
+        // Grown for the turn, or shrunk back after a very long one.
+        if needed > self.entries.len() || self.entries.len() > (needed * 64).max(1 << 16) {
             self.entries = vec![Entry::default(); needed];
             self.shift = 64 - needed.trailing_zeros();
         }
@@ -181,6 +182,13 @@ mod tests {
         assert!(found.entries.len() >= 2000);
         assert!((0..1000).all(|i| found.positions_of(i * 2048) == [i]));
         assert!(!found.has(1) && !found.has(8));
+        // After a very long turn, a short one gives the room back.
+        let long: Vec<(u32, u32)> = (0..100_000).map(|i| (i, i)).collect();
+        found.group(&long);
+        assert!(found.entries.len() >= 200_000);
+        found.group(&[(3, 0)]);
+        assert_eq!(found.entries.len(), MIN_ENTRIES);
+        assert_eq!(found.positions_of(3), [0]);
     }
 
     #[test]

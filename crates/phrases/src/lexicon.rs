@@ -13,10 +13,11 @@ use crate::turn::Speaker;
 /// The offset of a word without patterns.
 pub(crate) const NO_PATTERNS: u64 = u64::MAX;
 
-/// The most distinct words, and the most numbers in their lists, a lexicon keeps; past either the
-/// scanner starts a new one.
+/// The most distinct words, numbers in their lists and bytes of words longer than an inline key a lexicon
+/// keeps; past any of them the scanner starts a new one.
 const MAX_WORDS: usize = 1 << 20;
 const MAX_NUMBERS: usize = 1 << 24;
+const MAX_LONG_BYTES: usize = 1 << 26;
 
 pub(crate) struct Lexicon {
     /// A buffer for normalizing a token.
@@ -27,6 +28,8 @@ pub(crate) struct Lexicon {
     /// how many numbers its triggers take, its number of patterns, the patterns, then its triggers for
     /// an agent's turn and for a client's ([`Triggers`]).
     lists: Vec<u32>,
+    /// The bytes of the words kept that are longer than an inline key.
+    long_bytes: usize,
 }
 
 impl Lexicon {
@@ -35,12 +38,21 @@ impl Lexicon {
             word: String::new(),
             known: WordMap::with_seed(seed),
             lists: Vec::new(),
+            long_bytes: 0,
         }
+    }
+
+    /// How many words it keeps.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.known.len()
     }
 
     /// Whether it holds so much that it should be replaced by a new one.
     pub(crate) fn is_full(&self) -> bool {
-        self.known.len() > MAX_WORDS || self.lists.len() > MAX_NUMBERS
+        self.known.len() > MAX_WORDS
+            || self.lists.len() > MAX_NUMBERS
+            || self.long_bytes > MAX_LONG_BYTES
     }
 
     /// Reads the entry where the word of an inline key is or would be, so that it is in the cache when
@@ -57,7 +69,9 @@ impl Lexicon {
         self.lists.get(offset as usize).copied().unwrap_or(0)
     }
 
-    /// The offset of the word of an inline key (see `hash::inline_key`), learning it when it is new.
+    /// The offset of the word of an inline key (see `hash::inline_key`), learning it when it is new. A
+    /// word without patterns is kept only when the matcher has wildcard patterns: without them, finding
+    /// its patterns again is one lookup, as cheap as the lexicon's, and keeping it would only take room.
     #[inline]
     pub(crate) fn offset_of_key(&mut self, key: u128, matcher: &Matcher) -> u64 {
         if let Some(&offset) = self.known.get_inline(key) {
@@ -65,18 +79,26 @@ impl Lexicon {
         }
         crate::hash::with_inline_word(key, |word| {
             let offset = learn(matcher, word, &mut self.lists);
-            self.known.insert(word, offset);
+            if offset != NO_PATTERNS || matcher.has_wildcards() {
+                self.known.insert(word, offset);
+            }
             offset
         })
     }
 
-    /// The offset of the word in the buffer `word`, learning it when it is new.
+    /// The offset of the word in the buffer `word` (longer than an inline key), learning it when it is
+    /// new. Only a word with patterns is kept, and the bytes of those kept are counted ([`Self::is_full`]):
+    /// long words are rare in speech, and a transcript of long made-up words would otherwise fill the
+    /// lexicon with them.
     pub(crate) fn offset_of_word(&mut self, matcher: &Matcher) -> u64 {
         if let Some(&offset) = self.known.get(&self.word) {
             return offset;
         }
         let offset = learn(matcher, &self.word, &mut self.lists);
-        self.known.insert(&self.word, offset);
+        if offset != NO_PATTERNS {
+            self.known.insert(&self.word, offset);
+            self.long_bytes += self.word.len();
+        }
         offset
     }
 

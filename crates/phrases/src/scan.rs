@@ -74,6 +74,8 @@ pub struct Scanner<'m> {
     candidates: Vec<(u32, u32)>,
     /// The programs to evaluate on the turn.
     programs: Vec<u32>,
+    /// The turn's patterns whose triggers are not copied in the lexicon (too many).
+    shared: Vec<u32>,
 }
 
 impl Matcher {
@@ -96,6 +98,7 @@ impl Matcher {
             last_hits: 0,
             candidates: Vec::new(),
             programs: Vec::new(),
+            shared: Vec::new(),
         }
     }
 }
@@ -138,19 +141,14 @@ impl Scanner<'_> {
             let programs = &mut self.programs;
             programs.clear();
             let candidates = &mut self.candidates;
+            let shared = &mut self.shared;
+            shared.clear();
             let mut kept = 0;
             for &offset in &self.words.triggering {
                 let Some(triggers) = self.lexicon.triggers(offset, turn.speaker) else {
-                    // Patterns shared by many phrases: their triggers, read from the matcher.
-                    for &pattern in self.lexicon.patterns(offset) {
-                        for trigger in matcher.triggered(pattern) {
-                            if trigger.allows(turn.speaker)
-                                && (trigger.also == NONE || found.has(trigger.also))
-                            {
-                                programs.push(trigger.program());
-                            }
-                        }
-                    }
+                    // Patterns shared by many phrases: their triggers are read from the matcher below,
+                    // once per pattern, however many words of the turn match it.
+                    shared.extend_from_slice(self.lexicon.patterns(offset));
                     continue;
                 };
                 programs.extend_from_slice(triggers.alone);
@@ -172,6 +170,19 @@ impl Scanner<'_> {
                     .filter(|&&(_, also)| found.has(also))
                     .map(|&(program, _)| program),
             );
+            if !shared.is_empty() {
+                shared.sort_unstable();
+                shared.dedup();
+                for &pattern in shared.iter() {
+                    for trigger in matcher.triggered(pattern) {
+                        if trigger.allows(turn.speaker)
+                            && (trigger.also == NONE || found.has(trigger.also))
+                        {
+                            programs.push(trigger.program());
+                        }
+                    }
+                }
+            }
             // Programs are in the order of phrases, which is by id, then by the order phrases were added;
             // a phrase triggered twice (by two words, or two alternatives) is evaluated once.
             programs.sort_unstable();
@@ -531,6 +542,58 @@ mod tests {
         let offset = scanner.lexicon.offset_of_key(key, &matcher);
         assert!(scanner.lexicon.triggers(offset, Speaker::Agent).is_none());
         assert_eq!(scanner.lexicon.patterns(offset).len(), 1);
+    }
+
+    #[test]
+    fn a_pattern_shared_by_many_phrases_is_followed_once_per_turn() {
+        // 40 phrases "a*" over a turn of 2,000 distinct words that all match it: their triggers are
+        // gone through once, not once per word (which would be 80,000 programs to sort).
+        let mut builder = MatcherBuilder::new();
+        for i in 0..40 {
+            builder.add(i, Phrase::parse("a*").unwrap(), None);
+        }
+        let matcher = builder.build();
+        let text: Vec<String> = (0..2000).map(|i| format!("a{i}")).collect();
+        let turns = [Turn::new(Speaker::Agent, 0.0, 1.0, text.join(" "))];
+        let mut scanner = matcher.scanner();
+        for _ in 0..2 {
+            let hits = scanner.scan(&turns, 1.0);
+            assert_eq!(
+                hits.iter().map(|h| h.phrase).collect::<Vec<_>>(),
+                (0..40).collect::<Vec<_>>()
+            );
+            assert!(
+                scanner.programs.capacity() < 1000,
+                "{}",
+                scanner.programs.capacity()
+            );
+        }
+    }
+
+    #[test]
+    fn words_without_patterns_are_kept_only_when_worth_it() {
+        let words: Vec<String> = (0..300).map(|i| format!("w{i}")).collect();
+        let long: Vec<String> = (0..300).map(|i| format!("incomprehensible{i}")).collect();
+        let turns = [
+            Turn::new(Speaker::Agent, 0.0, 1.0, words.join(" ") + " refund"),
+            Turn::new(Speaker::Agent, 1.0, 2.0, long.join(" ") + " refunding"),
+        ];
+        // Without wildcard patterns, looking a word up again is as cheap as the lexicon: only the words
+        // with patterns are kept.
+        let mut builder = MatcherBuilder::new();
+        builder.add(1, Phrase::parse("refund").unwrap(), None);
+        let matcher = builder.build();
+        let mut scanner = matcher.scanner();
+        assert_eq!(scanner.scan(&turns, 2.0).len(), 1);
+        assert_eq!(scanner.lexicon.len(), 1);
+        // With them, every short word is kept (trying the wildcard patterns costs more than a lookup),
+        // but long words only when they have patterns.
+        let mut builder = MatcherBuilder::new();
+        builder.add(1, Phrase::parse("refund*").unwrap(), None);
+        let matcher = builder.build();
+        let mut scanner = matcher.scanner();
+        assert_eq!(scanner.scan(&turns, 2.0).len(), 2);
+        assert_eq!(scanner.lexicon.len(), 302);
     }
 
     #[test]
