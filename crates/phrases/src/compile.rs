@@ -6,7 +6,7 @@
 
 use crate::hash::{Seed, SeededMap, WordMap};
 use crate::phrase::{Pattern, Phrase};
-use crate::program::{self, SeqSpec};
+use crate::program::{self, Seq};
 use crate::turn::Speaker;
 
 /// Collects phrases, each with the caller's id and an optional speaker restriction, and builds the
@@ -74,7 +74,7 @@ impl MatcherBuilder {
                 index as u32,
                 (phrase.start_window, phrase.end_window),
                 specs.iter().zip(&seq_patterns).map(
-                    |(&(starts, ends, closes, within), numbers)| SeqSpec {
+                    |(&(starts, ends, closes, within), numbers)| Seq {
                         starts,
                         ends,
                         closes,

@@ -20,22 +20,13 @@ const ENDS: u32 = 1 << 25;
 const CLOSES: u32 = 1 << 26;
 const COUNT: u32 = (1 << 24) - 1;
 
-/// One sequence of an alternative, written by [`write`].
-pub(crate) struct SeqSpec<'a> {
-    pub(crate) starts: bool,
-    pub(crate) ends: bool,
-    pub(crate) closes: bool,
-    pub(crate) within: u32,
-    pub(crate) patterns: &'a [u32],
-}
-
 /// Appends a phrase's program to `out`.
 pub(crate) fn write<'a>(
     out: &mut Vec<u32>,
     id: u32,
     index: u32,
     windows: (Option<f64>, Option<f64>),
-    seqs: impl IntoIterator<Item = SeqSpec<'a>>,
+    seqs: impl IntoIterator<Item = Seq<'a>>,
 ) {
     assert!(index < END_WINDOW, "more than 2^30 phrases");
     let at = out.len();
@@ -123,7 +114,7 @@ pub(crate) struct Seqs<'a> {
     words: &'a [u32],
 }
 
-/// One sequence of a program.
+/// One sequence of a program, as written ([`write`]) and read ([`Program::seqs`]).
 pub(crate) struct Seq<'a> {
     pub(crate) starts: bool,
     pub(crate) ends: bool,
@@ -166,14 +157,14 @@ mod tests {
             4,
             (Some(30.0), None),
             [
-                SeqSpec {
+                Seq {
                     starts: true,
                     ends: false,
                     closes: false,
                     within: 1,
                     patterns: &[5, 6],
                 },
-                SeqSpec {
+                Seq {
                     starts: false,
                     ends: true,
                     closes: true,
