@@ -113,14 +113,18 @@ async fn a_connection_cut_with_messages_in_flight_loses_none(backend: Backend) {
 
     proxy.set_up(true);
     let mut seen = BTreeSet::new();
-    while seen != outstanding {
+    // The held message comes back as a later attempt: its first delivery counts. When the cut also
+    // took the broker's confirm of its publication, the outbox publishes it again, and that copy is a
+    // first attempt of its own (delivered at least once, never lost): both come, in either order.
+    let mut held_again = false;
+    while seen != outstanding || !held_again {
         let delivery = next(&bus).await;
         assert!(
             outstanding.contains(&delivery.message.id),
             "only messages that were sent"
         );
-        if delivery.message.id == held_id {
-            assert!(delivery.attempt >= 2, "its first delivery counts");
+        if delivery.message.id == held_id && delivery.attempt >= 2 {
+            held_again = true;
         }
         seen.insert(delivery.message.id.clone());
         bus.ack(delivery).await.unwrap();
