@@ -41,47 +41,44 @@ impl MatcherBuilder {
             phrase_count: entries.len(),
             ..Matcher::default()
         };
-        let mut seq_patterns: Vec<Vec<u32>> = Vec::new();
-        let mut specs = Vec::new();
-        for (index, (id, phrase, speaker)) in entries.into_iter().enumerate() {
+        // The phrase's sequences, each with its patterns' numbers, and an alternative's distinct patterns.
+        let mut seqs: Vec<(&crate::phrase::Seq, bool, Vec<u32>)> = Vec::new();
+        let mut distinct = Vec::new();
+        for (index, (id, phrase, speaker)) in entries.iter().enumerate() {
             let offset = u32::try_from(matcher.program.len())
                 .ok()
                 .filter(|&offset| (offset as usize) < MAX_PHRASES)
                 .expect("phrases of fewer than 2^30 numbers in all");
-            seq_patterns.clear();
-            specs.clear();
+            seqs.clear();
             for all in &phrase.alternatives {
-                let first = matcher.alternative_patterns.len() as u32;
+                distinct.clear();
                 for (i, seq) in all.iter().enumerate() {
                     let numbers: Vec<u32> = seq.words.iter().map(|w| patterns.intern(w)).collect();
-                    matcher.alternative_patterns.extend(&numbers);
-                    specs.push((seq.starts, seq.ends, i + 1 == all.len(), seq.within));
-                    seq_patterns.push(numbers);
+                    distinct.extend(&numbers);
+                    seqs.push((seq, i + 1 == all.len(), numbers));
                 }
-                let distinct = &mut matcher.alternative_patterns[first as usize..];
                 distinct.sort_unstable();
-                let kept = dedup_in_place(distinct);
-                matcher.alternative_patterns.truncate(first as usize + kept);
+                distinct.dedup();
+                let first = matcher.alternative_patterns.len() as u32;
+                matcher.alternative_patterns.extend(&distinct);
                 matcher.alternatives.push(Alternative {
                     program: offset,
                     patterns: (first, matcher.alternative_patterns.len() as u32),
-                    speaker,
+                    speaker: *speaker,
                 });
             }
             program::write(
                 &mut matcher.program,
-                id,
+                *id,
                 index as u32,
                 (phrase.start_window, phrase.end_window),
-                specs.iter().zip(&seq_patterns).map(
-                    |(&(starts, ends, closes, within), numbers)| Seq {
-                        starts,
-                        ends,
-                        closes,
-                        within,
-                        patterns: numbers,
-                    },
-                ),
+                seqs.iter().map(|(seq, closes, numbers)| Seq {
+                    starts: seq.starts,
+                    ends: seq.ends,
+                    closes: *closes,
+                    within: seq.within,
+                    patterns: numbers,
+                }),
             );
         }
         matcher.guesses = patterns.guesses(&matcher);
@@ -91,18 +88,6 @@ impl MatcherBuilder {
         matcher.literals = patterns.literals;
         matcher
     }
-}
-
-/// Removes the repeats of a sorted slice, keeping the first of each: how many are left, at its start.
-fn dedup_in_place(values: &mut [u32]) -> usize {
-    let mut kept = 0;
-    for i in 0..values.len() {
-        if kept == 0 || values[i] != values[kept - 1] {
-            values[kept] = values[i];
-            kept += 1;
-        }
-    }
-    kept
 }
 
 /// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
@@ -249,7 +234,7 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) struct Trigger {
     /// Offset of the phrase's program in `Matcher::program`, below [`MAX_PHRASES`], with [`AGENT_ONLY`]
     /// or [`CLIENT_ONLY`].
-    pub(crate) packed: u32,
+    packed: u32,
     pub(crate) also: u32,
 }
 
