@@ -4,15 +4,26 @@
 
 use crate::hash::Seed;
 
-/// One pattern of the turn: its positions are `positions[start..end]`, ascending.
+/// The most positions an entry holds itself; a pattern found more often in a turn has its positions in
+/// `Found::spilled`.
+const INLINE: usize = 12;
+
+/// One pattern of the turn and its positions, ascending: half a cache line.
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
     /// The entry is the current turn's when this is the table's stamp.
     stamp: u32,
     pattern: u32,
-    start: u32,
-    end: u32,
+    /// How many words of the turn match the pattern.
+    count: u32,
+    /// Where its positions start in `spilled` when there are more than [`INLINE`]; [`NOT_SPILLED`]
+    /// until then.
+    spilled_at: u32,
+    /// Its positions, when there are at most [`INLINE`].
+    positions: [u32; INLINE],
 }
+
+const NOT_SPILLED: u32 = u32::MAX;
 
 /// How many `u64`s the set of patterns present has: 2,048 bits.
 const PRESENT_WORDS: usize = 32;
@@ -28,11 +39,8 @@ pub(crate) struct Found {
     /// A pattern's first entry is the top bits of its product with `multiplier`.
     multiplier: u64,
     shift: u32,
-    /// The entries used by the turn, in the order their patterns were first found.
-    used: Vec<u32>,
-    /// The entry of each occurrence grouped.
-    entry_of: Vec<u32>,
-    positions: Vec<u32>,
+    /// The positions of the patterns found more than [`INLINE`] times in the turn, each pattern's together.
+    spilled: Vec<u32>,
     /// Bit `p % 2048` set for each pattern `p` found: a set that fits in a few cache lines, so that the
     /// many triggers whose second pattern is absent are told so without a probe of the table.
     present: [u64; PRESENT_WORDS],
@@ -45,9 +53,7 @@ impl Found {
             entries: vec![Entry::default(); MIN_ENTRIES],
             multiplier: seed.multiplier(),
             shift: 64 - MIN_ENTRIES.trailing_zeros(),
-            used: Vec::new(),
-            entry_of: Vec::new(),
-            positions: Vec::new(),
+            spilled: Vec::new(),
             present: [0; PRESENT_WORDS],
         }
     }
@@ -57,8 +63,32 @@ impl Found {
         (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize
     }
 
+    /// The index of the pattern's entry in the current turn, which is made when it has none.
+    #[inline]
+    fn slot(&mut self, pattern: u32) -> usize {
+        let mask = self.entries.len() - 1;
+        let mut i = self.first_entry(pattern);
+        loop {
+            let entry = &mut self.entries[i];
+            if entry.stamp != self.stamp {
+                entry.stamp = self.stamp;
+                entry.pattern = pattern;
+                entry.count = 0;
+                entry.spilled_at = NOT_SPILLED;
+                let bit = pattern % PRESENT_BITS;
+                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
+                return i;
+            }
+            if entry.pattern == pattern {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Forgets the last turn and groups the occurrences of this one, `(pattern, position)` by ascending
-    /// position, by pattern.
+    /// position, by pattern: in one pass, each position into its pattern's entry, as most patterns occur
+    /// once or twice in a turn; only when one occurs more often, two more passes gather its positions.
     pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
         self.present = [0; PRESENT_WORDS];
         self.stamp = self.stamp.wrapping_add(1);
@@ -73,48 +103,44 @@ impl Found {
             self.entries = vec![Entry::default(); needed];
             self.shift = 64 - needed.trailing_zeros();
         }
-        let mask = self.entries.len() - 1;
-        self.used.clear();
-        self.entry_of.clear();
-        for &(pattern, _) in occurrences {
-            let mut i = self.first_entry(pattern);
-            loop {
-                let entry = &mut self.entries[i];
-                if entry.stamp != self.stamp {
-                    *entry = Entry {
-                        stamp: self.stamp,
-                        pattern,
-                        start: 0,
-                        end: 0,
-                    };
-                    self.used.push(i as u32);
-                    let bit = pattern % PRESENT_BITS;
-                    self.present[(bit / 64) as usize] |= 1 << (bit % 64);
-                    break;
-                }
-                if entry.pattern == pattern {
-                    break;
-                }
-                i = (i + 1) & mask;
+        let mut spills = false;
+        for &(pattern, position) in occurrences {
+            let i = self.slot(pattern);
+            let entry = &mut self.entries[i];
+            match entry.positions.get_mut(entry.count as usize) {
+                Some(slot) => *slot = position,
+                None => spills = true,
             }
-            // `end` counts the occurrences for now.
-            self.entries[i].end += 1;
-            self.entry_of.push(i as u32);
+            entry.count += 1;
         }
-        let mut start = 0;
-        for &i in &self.used {
-            let entry = &mut self.entries[i as usize];
-            let count = entry.end;
-            // `end` counts up from `start` while filling.
-            (entry.start, entry.end) = (start, start);
-            start += count;
+        if spills {
+            self.spill(occurrences);
         }
-        self.positions.clear();
-        self.positions.resize(occurrences.len(), 0);
-        for (&(_, position), &i) in occurrences.iter().zip(&self.entry_of) {
-            let entry = &mut self.entries[i as usize];
-            self.positions[entry.end as usize] = position;
-            entry.end += 1;
+    }
+
+    /// Gathers in `spilled` the positions of the patterns found more than [`INLINE`] times: a range of
+    /// their count for each such pattern, then each of its positions in turn, `positions[0]` counting
+    /// where the next goes.
+    #[cold]
+    fn spill(&mut self, occurrences: &[(u32, u32)]) {
+        let mut total = 0;
+        for &(pattern, _) in occurrences {
+            let i = self.slot(pattern);
+            let entry = &mut self.entries[i];
+            if entry.count as usize > INLINE && entry.spilled_at == NOT_SPILLED {
+                (entry.spilled_at, entry.positions[0]) = (total, total);
+                total += entry.count;
+            }
+        }
+        self.spilled.clear();
+        self.spilled.resize(total as usize, 0);
+        for &(pattern, position) in occurrences {
+            let i = self.slot(pattern);
+            let entry = &mut self.entries[i];
+            if entry.count as usize > INLINE {
+                self.spilled[entry.positions[0] as usize] = position;
+                entry.positions[0] += 1;
+            }
         }
     }
 
@@ -154,7 +180,13 @@ impl Found {
     #[inline]
     pub(crate) fn positions_of(&self, pattern: u32) -> &[u32] {
         match self.entry(pattern) {
-            Some(entry) => &self.positions[entry.start as usize..entry.end as usize],
+            Some(entry) if entry.count as usize <= INLINE => {
+                &entry.positions[..entry.count as usize]
+            }
+            Some(entry) => {
+                let at = entry.spilled_at as usize;
+                &self.spilled[at..at + entry.count as usize]
+            }
             None => &[],
         }
     }
@@ -189,6 +221,46 @@ mod tests {
         found.group(&[(3, 0)]);
         assert_eq!(found.entries.len(), MIN_ENTRIES);
         assert_eq!(found.positions_of(3), [0]);
+    }
+
+    #[test]
+    fn patterns_found_often_keep_all_their_positions() {
+        let mut found = Found::new(Seed::random());
+        // Over 40 positions: 7 at every third (14, past what an entry holds), 3 at every fourth but
+        // those (7, within it), 5 exactly as many as an entry holds, the rest once each.
+        let mut occurrences = Vec::new();
+        let mut fives = 0;
+        for position in 0..40 {
+            let pattern = if position % 3 == 0 {
+                7
+            } else if position % 4 == 0 {
+                3
+            } else if fives < INLINE {
+                fives += 1;
+                5
+            } else {
+                100 + position
+            };
+            occurrences.push((pattern, position));
+        }
+        found.group(&occurrences);
+        for pattern in [7, 3, 5, 139] {
+            let expected: Vec<u32> = occurrences
+                .iter()
+                .filter(|(p, _)| *p == pattern)
+                .map(|(_, position)| *position)
+                .collect();
+            assert_eq!(found.positions_of(pattern), expected, "pattern {pattern}");
+        }
+        assert_eq!(found.positions_of(7).len(), 14);
+        assert_eq!(found.positions_of(5).len(), INLINE);
+        // The next turn, without spilling, forgets them; and one that spills again reuses the room.
+        found.group(&[(7, 0), (7, 1)]);
+        assert_eq!(found.positions_of(7), [0, 1]);
+        assert!(!found.has(3));
+        let again: Vec<(u32, u32)> = (0..20).map(|i| (3, i)).collect();
+        found.group(&again);
+        assert_eq!(found.positions_of(3), (0..20).collect::<Vec<_>>());
     }
 
     #[test]

@@ -87,15 +87,15 @@ impl Lexicon {
     }
 
     /// The offset of the word in the buffer `word` (longer than an inline key), learning it when it is
-    /// new. Only a word with patterns is kept, and the bytes of those kept are counted ([`Self::is_full`]):
-    /// long words are rare in speech, and a transcript of long made-up words would otherwise fill the
-    /// lexicon with them.
+    /// new. It is kept on the same terms as a short word, and the bytes of those kept are counted
+    /// ([`Self::is_full`]), so that a transcript of endless long made-up words starts a new lexicon
+    /// rather than filling memory.
     pub(crate) fn offset_of_word(&mut self, matcher: &Matcher) -> u64 {
         if let Some(&offset) = self.known.get(&self.word) {
             return offset;
         }
         let offset = learn(matcher, &self.word, &mut self.lists);
-        if offset != NO_PATTERNS {
+        if offset != NO_PATTERNS || matcher.has_wildcards() {
             self.known.insert(&self.word, offset);
             self.long_bytes += self.word.len();
         }

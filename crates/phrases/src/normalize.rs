@@ -80,8 +80,8 @@ pub(crate) enum Token {
 #[inline]
 pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
     match bytes.len() {
-        0..=8 => lanes64::token(load64(bytes)),
-        9..=16 => lanes128::token(load128(bytes)),
+        0..=8 => lanes64::token(load64(bytes), bytes.len()),
+        9..=16 => lanes128::token(load128(bytes), bytes.len()),
         _ => long_ascii_token(bytes),
     }
 }
@@ -119,11 +119,21 @@ macro_rules! lanes {
                 at_least & !above & HIGH
             }
 
-            /// The token loaded in `x`, zeros after it.
+            /// The token of `length` bytes loaded in `x`, zeros after it.
             #[inline]
-            pub(super) fn token(x: $number) -> Token {
+            pub(super) fn token(x: $number, length: usize) -> Token {
                 if x & HIGH != 0 {
                     return Token::Other;
+                }
+                // Most tokens are lower-case letters only, already their word: every lane of the token
+                // a letter, and no other.
+                if length <= INLINE {
+                    let lanes = HIGH
+                        .checked_shr(8 * (<$number>::BITS / 8 - length as u32))
+                        .unwrap_or(0);
+                    if lanes != 0 && within(x, b'a', b'z') == lanes {
+                        return Token::Inline(u128::from(x) | ((length as u128) << (8 * INLINE)));
+                    }
                 }
                 // Lanes past the token hold 0, which is neither a space nor a letter or digit.
                 let space = equal(x, b' ') | within(x, b'\t', b'\r');

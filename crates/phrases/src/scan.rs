@@ -151,7 +151,10 @@ impl Scanner<'_> {
                     shared.extend_from_slice(self.lexicon.patterns(offset));
                     continue;
                 };
-                programs.extend_from_slice(triggers.alone);
+                // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
+                for &program in triggers.alone {
+                    programs.push(program);
+                }
                 let count = triggers.with_second.len() / 2;
                 if candidates.len() < kept + count {
                     candidates.resize(kept + count, (0, 0));
@@ -586,14 +589,14 @@ mod tests {
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 1);
         assert_eq!(scanner.lexicon.len(), 1);
-        // With them, every short word is kept (trying the wildcard patterns costs more than a lookup),
-        // but long words only when they have patterns.
+        // With them, every word is kept (trying the wildcard patterns costs more than a lookup), long
+        // ones up to a number of bytes (`MAX_LONG_BYTES`).
         let mut builder = MatcherBuilder::new();
         builder.add(1, Phrase::parse("refund*").unwrap(), None);
         let matcher = builder.build();
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 2);
-        assert_eq!(scanner.lexicon.len(), 302);
+        assert_eq!(scanner.lexicon.len(), 602);
     }
 
     #[test]
