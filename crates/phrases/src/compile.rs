@@ -37,6 +37,7 @@ impl MatcherBuilder {
         let seed = Seed::random();
         let mut patterns = Patterns::new(seed);
         let mut matcher = Matcher {
+            id: next_id(),
             seed,
             phrase_count: entries.len(),
             ..Matcher::default()
@@ -88,6 +89,12 @@ impl MatcherBuilder {
         matcher.literals = patterns.literals;
         matcher
     }
+}
+
+/// A new matcher's id: never 0, never repeated in the process.
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
@@ -295,6 +302,9 @@ pub struct Observed {
 /// in one array (see the program module), so that evaluating one reads few cache lines.
 #[derive(Debug, Default, Clone)]
 pub struct Matcher {
+    /// Tells its scanners' kept states from other matchers' ([`crate::ScanState`]): unique to each
+    /// matcher built or retuned in the process; 0 for the default, empty matcher.
+    pub(crate) id: u64,
     /// The seed of its maps' hash, and of its scanners' (see the hash module).
     pub(crate) seed: Seed,
     /// Patterns without wildcards, by their text.
@@ -385,6 +395,7 @@ impl Matcher {
     /// phrases. Matches are the same whatever the triggers.
     pub fn retuned(&self, observed: &Observed) -> Matcher {
         let mut matcher = self.clone();
+        matcher.id = next_id();
         let seen = |pattern: u32| observed.words.get(pattern as usize).copied().unwrap_or(0);
         matcher.choose_triggers(|pattern| (seen(pattern), self.guesses[pattern as usize]));
         matcher

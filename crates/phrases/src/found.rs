@@ -58,6 +58,11 @@ impl Found {
         }
     }
 
+    /// About how many bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>() + 4 * self.spilled.capacity()
+    }
+
     #[inline]
     fn first_entry(&self, pattern: u32) -> usize {
         (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize

@@ -270,6 +270,10 @@ impl<V: Default> InlineTable<V> {
         self.len + usize::from(self.empty.is_some())
     }
 
+    fn bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<([u64; 2], V)>()
+    }
+
     #[cfg(test)]
     fn iter(&self) -> impl Iterator<Item = (u128, &V)> {
         let full = self.entries.iter().filter(|(key, _)| *key != [0, 0]);
@@ -338,6 +342,14 @@ impl<V: Default> WordMap<V> {
 
     pub(crate) fn len(&self) -> usize {
         self.short.len() + self.long.len()
+    }
+
+    /// About how many bytes it holds: its inline table, and each long word with its entry.
+    pub(crate) fn bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(Box<str>, V)>() + 1;
+        self.short.bytes()
+            + self.long.capacity() * entry
+            + self.long.keys().map(|word| word.len()).sum::<usize>()
     }
 
     /// The words, in no particular order.

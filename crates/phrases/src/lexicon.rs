@@ -48,6 +48,11 @@ impl Lexicon {
         self.known.len()
     }
 
+    /// About how many bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.known.bytes() + 4 * self.lists.capacity() + self.word.capacity()
+    }
+
     /// Whether it holds so much that it should be replaced by a new one.
     pub(crate) fn is_full(&self) -> bool {
         self.known.len() > MAX_WORDS

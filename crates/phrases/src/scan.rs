@@ -39,6 +39,14 @@ struct TurnWords {
     stamp: u32,
 }
 
+impl TurnWords {
+    /// About how many bytes its buffers hold.
+    fn bytes(&self) -> usize {
+        16 * (self.times.capacity() + self.keys.capacity())
+            + 8 * (self.occurrences.capacity() + self.triggering.capacity())
+    }
+}
+
 /// Buffers of the search for one sequence.
 #[derive(Default)]
 struct Search {
@@ -59,9 +67,21 @@ fn resolved(offset: u64) -> u128 {
 }
 
 /// Scans calls with one [`Matcher`], keeping its buffers and the words it has looked up from one call to
-/// the next: a worker that scores many calls keeps one scanner (they are cheap; one per thread).
+/// the next: a worker that scores many calls keeps one scanner (they are cheap; one per thread), or its
+/// [`ScanState`].
 pub struct Scanner<'m> {
     matcher: &'m Matcher,
+    state: ScanState,
+}
+
+/// What a [`Scanner`] keeps from one call to the next (the words it has met, its buffers), apart from the
+/// matcher it borrows: where a borrowing scanner cannot be kept (beside its matcher, in a pool shared by
+/// threads), this is kept, and made a scanner again for each call ([`Scanner::into_state`],
+/// [`Matcher::scanner_from`]). It holds the numbers of its matcher's patterns and phrases, so with any
+/// other matcher it is not used.
+pub struct ScanState {
+    /// The id of the matcher it was made with.
+    matcher: u64,
     lexicon: Lexicon,
     /// The words per pattern counted by the lexicons it has replaced ([`Scanner::observed`]).
     forgotten: Vec<u32>,
@@ -78,6 +98,18 @@ pub struct Scanner<'m> {
     shared: Vec<u32>,
 }
 
+impl ScanState {
+    /// About how many bytes it holds: its lexicon grows with the distinct words met (up to the limits of
+    /// `lexicon.rs`), so a pool of states can drop those grown too large to be worth keeping.
+    pub fn bytes(&self) -> usize {
+        self.lexicon.bytes()
+            + 4 * (self.forgotten.capacity() + self.programs.capacity() + self.shared.capacity())
+            + 8 * self.candidates.capacity()
+            + self.words.bytes()
+            + self.found.bytes()
+    }
+}
+
 impl Matcher {
     /// Every match of every phrase in the turns of one call of `duration` seconds, sorted by turn, then by
     /// phrase id (then by the order phrases were added). A phrase matches a turn at most once. The same as
@@ -90,15 +122,30 @@ impl Matcher {
     pub fn scanner(&self) -> Scanner<'_> {
         Scanner {
             matcher: self,
-            lexicon: Lexicon::new(self.seed),
-            forgotten: Vec::new(),
-            words: TurnWords::default(),
-            found: Found::new(self.seed),
-            search: Search::default(),
-            last_hits: 0,
-            candidates: Vec::new(),
-            programs: Vec::new(),
-            shared: Vec::new(),
+            state: ScanState {
+                matcher: self.id,
+                lexicon: Lexicon::new(self.seed),
+                forgotten: Vec::new(),
+                words: TurnWords::default(),
+                found: Found::new(self.seed),
+                search: Search::default(),
+                last_hits: 0,
+                candidates: Vec::new(),
+                programs: Vec::new(),
+                shared: Vec::new(),
+            },
+        }
+    }
+
+    /// A scanner that goes on from a state kept from a scanner of this matcher, with the words it had
+    /// met; a new scanner when the state is another matcher's.
+    pub fn scanner_from(&self, state: ScanState) -> Scanner<'_> {
+        if state.matcher != self.id {
+            return self.scanner();
+        }
+        Scanner {
+            matcher: self,
+            state,
         }
     }
 }
@@ -107,17 +154,22 @@ impl Scanner<'_> {
     /// How many words of the turns it has scanned matched each pattern of its matcher, to rebuild the
     /// matcher with triggers fit for such turns ([`Matcher::retuned`]).
     pub fn observed(&self) -> Observed {
-        let mut words = self.forgotten.clone();
+        let mut words = self.state.forgotten.clone();
         words.resize(self.matcher.pattern_count(), 0);
-        self.lexicon.add_counts(&mut words);
+        self.state.lexicon.add_counts(&mut words);
         Observed { words }
     }
 
     /// Replaces the lexicon with a new one, keeping its counts of words per pattern.
     fn forget_words(&mut self) {
-        self.forgotten.resize(self.matcher.pattern_count(), 0);
-        self.lexicon.add_counts(&mut self.forgotten);
-        self.lexicon = Lexicon::new(self.matcher.seed);
+        self.state.forgotten.resize(self.matcher.pattern_count(), 0);
+        self.state.lexicon.add_counts(&mut self.state.forgotten);
+        self.state.lexicon = Lexicon::new(self.matcher.seed);
+    }
+
+    /// What it keeps for the next call, to make a scanner of again ([`Matcher::scanner_from`]).
+    pub fn into_state(self) -> ScanState {
+        self.state
     }
 
     /// As [`Matcher::scan`].
@@ -125,30 +177,30 @@ impl Scanner<'_> {
         let matcher = self.matcher;
         // As many as the last call had: calls alike have about as many hits, and growing the vector
         // from nothing takes a dozen reallocations for a call with hundreds.
-        let mut hits = Vec::with_capacity(self.last_hits);
+        let mut hits = Vec::with_capacity(self.state.last_hits);
         for (index, turn) in turns.iter().enumerate() {
-            if self.lexicon.is_full() {
+            if self.state.lexicon.is_full() {
                 self.forget_words();
             }
-            matcher.read_turn(turn, &mut self.lexicon, &mut self.words);
-            self.found.group(&self.words.occurrences);
-            let found = &self.found;
+            matcher.read_turn(turn, &mut self.state.lexicon, &mut self.state.words);
+            self.state.found.group(&self.state.words.occurrences);
+            let found = &self.state.found;
             // The phrases the turn's words trigger alone, and those whose second pattern may be present,
             // the latter without a branch per trigger: a turn has dozens, most of them passing or
             // failing at random, and a mispredicted branch costs more than the check.
             // Each trigger is written after those kept so far, and kept by counting it; the buffer
             // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
-            let programs = &mut self.programs;
+            let programs = &mut self.state.programs;
             programs.clear();
-            let candidates = &mut self.candidates;
-            let shared = &mut self.shared;
+            let candidates = &mut self.state.candidates;
+            let shared = &mut self.state.shared;
             shared.clear();
             let mut kept = 0;
-            for &offset in &self.words.triggering {
-                let Some(triggers) = self.lexicon.triggers(offset, turn.speaker) else {
+            for &offset in &self.state.words.triggering {
+                let Some(triggers) = self.state.lexicon.triggers(offset, turn.speaker) else {
                     // Patterns shared by many phrases: their triggers are read from the matcher below,
                     // once per pattern, however many words of the turn match it.
-                    shared.extend_from_slice(self.lexicon.patterns(offset));
+                    shared.extend_from_slice(self.state.lexicon.patterns(offset));
                     continue;
                 };
                 // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
@@ -201,9 +253,13 @@ impl Scanner<'_> {
                 if !program.in_windows(turn.start, duration) {
                     continue;
                 }
-                if let Some((start, end)) =
-                    evaluate(program, turn, &self.words, found, &mut self.search)
-                {
+                if let Some((start, end)) = evaluate(
+                    program,
+                    turn,
+                    &self.state.words,
+                    found,
+                    &mut self.state.search,
+                ) {
                     hits.push(Hit {
                         phrase: program.id(),
                         turn: index,
@@ -213,7 +269,7 @@ impl Scanner<'_> {
                 }
             }
         }
-        self.last_hits = hits.len();
+        self.state.last_hits = hits.len();
         hits
     }
 }
@@ -476,16 +532,16 @@ mod tests {
         .collect();
         let mut scanner = matcher.scanner();
         // Both the table of the turn's patterns and the lexicon's marks of the turn wrap around.
-        scanner.found.stamp = u32::MAX - 1;
-        scanner.words.stamp = u32::MAX - 2;
+        scanner.state.found.stamp = u32::MAX - 1;
+        scanner.state.words.stamp = u32::MAX - 2;
         let found: Vec<(usize, u32)> = scanner
             .scan(&turns, 10.0)
             .iter()
             .map(|h| (h.turn, h.phrase))
             .collect();
         assert_eq!(found, [(0, 1), (0, 2), (2, 1), (4, 2)]);
-        assert_eq!(scanner.found.stamp, 4);
-        assert_eq!(scanner.words.stamp, 3);
+        assert_eq!(scanner.state.found.stamp, 4);
+        assert_eq!(scanner.state.words.stamp, 3);
         // The same hits again, with the stamps past the wrap.
         let again: Vec<(usize, u32)> = scanner
             .scan(&turns, 10.0)
@@ -542,9 +598,13 @@ mod tests {
         assert_eq!(got, expected);
         // The word's list holds its pattern, not its 80 triggers.
         let key = crate::hash::inline_key("zz").unwrap();
-        let offset = scanner.lexicon.offset_of_key(key, &matcher);
-        assert!(scanner.lexicon.triggers(offset, Speaker::Agent).is_none());
-        assert_eq!(scanner.lexicon.patterns(offset).len(), 1);
+        let offset = scanner.state.lexicon.offset_of_key(key, &matcher);
+        assert!(scanner
+            .state
+            .lexicon
+            .triggers(offset, Speaker::Agent)
+            .is_none());
+        assert_eq!(scanner.state.lexicon.patterns(offset).len(), 1);
     }
 
     #[test]
@@ -566,9 +626,9 @@ mod tests {
                 (0..40).collect::<Vec<_>>()
             );
             assert!(
-                scanner.programs.capacity() < 1000,
+                scanner.state.programs.capacity() < 1000,
                 "{}",
-                scanner.programs.capacity()
+                scanner.state.programs.capacity()
             );
         }
     }
@@ -588,7 +648,7 @@ mod tests {
         let matcher = builder.build();
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 1);
-        assert_eq!(scanner.lexicon.len(), 1);
+        assert_eq!(scanner.state.lexicon.len(), 1);
         // With them, every word is kept (trying the wildcard patterns costs more than a lookup), long
         // ones up to a number of bytes (`MAX_LONG_BYTES`).
         let mut builder = MatcherBuilder::new();
@@ -596,7 +656,55 @@ mod tests {
         let matcher = builder.build();
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 2);
-        assert_eq!(scanner.lexicon.len(), 602);
+        assert_eq!(scanner.state.lexicon.len(), 602);
+    }
+
+    #[test]
+    fn a_kept_state_goes_on_with_its_words_and_only_with_its_matcher() {
+        let mut builder = MatcherBuilder::new();
+        builder.add(1, Phrase::parse("refund*").unwrap(), None);
+        builder.add(
+            2,
+            Phrase::parse("money back").unwrap(),
+            Some(Speaker::Client),
+        );
+        let matcher = builder.build();
+        let first = [Turn::new(
+            Speaker::Client,
+            0.0,
+            1.0,
+            "a refund or my money back",
+        )];
+        let second = [Turn::new(
+            Speaker::Client,
+            0.0,
+            1.0,
+            "refunded, money back, fine",
+        )];
+        let mut scanner = matcher.scanner();
+        let hits = scanner.scan(&first, 1.0);
+        assert_eq!(hits.iter().map(|h| h.phrase).collect::<Vec<_>>(), [1, 2]);
+        let state = scanner.into_state();
+        assert_eq!(state.lexicon.len(), 6);
+        let bytes = state.bytes();
+        assert!(bytes > 0);
+        // With its matcher: the words met before are still known, and the hits are a new scanner's.
+        let mut scanner = matcher.scanner_from(state);
+        assert_eq!(scanner.scan(&second, 1.0), matcher.scan(&second, 1.0));
+        assert_eq!(scanner.state.lexicon.len(), 8);
+        assert!(scanner.observed().words.iter().sum::<u32>() >= 4);
+        // With another matcher, even one retuned from it (its triggers renumbered), it starts afresh.
+        let retuned = matcher.retuned(&scanner.observed());
+        let state = scanner.into_state();
+        let mut other = retuned.scanner_from(state);
+        assert_eq!(other.state.lexicon.len(), 0);
+        assert_eq!(other.scan(&second, 1.0), matcher.scan(&second, 1.0));
+        let mut builder = MatcherBuilder::new();
+        builder.add(7, Phrase::parse("fine").unwrap(), None);
+        let unrelated = builder.build();
+        let mut other = unrelated.scanner_from(other.into_state());
+        assert_eq!(other.state.lexicon.len(), 0);
+        assert_eq!(other.scan(&second, 1.0).len(), 1);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, Scanner, Speaker, Turn};
+use parking_lot::Mutex;
+use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, ScanState, Speaker, Turn};
 
 use super::definition::{Category, Definition};
 use crate::model::{AppScores, CategoryScore};
@@ -35,11 +36,23 @@ pub struct PhraseText {
     pub speaker: Option<Speaker>,
 }
 
+/// How many scanners' states an application keeps for its next calls: about as many as score calls with
+/// it at once.
+const KEPT_SCANNERS: usize = 4;
+
+/// The largest scanner's state kept. The words of a company's calls (tens of thousands) take a few MB; a
+/// state grown past this, by transcripts of endless distinct words, is dropped rather than kept.
+const MAX_KEPT_BYTES: usize = 8 << 20;
+
 /// A compiled application.
 pub struct CompiledApp {
     pub app: String,
     pub revision: String,
     matcher: Matcher,
+    /// The states of scanners of `matcher` that have scanned calls, for the next calls: a scanner learns
+    /// each word's patterns the first time it meets it, and most words of a call were met in the calls
+    /// before (docs/phrases.md, How matching is fast).
+    scanners: Mutex<Vec<ScanState>>,
     /// Node 0 is the application; every parent comes before its children (depth first, names in order).
     nodes: Vec<Node>,
     /// By phrase id.
@@ -60,6 +73,7 @@ impl CompiledApp {
             app: app.to_string(),
             revision: revision.to_string(),
             matcher: MatcherBuilder::new().build(),
+            scanners: Mutex::new(Vec::new()),
             nodes: vec![Node {
                 path: String::new(),
                 kind: NodeKind::Parent {
@@ -123,14 +137,33 @@ impl CompiledApp {
         indexes
     }
 
-    /// The matcher of all the application's phrases (for a worker that keeps a [`Scanner`]).
+    /// The matcher of all the application's phrases.
     pub fn matcher(&self) -> &Matcher {
         &self.matcher
     }
 
-    /// A scanner of this application's matcher, reusable across calls.
-    pub fn scanner(&self) -> Scanner<'_> {
-        self.matcher.scanner()
+    /// The hits of the application's phrases in a call, by a scanner that goes on from a kept state
+    /// when one is free, and whose state is kept afterwards when there is room and it is not too large.
+    fn scan(&self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+        let kept = self.scanners.lock().pop();
+        let mut scanner = match kept {
+            Some(state) => self.matcher.scanner_from(state),
+            None => self.matcher.scanner(),
+        };
+        let hits = scanner.scan(turns, duration);
+        let state = scanner.into_state();
+        if state.bytes() <= MAX_KEPT_BYTES {
+            let mut kept = self.scanners.lock();
+            if kept.len() < KEPT_SCANNERS {
+                kept.push(state);
+            }
+        }
+        hits
+    }
+
+    /// How many scanners' states it keeps.
+    pub fn kept_scanners(&self) -> usize {
+        self.scanners.lock().len()
     }
 
     /// The application's nodes: node 0 is the application, then every category, parents first.
@@ -150,7 +183,7 @@ impl CompiledApp {
 
     /// The call's score in every category at every level, and '' for the application.
     pub fn score(&self, turns: &[Turn], duration: f64) -> AppScores {
-        self.score_hits(&self.matcher.scan(turns, duration))
+        self.score_hits(&self.scan(turns, duration))
     }
 
     /// [`score`](Self::score) from the hits of a scan by this application's matcher.
@@ -160,7 +193,7 @@ impl CompiledApp {
 
     /// The scores with every leaf's phrase matches (for `/appmatches`).
     pub fn evaluate(&self, turns: &[Turn], duration: f64) -> Evaluation {
-        self.evaluate_hits(&self.matcher.scan(turns, duration))
+        self.evaluate_hits(&self.scan(turns, duration))
     }
 
     fn evaluate_hits(&self, hits: &[Hit]) -> Evaluation {
@@ -248,6 +281,39 @@ mod tests {
             ),
             Turn::new(Speaker::Client, 12.0, 15.0, "Hello? Refund please"),
         ]
+    }
+
+    #[test]
+    fn calls_scored_at_once_share_a_few_kept_scanners_and_score_alike() {
+        let compiled = std::sync::Arc::new(app(json!({"categories": {
+            "Greeting": {"phrases": ["thank* for calling", {"text": "hello", "speaker": "agent"}]},
+            "Refund": {"phrases": [{"text": "refund", "speaker": "client"}, "-no premium"]}
+        }})));
+        assert_eq!(compiled.kept_scanners(), 0);
+        let expected = compiled.score(&call(), 15.0);
+        assert_eq!(compiled.kept_scanners(), 1);
+        assert_eq!(score_of(&expected, "Refund"), (2, true, 1.0));
+        // Eight threads scoring at once, each call by a kept scanner or a new one: the same scores, and
+        // no more states kept than the limit.
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let compiled = compiled.clone();
+                std::thread::spawn(move || {
+                    (0..50)
+                        .map(|_| compiled.score(&call(), 15.0).categories)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for thread in threads {
+            for categories in thread.join().unwrap() {
+                assert_eq!(categories, expected.categories);
+            }
+        }
+        assert!((1..=KEPT_SCANNERS).contains(&compiled.kept_scanners()));
+        // The scorecard's evaluation goes through the same scanners.
+        let evaluation = compiled.evaluate(&call(), 15.0);
+        assert_eq!(evaluation.scores.categories, expected.categories);
     }
 
     #[test]
