@@ -84,31 +84,16 @@ fn main() {
     );
     // A new scanner for every call, which learns every word of the call anew: what keeping a
     // scanner's state from one call to the next saves.
-    let (fresh, fresh_wall) = {
-        let (mut results, mut wall_results) = (Vec::new(), Vec::new());
-        for run in 0..runs {
-            let clock = Clock::start();
-            let mut hits = 0;
-            for call in &calls {
-                hits += std::hint::black_box(matcher.scan(&call.turns, call.duration)).len();
-            }
-            let (seconds, wall) = clock.seconds();
-            assert_eq!(hits, hit_count, "a new scanner per call found other hits");
-            eprintln!(
-                "a new scanner per call, run {}: {seconds:.2} s on the CPU ({wall:.2} s), {:.1} MB/s",
-                run + 1,
-                bytes as f64 / 1e6 / seconds
-            );
-            results.push(bytes as f64 / 1e6 / seconds);
-            wall_results.push(bytes as f64 / 1e6 / wall);
-        }
-        results.sort_by(f64::total_cmp);
-        wall_results.sort_by(f64::total_cmp);
-        (
-            results[results.len() / 2],
-            wall_results[wall_results.len() / 2],
-        )
-    };
+    let (fresh, fresh_wall, fresh_hits) = timed_runs(runs, bytes, "a new scanner per call", || {
+        calls
+            .iter()
+            .map(|call| std::hint::black_box(matcher.scan(&call.turns, call.duration)).len())
+            .sum()
+    });
+    assert_eq!(
+        fresh_hits, hit_count,
+        "a new scanner per call found other hits"
+    );
 
     // The naive way on the first calls, and both must find the same hits there.
     let mut order: Vec<usize> = (0..phrases.len()).collect();
@@ -215,14 +200,27 @@ fn measure(
     }
     // Every run with the warmed-up scanner, as a worker keeps one: the words it has learnt are most of
     // the calls' words, as in a company's calls.
+    timed_runs(runs, bytes, what, || {
+        calls
+            .iter()
+            .map(|call| std::hint::black_box(scanner.scan(&call.turns, call.duration)).len())
+            .sum()
+    })
+}
+
+/// Runs `scan_all` (a scan of all the calls, `bytes` of text, giving its number of hits) `runs` times:
+/// the median MB/s of CPU time and of wall-clock time, and the hits of the last run.
+fn timed_runs(
+    runs: usize,
+    bytes: usize,
+    what: &str,
+    mut scan_all: impl FnMut() -> usize,
+) -> (f64, f64, usize) {
     let (mut results, mut wall_results) = (Vec::new(), Vec::new());
     let mut hit_count = 0;
     for run in 0..runs {
         let clock = Clock::start();
-        hit_count = 0;
-        for call in calls {
-            hit_count += std::hint::black_box(scanner.scan(&call.turns, call.duration)).len();
-        }
+        hit_count = scan_all();
         let (seconds, wall) = clock.seconds();
         eprintln!(
             "{what}, run {}: {seconds:.2} s on the CPU ({wall:.2} s), {:.1} MB/s",
