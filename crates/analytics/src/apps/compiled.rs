@@ -3,8 +3,10 @@
 //! flattened in path order to add the leaf scores up bottom-up.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, ScanState, Speaker, Turn};
 
 use super::definition::{Category, Definition};
@@ -44,11 +46,20 @@ const KEPT_SCANNERS: usize = 4;
 /// state grown past this, by transcripts of endless distinct words, is dropped rather than kept.
 const MAX_KEPT_BYTES: usize = 8 << 20;
 
+/// After how many turns scanned an application's matcher is retuned, once, to the patterns its scanners
+/// met: a few hundred calls show which words are frequent in the company's calls.
+const RETUNE_AFTER_TURNS: usize = 20_000;
+
 /// A compiled application.
 pub struct CompiledApp {
     pub app: String,
     pub revision: String,
-    matcher: Matcher,
+    /// The matcher as built, then retuned ([`phrases::Matcher::retuned`]) once `retune_after` turns have
+    /// been scanned: the same hits, its phrases triggered by the patterns least frequent in those turns.
+    matcher: RwLock<Arc<Matcher>>,
+    scanned_turns: AtomicUsize,
+    retune_after: usize,
+    retuned: AtomicBool,
     /// The states of scanners of `matcher` that have scanned calls, for the next calls: a scanner learns
     /// each word's patterns the first time it meets it, and most words of a call were met in the calls
     /// before (docs/phrases.md, How matching is fast).
@@ -72,7 +83,10 @@ impl CompiledApp {
         let mut compiled = CompiledApp {
             app: app.to_string(),
             revision: revision.to_string(),
-            matcher: MatcherBuilder::new().build(),
+            matcher: RwLock::new(Arc::new(MatcherBuilder::new().build())),
+            scanned_turns: AtomicUsize::new(0),
+            retune_after: RETUNE_AFTER_TURNS,
+            retuned: AtomicBool::new(false),
             scanners: Mutex::new(Vec::new()),
             nodes: vec![Node {
                 path: String::new(),
@@ -85,7 +99,7 @@ impl CompiledApp {
         let mut builder = MatcherBuilder::new();
         let children = compiled.add_children("", &definition.categories, &mut builder);
         compiled.nodes[0].kind = NodeKind::Parent { children };
-        compiled.matcher = builder.build();
+        compiled.matcher = RwLock::new(Arc::new(builder.build()));
         compiled
     }
 
@@ -137,20 +151,31 @@ impl CompiledApp {
         indexes
     }
 
-    /// The matcher of all the application's phrases.
-    pub fn matcher(&self) -> &Matcher {
-        &self.matcher
+    /// The matcher of all the application's phrases: as built, or retuned once enough turns were
+    /// scanned.
+    pub fn matcher(&self) -> Arc<Matcher> {
+        self.matcher.read().clone()
     }
 
     /// The hits of the application's phrases in a call, by a scanner that goes on from a kept state
     /// when one is free, and whose state is kept afterwards when there is room and it is not too large.
+    /// The call that brings the turns scanned to `retune_after` retunes the matcher to what its scanner
+    /// met; the states of the matcher as built are then dropped as they come back (a state serves only
+    /// its own matcher).
     fn scan(&self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+        let matcher = self.matcher();
         let kept = self.scanners.lock().pop();
         let mut scanner = match kept {
-            Some(state) => self.matcher.scanner_from(state),
-            None => self.matcher.scanner(),
+            Some(state) => matcher.scanner_from(state),
+            None => matcher.scanner(),
         };
         let hits = scanner.scan(turns, duration);
+        let scanned = self.scanned_turns.fetch_add(turns.len(), Ordering::Relaxed) + turns.len();
+        if scanned >= self.retune_after && !self.retuned.swap(true, Ordering::Relaxed) {
+            let retuned = matcher.retuned(&scanner.observed());
+            *self.matcher.write() = Arc::new(retuned);
+            return hits;
+        }
         let state = scanner.into_state();
         if state.bytes() <= MAX_KEPT_BYTES {
             let mut kept = self.scanners.lock();
@@ -314,6 +339,34 @@ mod tests {
         // The scorecard's evaluation goes through the same scanners.
         let evaluation = compiled.evaluate(&call(), 15.0);
         assert_eq!(evaluation.scores.categories, expected.categories);
+    }
+
+    #[test]
+    fn the_matcher_is_retuned_once_after_enough_turns_and_scores_alike() {
+        let mut compiled = app(json!({"categories": {
+            "Greeting": {"phrases": ["thank* for calling", {"text": "hello", "speaker": "agent"}]},
+            "Refund": {"phrases": [{"text": "refund", "speaker": "client"}, "-no premium"]}
+        }}));
+        // Three calls of four turns: the third brings the turns to 12.
+        compiled.retune_after = 10;
+        let built = compiled.matcher();
+        let expected = compiled.score(&call(), 15.0);
+        assert_eq!(compiled.score(&call(), 15.0), expected);
+        assert!(Arc::ptr_eq(&built, &compiled.matcher()));
+        assert_eq!(compiled.score(&call(), 15.0), expected);
+        let retuned = compiled.matcher();
+        assert!(!Arc::ptr_eq(&built, &retuned));
+        assert_eq!(retuned.len(), built.len());
+        // The retuning call's state, of the matcher as built, is not kept; the next call starts a new
+        // state of the retuned matcher, which is kept.
+        assert_eq!(compiled.kept_scanners(), 0);
+        for _ in 0..3 {
+            assert_eq!(compiled.score(&call(), 15.0), expected);
+        }
+        assert_eq!(compiled.kept_scanners(), 1);
+        // Once only.
+        assert!(Arc::ptr_eq(&retuned, &compiled.matcher()));
+        assert_eq!(compiled.evaluate(&call(), 15.0).scores, expected);
     }
 
     #[test]
