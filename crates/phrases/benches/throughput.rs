@@ -10,11 +10,11 @@
 //!
 //! The compiled matcher scans all the calls in each run with one scanner, warmed up on a tenth of them
 //! first, as a worker keeps one (an application keeps its scanners' states from call to call); the figure
-//! is the median run. Beside it, a new scanner for every call, which learns every word of each call anew. It is measured as built, then retuned to the
-//! patterns a scanner met in that tenth (`Matcher::retuned`), as a worker would after its first calls; both
-//! must find the same hits. The naive way scans only the first calls
-//! (200 KB: at a few KB/s it takes half a minute), and both must find the same hits there, or the bench
-//! fails. Times are the thread's time on the CPU (from /proc/thread-self/schedstat), so that the figures
+//! is the median run. It is measured as built, then retuned to the patterns a scanner met in that tenth
+//! (`Matcher::retuned`), as an application is after its first calls; both must find the same hits. Beside
+//! them, a new scanner for every call, which learns every word of each call anew. The naive way scans
+//! only the first calls (200 KB: at a few KB/s it takes half a minute), and both must find the same hits
+//! there, or the bench fails. Times are the thread's time on the CPU (from /proc/thread-self/schedstat), so that the figures
 //! hold on a machine shared with other work; the wall-clock figures are printed beside them.
 //!
 //! Environment: `PHRASES_BENCH_PHRASES` (10,000), `PHRASES_BENCH_MB` (the text scanned per run, 50),

@@ -91,6 +91,16 @@ impl MatcherBuilder {
     }
 }
 
+/// The matcher of phrases written as text, each for both speakers, with ids from 0 in order (for tests).
+#[cfg(test)]
+pub(crate) fn matcher_of(phrases: &[&str]) -> Matcher {
+    let mut builder = MatcherBuilder::new();
+    for (i, text) in phrases.iter().enumerate() {
+        builder.add(i as u32, Phrase::parse(text).unwrap(), None);
+    }
+    builder.build()
+}
+
 /// A new matcher's id: never 0, never repeated in the process.
 fn next_id() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -411,17 +421,9 @@ mod tests {
         program::Program::at(&m.program, t.program()).index()
     }
 
-    fn build(phrases: &[&str]) -> Matcher {
-        let mut builder = MatcherBuilder::new();
-        for (i, text) in phrases.iter().enumerate() {
-            builder.add(i as u32, Phrase::parse(text).unwrap(), None);
-        }
-        builder.build()
-    }
-
     #[test]
     fn patterns_are_shared_and_indexed_by_kind() {
-        let m = build(&["refund please", "refund* | *fund", "re?und & *un* & x"]);
+        let m = matcher_of(&["refund please", "refund* | *fund", "re?und & *un* & x"]);
         // refund, please, refund*, *fund, re?und, *un*, x
         assert_eq!(m.trigger_starts.len(), 8);
         assert_eq!(m.literals.len(), 3);
@@ -474,7 +476,7 @@ mod tests {
 
     #[test]
     fn a_pattern_few_phrases_use_triggers_before_a_longer_shared_one() {
-        let m = build(&["account xy", "account* zq | account hi", "account", "xy zq"]);
+        let m = matcher_of(&["account xy", "account* zq | account hi", "account", "xy zq"]);
         let number = |text: &str| *m.literals.get(text).unwrap();
         let triggered = |pattern: u32| {
             m.triggered(pattern)
@@ -498,7 +500,7 @@ mod tests {
     #[test]
     fn a_retuned_matcher_is_triggered_by_the_patterns_seen_least() {
         use crate::Turn;
-        let m = build(&["refund please", "please help", "refund policy"]);
+        let m = matcher_of(&["refund please", "please help", "refund policy"]);
         let number = |text: &str| *m.literals.get(text).unwrap();
         let triggered = |m: &Matcher, pattern: u32| {
             m.triggered(pattern)

@@ -344,12 +344,11 @@ impl<V: Default> WordMap<V> {
         self.short.len() + self.long.len()
     }
 
-    /// About how many bytes it holds: its inline table, and each long word with its entry.
-    pub(crate) fn bytes(&self) -> usize {
+    /// About how many bytes its tables hold, leaving out the bytes of the long words themselves (their
+    /// owner counts those as it adds them: summing them here would walk every long word).
+    pub(crate) fn table_bytes(&self) -> usize {
         let entry = std::mem::size_of::<(Box<str>, V)>() + 1;
-        self.short.bytes()
-            + self.long.capacity() * entry
-            + self.long.keys().map(|word| word.len()).sum::<usize>()
+        self.short.bytes() + self.long.capacity() * entry
     }
 
     /// The words, in no particular order.

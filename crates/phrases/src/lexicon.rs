@@ -50,7 +50,10 @@ impl Lexicon {
 
     /// About how many bytes it holds.
     pub(crate) fn bytes(&self) -> usize {
-        self.known.bytes() + 4 * self.lists.capacity() + self.word.capacity()
+        self.known.table_bytes()
+            + self.long_bytes
+            + 4 * self.lists.capacity()
+            + self.word.capacity()
     }
 
     /// Whether it holds so much that it should be replaced by a new one.

@@ -511,6 +511,7 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
 
 #[cfg(test)]
 mod tests {
+    use crate::compile::matcher_of;
     use crate::{MatcherBuilder, Phrase, Speaker, Turn};
 
     #[test]
@@ -553,9 +554,7 @@ mod tests {
 
     #[test]
     fn counts_survive_a_new_lexicon() {
-        let mut builder = MatcherBuilder::new();
-        builder.add(1, Phrase::parse("please").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = matcher_of(&["please"]);
         let turns = [Turn::new(Speaker::Client, 0.0, 1.0, "please, please help")];
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 1.0).len(), 1);
@@ -643,17 +642,13 @@ mod tests {
         ];
         // Without wildcard patterns, looking a word up again is as cheap as the lexicon: only the words
         // with patterns are kept.
-        let mut builder = MatcherBuilder::new();
-        builder.add(1, Phrase::parse("refund").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = matcher_of(&["refund"]);
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 1);
         assert_eq!(scanner.state.lexicon.len(), 1);
         // With them, every word is kept (trying the wildcard patterns costs more than a lookup), long
         // ones up to a number of bytes (`MAX_LONG_BYTES`).
-        let mut builder = MatcherBuilder::new();
-        builder.add(1, Phrase::parse("refund*").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = matcher_of(&["refund*"]);
         let mut scanner = matcher.scanner();
         assert_eq!(scanner.scan(&turns, 2.0).len(), 2);
         assert_eq!(scanner.state.lexicon.len(), 602);
@@ -699,9 +694,7 @@ mod tests {
         let mut other = retuned.scanner_from(state);
         assert_eq!(other.state.lexicon.len(), 0);
         assert_eq!(other.scan(&second, 1.0), matcher.scan(&second, 1.0));
-        let mut builder = MatcherBuilder::new();
-        builder.add(7, Phrase::parse("fine").unwrap(), None);
-        let unrelated = builder.build();
+        let unrelated = matcher_of(&["fine"]);
         let mut other = unrelated.scanner_from(other.into_state());
         assert_eq!(other.state.lexicon.len(), 0);
         assert_eq!(other.scan(&second, 1.0).len(), 1);
