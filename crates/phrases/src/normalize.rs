@@ -77,7 +77,7 @@ pub(crate) enum Token {
 /// trimmed a byte lane at a time in parallel (SIMD within a register: each lane holds an ASCII byte,
 /// below 128, so no sum in these checks carries into the next lane), then shifted to its first letter or
 /// digit and cut after its last, which is the word's inline key. A longer token takes a loop.
-#[inline]
+#[inline(always)]
 pub(crate) fn ascii_token(bytes: &[u8]) -> Token {
     match bytes.len() {
         0..=8 => lanes64::token(load64(bytes), bytes.len()),

@@ -13,6 +13,9 @@
 const START_WINDOW: u32 = 1 << 31;
 const END_WINDOW: u32 = 1 << 30;
 const WINDOWS: u32 = START_WINDOW | END_WINDOW;
+/// Set in the second number when the phrase is one word pattern anywhere in the turn (one alternative of
+/// one sequence of one pattern, without `^` or `$`): its last number is that pattern.
+const ONE_WORD: u32 = 1 << 29;
 /// A sequence's flags, in its header above its number of patterns.
 const STARTS: u32 = 1 << 24;
 const ENDS: u32 = 1 << 25;
@@ -28,7 +31,7 @@ pub(crate) fn write<'a>(
     windows: (Option<f64>, Option<f64>),
     seqs: impl IntoIterator<Item = Seq<'a>>,
 ) {
-    assert!(index < END_WINDOW, "more than 2^30 phrases");
+    assert!(index < ONE_WORD, "more than 2^29 phrases");
     let at = out.len();
     let flags = match windows {
         (None, None) => 0,
@@ -43,6 +46,7 @@ pub(crate) fn write<'a>(
             out.extend([bits as u32, (bits >> 32) as u32]);
         }
     }
+    let first_seq = out.len();
     for seq in seqs {
         let count = u32::try_from(seq.patterns.len())
             .ok()
@@ -56,6 +60,9 @@ pub(crate) fn write<'a>(
         out.extend_from_slice(seq.patterns);
     }
     out[at + 2] = (out.len() - at) as u32;
+    if out.len() == first_seq + 3 && out[first_seq] == (1 | CLOSES) {
+        out[at + 1] |= ONE_WORD;
+    }
 }
 
 /// A phrase's program, read from its offset.
@@ -82,7 +89,13 @@ impl<'a> Program<'a> {
     /// Its index among the matcher's phrases.
     #[cfg(test)]
     pub(crate) fn index(self) -> u32 {
-        self.words[1] & !WINDOWS
+        self.words[1] & !(WINDOWS | ONE_WORD)
+    }
+
+    /// The pattern of a phrase that is one word pattern anywhere in the turn.
+    #[inline]
+    pub(crate) fn one_word(self) -> Option<u32> {
+        (self.words[1] & ONE_WORD != 0).then(|| self.words[self.words.len() - 1])
     }
 
     fn f64_at(self, at: usize) -> f64 {
@@ -189,6 +202,30 @@ mod tests {
         let e = Program::at(&end, 0);
         assert!(e.in_windows(40.0, 100.0) && !e.in_windows(39.9, 100.0));
         assert!(e.in_windows(0.0, 50.0));
+        assert_eq!((empty.one_word(), p.one_word()), (None, None));
+        // One word pattern anywhere, with or without windows; anchored, or one of two, it is not.
+        let one = |starts: bool, windows: (Option<f64>, Option<f64>), closes: bool| {
+            let mut out = vec![0];
+            let seq = |patterns: &'static [u32], closes: bool| Seq {
+                starts,
+                ends: false,
+                closes,
+                within: 1,
+                patterns,
+            };
+            let mut seqs = vec![seq(&[8], closes)];
+            if !closes {
+                seqs.push(seq(&[9], true));
+            }
+            write(&mut out, 5, 6, windows, seqs);
+            let program = Program::at(&out, 1);
+            assert_eq!(program.index(), 6);
+            program.one_word()
+        };
+        assert_eq!(one(false, (None, None), true), Some(8));
+        assert_eq!(one(false, (Some(3.0), Some(4.0)), true), Some(8));
+        assert_eq!(one(true, (None, None), true), None);
+        assert_eq!(one(false, (None, None), false), None);
         let seqs: Vec<_> = p
             .seqs()
             .map(|s| (s.starts, s.ends, s.closes, s.within, s.patterns.to_vec()))

@@ -395,6 +395,13 @@ fn evaluate(
             .copied()
             .unwrap_or((turn.start, turn.end))
     };
+    if let Some(pattern) = program.one_word() {
+        // The most common phrase: its pattern's first position.
+        return found
+            .positions_of(pattern)
+            .first()
+            .map(|&position| time(position));
+    }
     // Whether a sequence of the current alternative is missing: skip to the alternative's end.
     let mut missing = false;
     for seq in program.seqs() {
