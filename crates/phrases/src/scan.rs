@@ -473,6 +473,27 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
     if list.is_empty() {
         return false;
     }
+    if k == 2 {
+        // Two patterns (most sequences of several): the first position with a second one after it within
+        // reach, and that second one, in one pass over both lists.
+        let mut j = 0;
+        for &p in found.positions_of(patterns[0]) {
+            if seq.starts && p != 0 {
+                return false;
+            }
+            while j < list.len() && list[j] <= p {
+                j += 1;
+            }
+            let Some(&q) = list.get(j) else {
+                return false;
+            };
+            if q - p <= seq.within {
+                search.chosen.extend([p, q]);
+                return true;
+            }
+        }
+        return false;
+    }
     if search.reachable.len() < k - 1 {
         search.reachable.resize_with(k - 1, Vec::new);
     }
