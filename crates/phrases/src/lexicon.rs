@@ -114,17 +114,16 @@ impl Lexicon {
     /// patterns, and whether it has triggers and the turn had not read it yet.
     #[inline]
     pub(crate) fn read(&mut self, offset: u64, stamp: u32) -> (&[u32], bool) {
-        let at = offset as usize;
-        let list = &mut self.lists[at..];
-        list[READS] = list[READS].saturating_add(1);
-        let first_in_turn = list[STAMP] != stamp;
-        list[STAMP] = stamp;
-        let triggers = list[TRIGGERS] != 0;
-        let count = list[PATTERNS] as usize;
-        (
-            &list[PATTERNS + 1..PATTERNS + 1 + count],
-            first_in_turn && triggers,
-        )
+        // The head taken apart at once: one check of the list's length where each number read by its
+        // index had its own.
+        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[offset as usize..]
+        else {
+            unreachable!("a list holds its head");
+        };
+        *reads = reads.saturating_add(1);
+        let first_in_turn = *last_stamp != stamp;
+        *last_stamp = stamp;
+        (&rest[..*count as usize], first_in_turn && *triggers != 0)
     }
 
     /// Forgets which turn read each word last (when the turns' stamps wrap around).
@@ -188,6 +187,8 @@ const READS: usize = 0;
 const STAMP: usize = 1;
 const TRIGGERS: usize = 2;
 const PATTERNS: usize = 3;
+// `Lexicon::read` takes a head apart in this order.
+const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3);
 
 /// In place of how many numbers a word's triggers take: its patterns trigger more than
 /// [`MAX_COPIED`] phrases, which are not copied. A word's list then stays about as short as its patterns,
