@@ -44,6 +44,8 @@ pub(crate) struct Found {
     /// Bit `p % 2048` set for each pattern `p` found: a set that fits in a few cache lines, so that the
     /// many triggers whose second pattern is absent are told so without a probe of the table.
     present: [u64; PRESENT_WORDS],
+    /// Whether a pattern of the turn occurs more than [`INLINE`] times.
+    spills: bool,
 }
 
 impl Found {
@@ -55,6 +57,7 @@ impl Found {
             shift: 64 - MIN_ENTRIES.trailing_zeros(),
             spilled: Vec::new(),
             present: [0; PRESENT_WORDS],
+            spills: false,
         }
     }
 
@@ -91,43 +94,63 @@ impl Found {
         }
     }
 
-    /// Forgets the last turn and groups the occurrences of this one, `(pattern, position)` by ascending
-    /// position, by pattern: in one pass, each position into its pattern's entry, as most patterns occur
-    /// once or twice in a turn; only when one occurs more often, two more passes gather its positions.
-    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
+    /// Forgets the last turn and makes room for this one's occurrences, `occurrences` (pattern, position)
+    /// pairs that [`Self::add`] then groups by pattern as they are read, by ascending position: each
+    /// position goes into its pattern's entry, as most patterns occur once or twice in a turn; only when
+    /// one occurs more often ([`Self::spills`]) do two more passes gather its positions.
+    pub(crate) fn start(&mut self, occurrences: usize) {
         self.present = [0; PRESENT_WORDS];
+        self.spills = false;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.entries.iter_mut().for_each(|entry| entry.stamp = 0);
             self.stamp = 1;
         }
         // At most half full, so that a probe ends soon.
-        let needed = (occurrences.len() * 2).next_power_of_two().max(MIN_ENTRIES);
+        let needed = (occurrences * 2).next_power_of_two().max(MIN_ENTRIES);
         // Grown for the turn, or shrunk back after a very long one.
         if needed > self.entries.len() || self.entries.len() > (needed * 64).max(1 << 16) {
             self.entries = vec![Entry::default(); needed];
             self.shift = 64 - needed.trailing_zeros();
         }
-        let mut spills = false;
-        for &(pattern, position) in occurrences {
-            let i = self.slot(pattern);
-            let entry = &mut self.entries[i];
-            match entry.positions.get_mut(entry.count as usize) {
-                Some(slot) => *slot = position,
-                None => spills = true,
-            }
-            entry.count += 1;
+    }
+
+    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for).
+    #[inline]
+    pub(crate) fn add(&mut self, pattern: u32, position: u32) {
+        let i = self.slot(pattern);
+        let entry = &mut self.entries[i];
+        match entry.positions.get_mut(entry.count as usize) {
+            Some(slot) => *slot = position,
+            None => self.spills = true,
         }
-        if spills {
+        entry.count += 1;
+    }
+
+    /// Whether a pattern occurs more often than an entry holds, so that all the turn's occurrences must be
+    /// given to [`Self::spill`].
+    #[inline]
+    pub(crate) fn spills(&self) -> bool {
+        self.spills
+    }
+
+    /// [`Self::start`], [`Self::add`] for each occurrence and [`Self::spill`] if needed.
+    #[cfg(test)]
+    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
+        self.start(occurrences.len());
+        for &(pattern, position) in occurrences {
+            self.add(pattern, position);
+        }
+        if self.spills() {
             self.spill(occurrences);
         }
     }
 
-    /// Gathers in `spilled` the positions of the patterns found more than [`INLINE`] times: a range of
-    /// their count for each such pattern, then each of its positions in turn, `positions[0]` counting
-    /// where the next goes.
+    /// Gathers in `spilled` the positions of the patterns found more than [`INLINE`] times, from all the
+    /// turn's occurrences as added: a range of their count for each such pattern, then each of its
+    /// positions in turn, `positions[0]` counting where the next goes.
     #[cold]
-    fn spill(&mut self, occurrences: &[(u32, u32)]) {
+    pub(crate) fn spill(&mut self, occurrences: &[(u32, u32)]) {
         let mut total = 0;
         for &(pattern, _) in occurrences {
             let i = self.slot(pattern);

@@ -70,11 +70,14 @@ impl Lexicon {
         self.known.touch(key)
     }
 
-    /// Reads the first number of the list at `offset` (or nothing for [`NO_PATTERNS`]), so that it is in
-    /// the cache when read.
+    /// How many patterns the word at `offset` has (none for [`NO_PATTERNS`]); this reads the list's head,
+    /// so that it is in the cache when read.
     #[inline]
-    pub(crate) fn touch_list(&self, offset: u64) -> u32 {
-        self.lists.get(offset as usize).copied().unwrap_or(0)
+    pub(crate) fn pattern_count(&self, offset: u64) -> u32 {
+        if offset == NO_PATTERNS {
+            return 0;
+        }
+        self.lists[offset as usize + PATTERNS]
     }
 
     /// The offset of the word of an inline key (see `hash::inline_key`), learning it when it is new. A

@@ -30,7 +30,8 @@ struct TurnWords {
     times: Vec<(f64, f64)>,
     /// Each word's inline key, or its offset in the lexicon once found ([`resolved`]).
     keys: Vec<u128>,
-    /// (pattern, position) of each word matching a pattern, by position.
+    /// (pattern, position) of each word matching a pattern, by position: gathered only when
+    /// [`Found::spills`].
     occurrences: Vec<(u32, u32)>,
     /// The lexicon offsets of the words with triggers, once each, by their first position.
     triggering: Vec<u64>,
@@ -182,8 +183,12 @@ impl Scanner<'_> {
             if self.state.lexicon.is_full() {
                 self.forget_words();
             }
-            matcher.read_turn(turn, &mut self.state.lexicon, &mut self.state.words);
-            self.state.found.group(&self.state.words.occurrences);
+            matcher.read_turn(
+                turn,
+                &mut self.state.lexicon,
+                &mut self.state.words,
+                &mut self.state.found,
+            );
             let found = &self.state.found;
             // The phrases the turn's words trigger alone, and those whose second pattern may be present,
             // the latter without a branch per trigger: a turn has dozens, most of them passing or
@@ -281,9 +286,14 @@ impl Matcher {
     /// lexicon (second pass) at once; done word by word, each of those reads, usually a miss in the
     /// cache, would wait for the one before. A timed word or a token that is ASCII, one word and short
     /// (nearly all of them) goes from its bytes to its key in one step.
-    fn read_turn(&self, turn: &Turn, lexicon: &mut Lexicon, words: &mut TurnWords) {
+    fn read_turn(
+        &self,
+        turn: &Turn,
+        lexicon: &mut Lexicon,
+        words: &mut TurnWords,
+        found: &mut Found,
+    ) {
         words.times.clear();
-        words.occurrences.clear();
         words.keys.clear();
         words.triggering.clear();
         words.stamp = words.stamp.wrapping_add(1);
@@ -330,18 +340,21 @@ impl Matcher {
         }
         words.count = words.keys.len() as u32;
         // The same for the lexicon's entries (the frequent words' are in the cache, the rarer words'
-        // not), then for the lists of the words' patterns and triggers, which the entries locate.
+        // not), then for the heads of the lists of the words' patterns and triggers, which the entries
+        // locate: the patterns counted there are how many occurrences the turn's table makes room for.
         let mut sink = 0;
         for &key in &words.keys {
             sink ^= lexicon.touch(key);
         }
+        std::hint::black_box(sink);
+        let mut occurrences = 0;
         for key in &mut words.keys {
             if *key >> 120 != RESOLVED {
                 *key = resolved(lexicon.offset_of_key(*key, self));
             }
-            sink ^= u64::from(lexicon.touch_list(*key as u64));
+            occurrences += lexicon.pattern_count(*key as u64) as usize;
         }
-        std::hint::black_box(sink);
+        found.start(occurrences);
         for (position, &key) in words.keys.iter().enumerate() {
             let offset = key as u64;
             if offset == NO_PATTERNS {
@@ -350,11 +363,23 @@ impl Matcher {
             let (patterns, triggers) = lexicon.read(offset, stamp);
             let position = position as u32;
             for &pattern in patterns {
-                words.occurrences.push((pattern, position));
+                found.add(pattern, position);
             }
             if triggers {
                 words.triggering.push(offset);
             }
+        }
+        if found.spills() {
+            words.occurrences.clear();
+            for (position, &key) in words.keys.iter().enumerate() {
+                if key as u64 != NO_PATTERNS {
+                    let patterns = lexicon.patterns(key as u64);
+                    words
+                        .occurrences
+                        .extend(patterns.iter().map(|&pattern| (pattern, position as u32)));
+                }
+            }
+            found.spill(&words.occurrences);
         }
     }
 
@@ -658,6 +683,27 @@ mod tests {
                 scanner.state.programs.capacity()
             );
         }
+    }
+
+    #[test]
+    fn a_pattern_found_more_often_than_an_entry_holds_keeps_every_position() {
+        // "refund" 14 times, then once more right before "now": only that 15th position, past the 12 an
+        // entry of the turn's table holds, completes the sequence.
+        let matcher = matcher_of(&["refund now"]);
+        let mut text = vec!["refund"; 14].join(" x ");
+        text.push_str(" x refund now");
+        let turns = [
+            Turn::new(Speaker::Agent, 0.0, 1.0, text.clone()),
+            Turn::new(Speaker::Agent, 1.0, 2.0, text.replace("now", "later")),
+            Turn::new(Speaker::Agent, 2.0, 3.0, "refund now"),
+        ];
+        let mut scanner = matcher.scanner();
+        let found: Vec<(usize, u32)> = scanner
+            .scan(&turns, 3.0)
+            .iter()
+            .map(|h| (h.turn, h.phrase))
+            .collect();
+        assert_eq!(found, [(0, 0), (2, 0)]);
     }
 
     #[test]
