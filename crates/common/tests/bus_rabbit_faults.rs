@@ -34,17 +34,27 @@ async fn publish(bus: &RabbitBus, t: &TestDb, message: &Message) {
     tx.commit().await.unwrap();
 }
 
-/// The next message of "jobs", waiting out the adapter's reconnection as a worker would.
-async fn next(bus: &RabbitBus) -> Delivery {
-    let deadline = Instant::now() + Duration::from_secs(15);
+/// The next message of "jobs", waiting out the adapter's reconnection as a worker would. Failing, it tells
+/// what the looks said and where the messages were: still in the outbox (the relay had not reached the
+/// broker again) or not.
+async fn next(bus: &RabbitBus, t: &TestDb) -> Delivery {
+    let started = Instant::now();
+    let (mut empty, mut failures) = (0, Vec::new());
     loop {
         match bus.receive("jobs", Duration::from_secs(1)).await {
             Ok(Some(delivery)) => return delivery,
-            Ok(None) | Err(_) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await
-            }
-            other => panic!("nothing delivered in time: {other:?}"),
+            Ok(None) => empty += 1,
+            Err(e) => failures.push(e.to_string()),
         }
+        if started.elapsed() > Duration::from_secs(15) {
+            panic!(
+                "nothing delivered in {:?}: {empty} looks found the queue empty, failures: {failures:?}; \
+                 {} rows still in the outbox",
+                started.elapsed(),
+                outbox_len(&t.db).await,
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -71,7 +81,7 @@ async fn messages_published_while_the_broker_is_out_of_reach_are_delivered_once_
 
     proxy.set_up(true);
     for message in &sent {
-        let delivery = next(&bus).await;
+        let delivery = next(&bus, &t).await;
         assert_eq!(&delivery.message, message, "all of them, in order");
         bus.ack(delivery).await.unwrap();
     }
@@ -94,7 +104,7 @@ async fn a_connection_cut_with_messages_in_flight_loses_none(backend: Backend) {
         outstanding.insert(message.id.clone());
         publish(&bus, &t, &message).await;
     }
-    let held = next(&bus).await;
+    let held = next(&bus, &t).await;
     let held_id = held.message.id.clone();
 
     proxy.set_up(false);
@@ -118,7 +128,7 @@ async fn a_connection_cut_with_messages_in_flight_loses_none(backend: Backend) {
     // first attempt of its own (delivered at least once, never lost): both come, in either order.
     let mut held_again = false;
     while seen != outstanding || !held_again {
-        let delivery = next(&bus).await;
+        let delivery = next(&bus, &t).await;
         assert!(
             outstanding.contains(&delivery.message.id),
             "only messages that were sent"
