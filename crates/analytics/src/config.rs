@@ -63,6 +63,9 @@ pub struct AnalyticsConfig {
     pub callback_timeout_ms: u64,
     /// Attempts of a callback when neither the request nor its folder says (`attempts`).
     pub callback_attempts: u32,
+    /// How long, in seconds, a company's replaced callback secret goes on signing posts beside the new
+    /// one after a rotation (`SPEECH_ANALYTICS_CALLBACK_SECRET_OVERLAP_S`), so receivers can switch.
+    pub callback_secret_overlap_s: u64,
     /// The recognizer (`SPEECH_ASR_ENGINE`): `pocketsphinx`, in the process, or `http`, an external
     /// engine at `asr_url` (`SPEECH_ASR_URL`).
     pub asr_engine: AsrEngine,
@@ -78,6 +81,9 @@ pub struct AnalyticsConfig {
     /// with the request id (the result can then be read at `/transcribe/<requestid>/result`).
     pub transcribe_wait_ms: u64,
 }
+
+/// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
+const MAX_SECRET_OVERLAP_S: u64 = 30 * 86_400;
 
 impl Default for AnalyticsConfig {
     fn default() -> Self {
@@ -106,6 +112,7 @@ impl Default for AnalyticsConfig {
             callback_max_wait_ms: 3_600_000,
             callback_timeout_ms: 10_000,
             callback_attempts: 100,
+            callback_secret_overlap_s: 86_400,
             transcribe_wait_ms: 600_000,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
@@ -149,6 +156,12 @@ impl ServiceConfig for AnalyticsConfig {
             return Err(ConfigError(format!(
                 "callback_attempts must be 1 to 1000, got {}",
                 self.callback_attempts
+            )));
+        }
+        if self.callback_secret_overlap_s > MAX_SECRET_OVERLAP_S {
+            return Err(ConfigError(format!(
+                "callback_secret_overlap_s must be at most {MAX_SECRET_OVERLAP_S} (30 days), got {}",
+                self.callback_secret_overlap_s
             )));
         }
         if self.callback_timeout_ms < 100 {

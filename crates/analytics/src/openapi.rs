@@ -3,7 +3,9 @@
 
 use utoipa::OpenApi;
 
-use crate::routes::{appmatches, apps, appstats, config, metadata, search, stats, transcribe};
+use crate::routes::{
+    appmatches, apps, appstats, callback_secret, config, metadata, search, stats, transcribe,
+};
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has.
 pub fn document() -> utoipa::openapi::OpenApi {
@@ -30,6 +32,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         transcribe::direct::transcribe,
         transcribe::progress::progress,
         transcribe::progress::result,
+        callback_secret::get_secret, callback_secret::rotate_secret,
         metadata::patch, metadata::delete,
         search::search, search::search_folder,
         apps::get_app, apps::put_app, apps::delete_app,
@@ -39,7 +42,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     tags(
         (name = "config", description = "Companies, organizations and folders"),
         (name = "calls", description = "Adding calls to folders"),
-        (name = "transcription", description = "Transcribing recordings, with result callbacks"),
+        (name = "transcription", description = "Transcribing recordings, with result callbacks signed with the company's callback secret"),
         (name = "metadata", description = "A call's metadata"),
         (name = "search", description = "Full-text search over calls"),
         (name = "apps", description = "Applications and where they matched a call"),
@@ -64,5 +67,14 @@ mod tests {
         assert!(apps.get.is_some() && apps.put.is_some() && apps.delete.is_some());
         let schemas = &document.components.as_ref().unwrap().schemas;
         assert!(schemas.contains_key("AppRecord") && schemas.contains_key("AppMatches"));
+    }
+
+    #[test]
+    fn the_callback_secret_is_documented() {
+        let document = super::document();
+        let secret = &document.paths.paths["/callbacks/{company}/secret"];
+        assert!(secret.get.is_some() && secret.post.is_some());
+        let schemas = &document.components.as_ref().unwrap().schemas;
+        assert!(schemas.contains_key("SecretRecord"));
     }
 }

@@ -45,6 +45,14 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
     let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
     let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
+    // The company's current callback secret, rotated or not (the overlap plays no part in it).
+    let signing = analytics::callbacks::secrets::signing(
+        &mut tx,
+        &secret,
+        company,
+        std::time::Duration::ZERO,
+    )
+    .await?;
     tx.commit().await?;
     // Earlier versions kept the credentials in this file, in plain text.
     let _ = std::fs::remove_file(
@@ -71,8 +79,9 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "organization": organization,
         "folder": folder,
         "app_key": project.app_key,
-        // Derived from the server key and the company: the same on every run, so receivers keep it.
-        "callback_secret": analytics::callbacks::sign::CallbackSecret::of_company(&secret, company).to_text(),
+        // Derived from the server key, the company and its rotations: the same on every run until the
+        // company rotates it (POST /callbacks/<company>/secret).
+        "callback_secret": signing.current.to_text(),
     }))
 }
 

@@ -373,6 +373,24 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         "a client-credentials token is not an admin user"
     );
 
+    // A callback secret rotated through the API is the one bootstrap prints from then on.
+    let rotated: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/callbacks/acme/secret",
+            creds["base_url"].as_str().unwrap()
+        ))
+        .bearer_auth(token["access_token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rotated["generation"], 1, "{rotated}");
+    assert_ne!(rotated["callback_secret"], creds["callback_secret"]);
+    let again = bootstrap(&data, &ports);
+    assert_eq!(again["callback_secret"], rotated["callback_secret"]);
+
     // SIGTERM stops the server gracefully with a zero exit status.
     let mut server = server;
     Command::new("kill")

@@ -202,6 +202,8 @@ Helm reads YAML numbers as floats, which would print 3600000 as 3.6e+06. */}}
   value: {{ .Values.analytics.callbacks.timeoutMs | int64 | quote }}
 - name: SPEECH_ANALYTICS_CALLBACK_ATTEMPTS
   value: {{ .Values.analytics.callbacks.attempts | int64 | quote }}
+- name: SPEECH_ANALYTICS_CALLBACK_SECRET_OVERLAP_S
+  value: {{ .Values.analytics.callbacks.secretOverlapS | int64 | quote }}
 {{- end -}}
 
 {{/* The recognizer settings of the pods that take the transcribe topic. */}}

@@ -11,6 +11,7 @@ use common::bus::Delivery;
 use messages::v1::CallbackDelivery;
 use messages::Message as _;
 
+use super::secrets;
 use crate::jobs::{self, JobError};
 use crate::state::AnalyticsState;
 use crate::store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
@@ -31,11 +32,22 @@ pub async fn attempt(state: &AnalyticsState, job: &CallbackDelivery) -> Attempt 
         Ok(url) => url,
         Err(refused) => return Attempt::Failed(refused.to_string()),
     };
-    let Some(secret) = deliverer.secret(&job.company) else {
+    let Some(server) = deliverer.server_key() else {
         return Attempt::Failed("the service has no key to sign callbacks with".into());
     };
+    // Read at every attempt: a rotation applies to the next post of every delivery.
+    let signing =
+        match secrets::signing(&state.db, server, &job.company, deliverer.secret_overlap).await {
+            Ok(signing) => signing,
+            Err(e) => {
+                tracing::warn!(error = %e, "callback secrets unreadable");
+                return Attempt::Failed(
+                    "the service could not read the company's callback secret".into(),
+                );
+            }
+        };
     let timestamp = Utc::now().timestamp();
-    let signature = secret.sign(&job.delivery_id, timestamp, &job.body);
+    let signature = signing.sign(&job.delivery_id, timestamp, &job.body);
     let sent = deliverer
         .client
         .post(url)

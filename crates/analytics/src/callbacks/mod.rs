@@ -1,13 +1,15 @@
 //! Result callbacks (docs/transcription.md, Callbacks): the post of a finished or failed transcription to
 //! the address its request named. A delivery is a message on the bus (topic `analytics.callback`),
 //! published in the transaction that records the result, so none is lost and none announces a result
-//! that was not stored. Each attempt is signed (`sign`), goes only to addresses the operator allows
+//! that was not stored. Each attempt is signed with the company's secrets as they stand (`sign`,
+//! `secrets`), goes only to addresses the operator allows
 //! (`guard`, checked on the addresses actually connected to), and is retried with doubling waits until
 //! the receiver answers 2xx or the request's attempt limit is reached (`deliver`).
 
 pub mod body;
 pub mod deliver;
 pub mod guard;
+pub mod secrets;
 pub mod sign;
 
 use std::time::Duration;
@@ -17,7 +19,6 @@ use common::secrets::SecretKey;
 
 use crate::config::AnalyticsConfig;
 use guard::{AddressPolicy, GuardedResolver};
-use sign::CallbackSecret;
 
 /// What every delivery attempt needs: the guarded HTTP client, the schedule, and the server key that
 /// companies' callback secrets derive from.
@@ -28,6 +29,8 @@ pub struct Deliverer {
     /// neither it nor its folder says.
     pub schedule: RetryPolicy,
     server_key: Option<SecretKey>,
+    /// How long a replaced secret goes on signing beside the new one.
+    pub secret_overlap: Duration,
 }
 
 impl std::fmt::Debug for Deliverer {
@@ -63,14 +66,13 @@ impl Deliverer {
                 max_wait: Duration::from_millis(config.callback_max_wait_ms),
             },
             server_key: config.common.secret().ok(),
+            secret_overlap: Duration::from_secs(config.callback_secret_overlap_s),
         }
     }
 
-    /// The signing key of `company`; none when the service runs without a server key (it refuses to
-    /// start without one, so only a misbuilt test sees this).
-    pub fn secret(&self, company: &str) -> Option<CallbackSecret> {
-        self.server_key
-            .as_ref()
-            .map(|key| CallbackSecret::of_company(key, company))
+    /// The server key companies' secrets derive from; none when the service runs without one (it
+    /// refuses to start without one, so only a misbuilt test sees this).
+    pub fn server_key(&self) -> Option<&SecretKey> {
+        self.server_key.as_ref()
     }
 }

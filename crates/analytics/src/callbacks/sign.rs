@@ -3,7 +3,8 @@
 //! delivery, for deduplication), `webhook-timestamp` (Unix seconds of the attempt) and
 //! `webhook-signature` = `v1,` + base64(HMAC-SHA256(key, "<id>.<timestamp>.<body>")). The key is the
 //! company's callback secret, written `whsec_` + base64 of 32 bytes. It is derived from the server's
-//! secret key and the company's name, so every replica signs alike and nothing secret is stored.
+//! secret key, the company's name and how many times the company rotated it (its generation, see
+//! `secrets`), so every replica signs alike and nothing secret is stored.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -26,12 +27,22 @@ impl std::fmt::Debug for CallbackSecret {
 }
 
 impl CallbackSecret {
-    /// The key of `company` under the server's secret key.
+    /// The first key of `company` under the server's secret key (generation 0, before any rotation).
     pub fn of_company(server: &SecretKey, company: &str) -> CallbackSecret {
+        CallbackSecret::of_generation(server, company, 0)
+    }
+
+    /// The key of `company` after `generation` rotations. Each generation's key is independent of the
+    /// others: knowing a retired one tells nothing of the next.
+    pub fn of_generation(server: &SecretKey, company: &str, generation: i64) -> CallbackSecret {
+        // Generation 0 keeps the derivation of the keys given out before rotation existed. A company's
+        // name never holds a '/' (`common::jwt::valid_company`), so no purpose is another company's.
+        let purpose = match generation {
+            0 => format!("callback-secret/{company}"),
+            n => format!("callback-secret/{company}/{n}"),
+        };
         CallbackSecret {
-            key: server
-                .derive(&format!("callback-secret/{company}"))
-                .to_vec(),
+            key: server.derive(&purpose).to_vec(),
         }
     }
 
@@ -110,5 +121,21 @@ mod tests {
             acme.key
         );
         assert!(format!("{acme:?}").contains("***"));
+    }
+
+    #[test]
+    fn every_generation_has_its_own_key() {
+        let server = SecretKey::generate();
+        let zero = CallbackSecret::of_generation(&server, "acme", 0);
+        assert_eq!(zero.key, CallbackSecret::of_company(&server, "acme").key);
+        let keys: Vec<Vec<u8>> = (0..4)
+            .map(|n| CallbackSecret::of_generation(&server, "acme", n).key)
+            .collect();
+        for (i, a) in keys.iter().enumerate() {
+            assert_eq!(a.len(), 32);
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod appmatches;
 pub mod apps;
 pub mod appstats;
+pub mod callback_secret;
 pub mod config;
 pub mod metadata;
 pub mod search;
@@ -53,6 +54,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/transcribe/{requestid}/result")
                 .route(web::get().to(transcribe::progress::result)),
+        )
+        .service(
+            web::resource("/callbacks/{company}/secret")
+                .route(web::get().to(callback_secret::get_secret))
+                .route(web::post().to(callback_secret::rotate_secret)),
         )
         .service(
             web::resource("/metadata/{company}/{organization}/{call}")

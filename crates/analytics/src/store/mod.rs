@@ -4,6 +4,7 @@
 //! message announcing it commit together.
 
 pub mod apps;
+pub mod callback_secrets;
 pub mod metadata;
 mod postgres;
 pub mod requests;

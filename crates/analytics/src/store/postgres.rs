@@ -30,6 +30,11 @@ mod requests_sql;
 pub(super) use requests_sql::*;
 
 #[allow(clippy::duplicate_mod)]
+#[path = "callback_secrets_sql.rs"]
+mod callback_secrets_sql;
+pub(super) use callback_secrets_sql::*;
+
+#[allow(clippy::duplicate_mod)]
 #[path = "metadata_sql.rs"]
 mod metadata_sql;
 pub(super) use metadata_sql::*;

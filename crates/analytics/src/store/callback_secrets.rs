@@ -1,0 +1,33 @@
+//! The generation of each company's callback secret (docs/transcription.md, Signatures): a number and the
+//! time of the last rotation, never the secret, which `callbacks::secrets` derives from them.
+
+use common::db::{Handle, StoreError};
+use common::dispatch;
+
+use super::{postgres, sqlite};
+
+/// A company's rotated secret: its generation (1 after the first rotation) and when it was rotated (RFC
+/// 3339, UTC).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SecretGeneration {
+    pub generation: i64,
+    pub rotated: String,
+}
+
+/// The company's generation; None when its secret was never rotated.
+pub async fn secret_generation<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+) -> Result<Option<SecretGeneration>, StoreError> {
+    dispatch!(h, secret_generation(company))
+}
+
+/// Moves the company to its next generation, rotated at `rotated`, in one statement: concurrent
+/// rotations each get a generation of their own.
+pub async fn rotate_secret<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    rotated: &str,
+) -> Result<SecretGeneration, StoreError> {
+    dispatch!(h, rotate_secret(company, rotated))
+}
