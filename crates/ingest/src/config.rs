@@ -37,7 +37,13 @@ pub struct IngestConfig {
     pub rate_limit_events_per_sec: u64,
     /// Seconds of that rate a project may send at once, as a burst.
     pub rate_limit_burst_secs: f64,
+    /// Days events are kept: older ones are refused, and the months past them removed (`retention`);
+    /// 0 keeps them for ever.
+    pub retention_days: u32,
 }
+
+/// A hundred years: past it, the oldest accepted time would precede the earliest accepted at all.
+const MAX_RETENTION_DAYS: u32 = 36_500;
 
 impl Default for IngestConfig {
     fn default() -> Self {
@@ -54,6 +60,7 @@ impl Default for IngestConfig {
             revocation_cache_ms: 1000,
             rate_limit_events_per_sec: 50_000,
             rate_limit_burst_secs: 2.0,
+            retention_days: 0,
         }
     }
 }
@@ -83,6 +90,12 @@ impl ServiceConfig for IngestConfig {
             return Err(ConfigError(format!(
                 "rate_limit_burst_secs must be a positive number, got {}",
                 self.rate_limit_burst_secs
+            )));
+        }
+        if self.retention_days > MAX_RETENTION_DAYS {
+            return Err(ConfigError(format!(
+                "retention_days must be at most {MAX_RETENTION_DAYS} (0 keeps events for ever), got {}",
+                self.retention_days
             )));
         }
         if self.writers == 0 {

@@ -8,6 +8,7 @@ pub mod enrich;
 pub mod limit;
 pub mod model;
 pub mod openapi;
+pub mod retention;
 pub mod routes;
 pub mod state;
 pub mod store;

@@ -37,7 +37,12 @@ impl IngestState {
     pub fn new(config: IngestConfig, db: Database) -> anyhow::Result<IngestState> {
         let enricher = Enricher::open(config.geoip_db.as_deref())?;
         let proxies = config.proxies()?;
-        let writer = Writer::start(db.clone(), config.writers, config.dedup_window_secs * 1000);
+        let writer = Writer::start(
+            db.clone(),
+            config.writers,
+            config.dedup_window_secs * 1000,
+            config.retention_days,
+        );
         Ok(IngestState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),

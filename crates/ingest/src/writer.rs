@@ -39,8 +39,9 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts `tasks` writer tasks on the current runtime. They end when the last `Writer` is dropped.
-    pub fn start(db: Database, tasks: usize, dedup_window_ms: i64) -> Writer {
+    /// Starts `tasks` writer tasks on the current runtime, and the removal of events older than
+    /// `retention_days` (0: kept for ever, `retention`). They end when the last `Writer` is dropped.
+    pub fn start(db: Database, tasks: usize, dedup_window_ms: i64, retention_days: u32) -> Writer {
         let (jobs, queue) = mpsc::channel::<Job>(QUEUE);
         let queue = Arc::new(Mutex::new(queue));
         let partitions = Arc::new(Partitions::default());
@@ -52,6 +53,13 @@ impl Writer {
                 }
             });
         }
+        let alive = jobs.downgrade();
+        tokio::spawn(crate::retention::run(
+            db.clone(),
+            partitions,
+            retention_days,
+            move || alive.upgrade().is_some(),
+        ));
         tokio::spawn(forget_old_insert_ids(db, dedup_window_ms, jobs.downgrade()));
         Writer { jobs }
     }

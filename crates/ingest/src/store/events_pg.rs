@@ -69,6 +69,65 @@ impl Partitions {
     }
 }
 
+impl Partitions {
+    /// Drops the partitions of the months that end by `cutoff_ms`; how many. Under the lock partitions
+    /// are created under, so a replica never drops a month another is creating. A drop waits for the
+    /// writes in flight on the table; it gives up after a few seconds rather than hold back the writes
+    /// queued behind it, and is tried again at the next round.
+    pub async fn drop_before(&self, pool: &PgPool, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut tx = pool.begin().await?;
+        sqlx::query("SET LOCAL lock_timeout = '5s'")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(6001)")
+            .execute(&mut *tx)
+            .await?;
+        let names: Vec<String> = sqlx::query_scalar(
+            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             WHERE i.inhparent = 'ingest_events'::regclass",
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut dropped = Vec::new();
+        for name in names {
+            // Only the service's own partitions, by their name: a month whose end is past the cutoff,
+            // or a table an operator attached by hand, is left alone.
+            let Some(month) = name
+                .strip_prefix("ingest_events_p")
+                .filter(|m| m.len() == 6)
+                .and_then(|m| m.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if month_end_ms(month).is_some_and(|end| end <= cutoff_ms) {
+                sqlx::query(&format!("DROP TABLE ingest_events_p{month}"))
+                    .execute(&mut *tx)
+                    .await?;
+                dropped.push(month);
+            }
+        }
+        tx.commit().await?;
+        let mut known = self.known.lock();
+        for month in &dropped {
+            known.remove(month);
+        }
+        Ok(dropped.len() as u64)
+    }
+}
+
+/// The first instant after the month `yyyymm`, in epoch milliseconds.
+fn month_end_ms(month: i32) -> Option<i64> {
+    let (year, m) = (month / 100, (month % 100) as u32);
+    let (year, m) = if m == 12 {
+        (year + 1, 1)
+    } else {
+        (year, m + 1)
+    };
+    Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0)
+        .single()
+        .map(|t| t.timestamp_millis())
+}
+
 /// `yyyymm` of an instant.
 fn month_of(ms: i64) -> i32 {
     let t = DateTime::from_timestamp_millis(ms).unwrap_or_default();

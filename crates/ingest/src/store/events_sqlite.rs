@@ -30,6 +30,38 @@ pub async fn missing_projects(
     Ok(missing)
 }
 
+/// Rows one statement of [`delete_before`] removes at most: each holds the write lock about as long as
+/// a write of a few batches.
+const ROWS_PER_DELETE: i64 = 5_000;
+
+/// Deletes the events before `cutoff_ms`, project by project (each reached through the index on app key
+/// and time) and a few thousand rows per statement, each statement its own transaction; how many.
+pub async fn delete_before(pool: &sqlx::SqlitePool, cutoff_ms: i64) -> Result<u64, StoreError> {
+    let keys: Vec<String> = sqlx::query_scalar("SELECT app_key FROM ingest_projects")
+        .fetch_all(pool)
+        .await?;
+    let mut deleted = 0;
+    for key in keys {
+        loop {
+            let done = sqlx::query(
+                "DELETE FROM ingest_events WHERE rowid IN (SELECT rowid FROM ingest_events \
+                 WHERE app_key = $1 AND event_time < $2 LIMIT $3)",
+            )
+            .bind(&key)
+            .bind(cutoff_ms)
+            .bind(ROWS_PER_DELETE)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            deleted += done;
+            if done < ROWS_PER_DELETE as u64 {
+                break;
+            }
+        }
+    }
+    Ok(deleted)
+}
+
 pub async fn insert(
     c: &mut SqliteConnection,
     events: &[&NewEvent],

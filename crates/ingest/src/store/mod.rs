@@ -223,6 +223,21 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
     }
 }
 
+/// Removes every event before `cutoff_ms`, the first instant of a month (see `retention`): on PostgreSQL
+/// by dropping the partitions of the months before it, on SQLite by deleting their rows a few thousand at
+/// a time, so that writers wait for the database's lock no longer than for one of those. How many events
+/// were removed on SQLite, how many months on PostgreSQL.
+pub async fn drop_events_before(
+    db: &Database,
+    partitions: &Partitions,
+    cutoff_ms: i64,
+) -> Result<u64, StoreError> {
+    match db {
+        Database::Postgres(pool, _) => partitions.drop_before(pool, cutoff_ms).await,
+        Database::Sqlite(pool, ..) => events_sqlite::delete_before(pool, cutoff_ms).await,
+    }
+}
+
 /// Creates the company's project named `name` unless it exists; the project either way. For
 /// `speechd bootstrap`, inside its transaction.
 pub async fn ensure_project(

@@ -47,6 +47,9 @@ pub struct TimeRules {
     pub future_margin_ms: i64,
     /// The project overrides event time with server time: a supplied time is ignored.
     pub server_time: bool,
+    /// The oldest time accepted, and the days events are kept that it follows from; None when events
+    /// are kept for ever (`crate::retention`).
+    pub oldest: Option<(i64, u32)>,
 }
 
 /// Where an event's place comes from.
@@ -150,6 +153,14 @@ pub fn validate(
                 }
                 Ok(ms) if ms < EARLIEST_MS => {
                     fail(TIME, format!("{} is before 2000-01-01", iso(ms)));
+                    None
+                }
+                Ok(ms) if rules.oldest.is_some_and(|(oldest, _)| ms < oldest) => {
+                    let days = rules.oldest.map_or(0, |(_, days)| days);
+                    fail(
+                        TIME,
+                        format!("{} is older than the {days} days events are kept", iso(ms)),
+                    );
                     None
                 }
                 Ok(ms) => Some(ms),
@@ -302,6 +313,7 @@ mod tests {
             now_ms: NOW,
             future_margin_ms: 3_600_000,
             server_time: false,
+            oldest: None,
         }
     }
 
@@ -431,6 +443,34 @@ mod tests {
         let first =
             json!({"event_name": "e", "user_id": "u", "event_timestamp_epoch": "2000-01-01"});
         assert_eq!(validate(0, first, rules()).unwrap().time_ms, EARLIEST_MS);
+    }
+
+    #[test]
+    fn times_older_than_the_retention_are_refused() {
+        let at = |ms: i64| json!({"event_name": "e", "user_id": "u", "event_timestamp_epoch": ms});
+        let kept = TimeRules {
+            oldest: Some((NOW - 30 * 86_400_000, 30)),
+            ..rules()
+        };
+        assert!(
+            validate(0, at(NOW - 30 * 86_400_000), kept).is_ok(),
+            "the oldest kept"
+        );
+        let too_old = validate(0, at(NOW - 30 * 86_400_000 - 1), kept).unwrap_err();
+        assert_eq!(too_old.len(), 1);
+        assert_eq!(too_old[0].field.as_deref(), Some(TIME));
+        assert!(
+            too_old[0]
+                .message
+                .contains("older than the 30 days events are kept"),
+            "{too_old:?}"
+        );
+        // Server time is always within it.
+        let server = TimeRules {
+            server_time: true,
+            ..kept
+        };
+        assert!(validate(0, at(NOW - 90 * 86_400_000), server).is_ok());
     }
 
     #[test]

@@ -6,4 +6,5 @@ mod support;
 mod events;
 mod fault;
 mod projects;
+mod retention;
 mod track;
