@@ -54,6 +54,7 @@ pub async fn run(
         };
         match store::drop_events_before(&db, &partitions, cutoff).await {
             Ok(0) => {}
+            // Months on PostgreSQL, events on SQLite.
             Ok(removed) => tracing::info!(
                 removed,
                 before = %crate::model::rfc3339(cutoff),

@@ -35,17 +35,25 @@ pub async fn attempt(state: &AnalyticsState, job: &CallbackDelivery) -> Attempt 
     let Some(server) = deliverer.server_key() else {
         return Attempt::Failed("the service has no key to sign callbacks with".into());
     };
-    // Read at every attempt: a rotation applies to the next post of every delivery.
-    let signing =
+    // Read at every attempt: a rotation applies to the next post of every delivery. A failed read is
+    // tried again a few times before it costs the delivery an attempt.
+    let mut tries = 0;
+    let signing = loop {
         match secrets::signing(&state.db, server, &job.company, deliverer.secret_overlap).await {
-            Ok(signing) => signing,
+            Ok(signing) => break signing,
+            Err(e) if tries < 3 => {
+                tries += 1;
+                tracing::warn!(error = %e, tries, "callback secrets unreadable; reading again");
+                tokio::time::sleep(std::time::Duration::from_millis(250 * tries)).await;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "callback secrets unreadable");
                 return Attempt::Failed(
                     "the service could not read the company's callback secret".into(),
                 );
             }
-        };
+        }
+    };
     let timestamp = Utc::now().timestamp();
     let signature = signing.sign(&job.delivery_id, timestamp, &job.body);
     let sent = deliverer

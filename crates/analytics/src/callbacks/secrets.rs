@@ -34,6 +34,7 @@ impl Signing {
         now: DateTime<Utc>,
     ) -> Signing {
         let generation = stored.as_ref().map_or(0, |s| s.generation);
+        let previous_signs = stored.as_ref().is_some_and(|s| s.previous_signs);
         // A time the service wrote itself; were it ever unreadable, the previous key is dropped rather
         // than kept without end.
         let rotated = stored
@@ -41,7 +42,7 @@ impl Signing {
             .map(|t| t.with_timezone(&Utc));
         let previous = rotated.and_then(|at| {
             let until = at + chrono::Duration::from_std(overlap).ok()?;
-            (generation > 0 && now < until).then(|| {
+            (previous_signs && generation > 0 && now < until).then(|| {
                 let key = CallbackSecret::of_generation(server, company, generation - 1);
                 (key, until)
             })
@@ -124,6 +125,7 @@ mod tests {
         Some(SecretGeneration {
             generation,
             rotated: rotated.to_rfc3339_opts(SecondsFormat::Millis, true),
+            previous_signs: true,
         })
     }
 
@@ -167,6 +169,12 @@ mod tests {
         let header = after.sign("msg_1", 100, b"body");
         assert_eq!(header.split(' ').count(), 1);
         assert!(!previous.verify("msg_1", 100, b"body", &header));
+        // After a deletion of the company, the generation before never signs.
+        let mut retired = stored(3, Utc::now()).unwrap();
+        retired.previous_signs = false;
+        let deleted = Signing::of(&server, "acme", Some(retired), day, Utc::now());
+        assert!(deleted.previous.is_none());
+        assert_eq!(deleted.generation, 3);
         let record = after.record();
         assert_eq!(record.generation, 2);
         assert!(record.previous_signs_until.is_none());

@@ -12,26 +12,32 @@ pub(crate) async fn secret_generation(
     company: &str,
 ) -> Result<Option<SecretGeneration>, StoreError> {
     Ok(sqlx::query_as::<Db, SecretGeneration>(
-        "SELECT generation, rotated FROM analytics_callback_secrets WHERE company = $1",
+        "SELECT generation, rotated, previous_signs FROM analytics_callback_secrets WHERE company = $1",
     )
     .bind(company)
     .fetch_optional(&mut *c)
     .await?)
 }
 
+/// Moves the company to its next generation; `previous_signs` false when the company is deleted, so that
+/// nothing given out before signs for a company made again under its name.
 pub(crate) async fn rotate_secret(
     c: &mut Conn,
     company: &str,
     rotated: &str,
+    previous_signs: bool,
 ) -> Result<SecretGeneration, StoreError> {
     Ok(sqlx::query_as::<Db, SecretGeneration>(
-        "INSERT INTO analytics_callback_secrets (company, generation, rotated) VALUES ($1, 1, $2) \
+        "INSERT INTO analytics_callback_secrets (company, generation, rotated, previous_signs) \
+         VALUES ($1, 1, $2, $3) \
          ON CONFLICT (company) DO UPDATE \
-         SET generation = analytics_callback_secrets.generation + 1, rotated = excluded.rotated \
-         RETURNING generation, rotated",
+         SET generation = analytics_callback_secrets.generation + 1, rotated = excluded.rotated, \
+         previous_signs = excluded.previous_signs \
+         RETURNING generation, rotated, previous_signs",
     )
     .bind(company)
     .bind(rotated)
+    .bind(previous_signs)
     .fetch_one(&mut *c)
     .await?)
 }

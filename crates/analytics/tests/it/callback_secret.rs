@@ -6,11 +6,11 @@
 use analytics::callbacks::deliver::{attempt, Attempt};
 use analytics::callbacks::sign::CallbackSecret;
 use messages::v1::CallbackDelivery;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::receiver::{Received, Receiver};
 use crate::stack_tests;
-use crate::support::{Stack, World, COMPANY};
+use crate::support::{eventually, Stack, World, COMPANY, FOLDER, ORG};
 
 const PATH: &str = "/callbacks/acme/secret";
 
@@ -204,7 +204,39 @@ async fn only_the_company_with_the_write_scope_reads_or_rotates_its_secret(stack
     assert_eq!(world.send("GET", PATH, None).await.body["generation"], 8);
 }
 
+async fn a_company_made_again_under_a_deleted_name_signs_with_a_new_secret(stack: Stack) {
+    let world = world(stack, 86_400).await;
+    world.create_folder(ORG, FOLDER, json!({})).await;
+    let original = parse(&world.send("GET", PATH, None).await.body);
+    let rotated = world.send("POST", PATH, None).await;
+    assert_eq!(rotated.body["generation"], 1);
+    let old = parse(&rotated.body);
+
+    let a = world.send("DELETE", "/config/acme", None).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    eventually(|| async {
+        let a = world.send("GET", "/config/acme", None).await;
+        (a.status == 404).then_some(())
+    })
+    .await;
+    world.create_folder(ORG, FOLDER, json!({})).await;
+
+    // Neither the secret it had nor the one before signs for the new company, not even for the overlap.
+    let after = world.send("GET", PATH, None).await;
+    assert_eq!(after.body["generation"], 2, "{}", after.text);
+    assert_eq!(after.body["previous_signs_until"], Value::Null);
+    let new = parse(&after.body);
+    assert_ne!(new.to_text(), old.to_text());
+    let receiver = Receiver::start(0).await;
+    let posted = post(&world, &receiver, "msg_1").await;
+    assert_eq!(posted.webhook_signature.split(' ').count(), 1);
+    assert!(verifies(&new, &posted));
+    assert!(!verifies(&old, &posted));
+    assert!(!verifies(&original, &posted));
+}
+
 stack_tests!(
+    a_company_made_again_under_a_deleted_name_signs_with_a_new_secret,
     a_rotated_secret_signs_beside_the_one_it_replaced_for_the_overlap,
     without_an_overlap_the_replaced_secret_stops_at_once,
     only_the_company_with_the_write_scope_reads_or_rotates_its_secret,

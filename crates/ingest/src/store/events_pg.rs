@@ -71,25 +71,27 @@ impl Partitions {
 
 impl Partitions {
     /// Drops the partitions of the months that end by `cutoff_ms`; how many. Under the lock partitions
-    /// are created under, so a replica never drops a month another is creating. A drop waits for the
-    /// writes in flight on the table; it gives up after a few seconds rather than hold back the writes
-    /// queued behind it, and is tried again at the next round.
+    /// are created under, so a replica never drops a month another is creating. A drop needs the table
+    /// to itself: it waits for the writes and reads in flight, and those that come meanwhile wait behind
+    /// it, so it gives up after a second rather than hold them back, and is tried again at the next round.
     pub async fn drop_before(&self, pool: &PgPool, cutoff_ms: i64) -> Result<u64, StoreError> {
         let mut tx = pool.begin().await?;
-        sqlx::query("SET LOCAL lock_timeout = '5s'")
+        sqlx::query("SET LOCAL lock_timeout = '1s'")
             .execute(&mut *tx)
             .await?;
         sqlx::query("SELECT pg_advisory_xact_lock(6001)")
             .execute(&mut *tx)
             .await?;
-        let names: Vec<String> = sqlx::query_scalar(
-            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
-             WHERE i.inhparent = 'ingest_events'::regclass",
+        // Each partition's name, and the name that reaches it whatever the search path (with its schema
+        // when another schema's table would be found first).
+        let names: Vec<(String, String)> = sqlx::query_as(
+            "SELECT c.relname::text, c.oid::regclass::text FROM pg_inherits i \
+             JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'ingest_events'::regclass",
         )
         .fetch_all(&mut *tx)
         .await?;
         let mut dropped = Vec::new();
-        for name in names {
+        for (name, qualified) in names {
             // Only the service's own partitions, by their name: a month whose end is past the cutoff,
             // or a table an operator attached by hand, is left alone.
             let Some(month) = name
@@ -100,7 +102,7 @@ impl Partitions {
                 continue;
             };
             if month_end_ms(month).is_some_and(|end| end <= cutoff_ms) {
-                sqlx::query(&format!("DROP TABLE ingest_events_p{month}"))
+                sqlx::query(&format!("DROP TABLE {qualified}"))
                     .execute(&mut *tx)
                     .await?;
                 dropped.push(month);
