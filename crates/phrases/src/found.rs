@@ -94,10 +94,10 @@ impl Found {
         }
     }
 
-    /// Forgets the last turn and makes room for this one's occurrences, `occurrences` (pattern, position)
-    /// pairs that [`Self::add`] then groups by pattern as they are read, by ascending position: each
-    /// position goes into its pattern's entry, as most patterns occur once or twice in a turn; only when
-    /// one occurs more often ([`Self::spills`]) do two more passes gather its positions.
+    /// Forgets the last turn and makes room for this one's `occurrences`, the (pattern, position) pairs
+    /// that [`Self::add`] then groups by pattern as they are read, by ascending position: each position
+    /// goes into its pattern's entry, as most patterns occur once or twice in a turn; only when one
+    /// occurs more often ([`Self::spills`]) do two more passes gather its positions.
     pub(crate) fn start(&mut self, occurrences: usize) {
         self.present = [0; PRESENT_WORDS];
         self.spills = false;

@@ -60,14 +60,7 @@ fn verifies(secret: &CallbackSecret, post: &Received) -> bool {
 async fn a_rotated_secret_signs_beside_the_one_it_replaced_for_the_overlap(stack: Stack) {
     let world = world(stack, 86_400).await;
     let receiver = Receiver::start(0).await;
-    let key = world
-        .analytics
-        .service
-        .state
-        .config
-        .common
-        .secret()
-        .unwrap();
+    let key = world.server_key();
 
     // Before any rotation: the secret bootstrap prints, derived from the server key and the company.
     let first = world.send("GET", PATH, None).await;

@@ -48,15 +48,7 @@ async fn delivered(world: &World, request: &str, state: &str) -> Value {
 }
 
 fn secret(world: &World) -> CallbackSecret {
-    let key = world
-        .analytics
-        .service
-        .state
-        .config
-        .common
-        .secret()
-        .unwrap();
-    CallbackSecret::of_company(&key, COMPANY)
+    CallbackSecret::of_company(&world.server_key(), COMPANY)
 }
 
 async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
@@ -101,17 +93,7 @@ async fn a_result_is_posted_signed_until_the_receiver_takes_it(stack: Stack) {
             ),
             "signed with acme's callback secret"
         );
-        let other = CallbackSecret::of_company(
-            &world
-                .analytics
-                .service
-                .state
-                .config
-                .common
-                .secret()
-                .unwrap(),
-            "globex",
-        );
+        let other = CallbackSecret::of_company(&world.server_key(), "globex");
         assert!(!other.verify(
             &post.webhook_id,
             post.webhook_timestamp,

@@ -303,6 +303,11 @@ impl World {
         url
     }
 
+    /// The server key the service derives companies' callback secrets from.
+    pub fn server_key(&self) -> common::secrets::SecretKey {
+        self.analytics.service.state.config.common.secret().unwrap()
+    }
+
     /// A request with acme's token as the `token` query parameter.
     pub async fn send(&self, method: &str, path: &str, body: Option<Value>) -> Answer {
         self.send_as(Some(&self.token), method, path, body).await

@@ -104,8 +104,7 @@ async fn track(
         now_ms,
         future_margin_ms: state.config.future_margin_secs * 1000,
         server_time: project.server_time,
-        oldest: crate::retention::oldest_accepted_ms(now_ms, state.config.retention_days)
-            .map(|oldest| (oldest, state.config.retention_days)),
+        retention_days: state.config.retention_days,
     };
     let checked = track::check(
         &project.app_key,

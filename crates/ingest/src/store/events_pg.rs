@@ -47,13 +47,7 @@ impl Partitions {
             .execute(&mut *tx)
             .await?;
         for month in &missing {
-            let (year, m) = (month / 100, (month % 100) as u32);
-            let from = Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0).unwrap();
-            let to = if m == 12 {
-                Utc.with_ymd_and_hms(year + 1, 1, 1, 0, 0, 0).unwrap()
-            } else {
-                Utc.with_ymd_and_hms(year, m + 1, 1, 0, 0, 0).unwrap()
-            };
+            let (from, to) = month_range(*month).expect("the month of an instant");
             sqlx::query(&format!(
                 "CREATE TABLE IF NOT EXISTS ingest_events_p{month} PARTITION OF ingest_events \
                  FOR VALUES FROM ('{}') TO ('{}')",
@@ -67,9 +61,7 @@ impl Partitions {
         self.known.lock().extend(missing);
         Ok(())
     }
-}
 
-impl Partitions {
     /// Drops the partitions of the months that end by `cutoff_ms`; how many. Under the lock partitions
     /// are created under, so a replica never drops a month another is creating. A drop needs the table
     /// to itself: it waits for the writes and reads in flight, and those that come meanwhile wait behind
@@ -101,7 +93,7 @@ impl Partitions {
             else {
                 continue;
             };
-            if month_end_ms(month).is_some_and(|end| end <= cutoff_ms) {
+            if month_range(month).is_some_and(|(_, end)| end.timestamp_millis() <= cutoff_ms) {
                 sqlx::query(&format!("DROP TABLE {qualified}"))
                     .execute(&mut *tx)
                     .await?;
@@ -117,17 +109,17 @@ impl Partitions {
     }
 }
 
-/// The first instant after the month `yyyymm`, in epoch milliseconds.
-fn month_end_ms(month: i32) -> Option<i64> {
+/// The first instant of the month `yyyymm` and the first after it; None when it names no month (a
+/// table named by hand).
+fn month_range(month: i32) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     let (year, m) = (month / 100, (month % 100) as u32);
-    let (year, m) = if m == 12 {
+    let (next_year, next) = if m == 12 {
         (year + 1, 1)
     } else {
         (year, m + 1)
     };
-    Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0)
-        .single()
-        .map(|t| t.timestamp_millis())
+    let first = |year, m| Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0).single();
+    Some((first(year, m)?, first(next_year, next)?))
 }
 
 /// `yyyymm` of an instant.

@@ -47,9 +47,8 @@ pub struct TimeRules {
     pub future_margin_ms: i64,
     /// The project overrides event time with server time: a supplied time is ignored.
     pub server_time: bool,
-    /// The oldest time accepted, and the days events are kept that it follows from; None when events
-    /// are kept for ever (`crate::retention`).
-    pub oldest: Option<(i64, u32)>,
+    /// Days events are kept: an older time is refused (`crate::retention`); 0 keeps them for ever.
+    pub retention_days: u32,
 }
 
 /// Where an event's place comes from.
@@ -155,11 +154,17 @@ pub fn validate(
                     fail(TIME, format!("{} is before 2000-01-01", iso(ms)));
                     None
                 }
-                Ok(ms) if rules.oldest.is_some_and(|(oldest, _)| ms < oldest) => {
-                    let days = rules.oldest.map_or(0, |(_, days)| days);
+                Ok(ms)
+                    if crate::retention::oldest_accepted_ms(rules.now_ms, rules.retention_days)
+                        .is_some_and(|oldest| ms < oldest) =>
+                {
                     fail(
                         TIME,
-                        format!("{} is older than the {days} days events are kept", iso(ms)),
+                        format!(
+                            "{} is older than the {} days events are kept",
+                            iso(ms),
+                            rules.retention_days
+                        ),
                     );
                     None
                 }
@@ -313,7 +318,7 @@ mod tests {
             now_ms: NOW,
             future_margin_ms: 3_600_000,
             server_time: false,
-            oldest: None,
+            retention_days: 0,
         }
     }
 
@@ -449,7 +454,7 @@ mod tests {
     fn times_older_than_the_retention_are_refused() {
         let at = |ms: i64| json!({"event_name": "e", "user_id": "u", "event_timestamp_epoch": ms});
         let kept = TimeRules {
-            oldest: Some((NOW - 30 * 86_400_000, 30)),
+            retention_days: 30,
             ..rules()
         };
         assert!(
