@@ -124,6 +124,8 @@ impl Database {
                 .max_connections(max_connections.saturating_sub(statements).max(1))
                 .acquire_timeout(Duration::from_secs(10))
                 .test_before_acquire(false)
+                .after_connect(|conn, _| Box::pin(watch_for_hang_up(conn)))
+                .after_release(|conn, _| Box::pin(settle_or_close(conn)))
                 .before_acquire(|conn, meta| Box::pin(ping_if_idle(conn, meta)))
                 .connect_with(options.clone())
                 .await?;
@@ -230,6 +232,46 @@ impl Database {
 /// cost a round trip per statement, while a connection idle this long may have been dropped by the server
 /// or a proxy and is checked first.
 pub const PING_AFTER_IDLE: Duration = Duration::from_secs(2);
+
+/// How often a PostgreSQL backend running a statement checks that its client is still there.
+const CLIENT_CHECK_MS: u32 = 1000;
+
+/// Has the server end a statement whose client has gone. A request cut off midway (its time limit, a
+/// client that hung up) drops its connection, which closes the socket; without this, PostgreSQL only
+/// notices when it sends the answer, so a long statement would run on to its end, holding its locks
+/// and a backend, for nobody. `client_connection_check_interval` exists from PostgreSQL 14; older
+/// servers are left as they are.
+pub(crate) async fn watch_for_hang_up(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "SELECT set_config('client_connection_check_interval', $1, false) \
+         WHERE current_setting('server_version_num')::int >= 140000",
+    )
+    .bind(CLIENT_CHECK_MS.to_string())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// How long a connection given back with its transaction left unfinished may take to settle before it
+/// is closed instead.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// Whether a connection given back to the transactions' pool is kept. sqlx waits for every answer due
+/// on a connection it takes back; on one whose transaction was dropped midway (a request cut off while
+/// a statement ran) that is the end of the statement, however long it runs. A transaction dropped before
+/// its end leaves its rollback queued (`should_flush`): the connection is kept if that settles at once
+/// (the transaction was dropped after an error, between statements), and closed otherwise, which the
+/// server notices within `CLIENT_CHECK_MS` and ends the statement (`watch_for_hang_up`).
+async fn settle_or_close(conn: &mut sqlx::PgConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection;
+    if !conn.should_flush() {
+        return Ok(true);
+    }
+    match tokio::time::timeout(SETTLE, conn.ping()).await {
+        Ok(settled) => settled.map(|()| true),
+        Err(_) => Ok(false),
+    }
+}
 
 async fn ping_if_idle<C: sqlx::Connection>(
     conn: &mut C,

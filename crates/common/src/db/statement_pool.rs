@@ -62,11 +62,11 @@ impl StatementPool {
             Some((mut conn, since)) if since.elapsed() >= PING_AFTER_IDLE => {
                 match conn.ping().await {
                     Ok(()) => conn,
-                    Err(_) => PgConnection::connect_with(&self.0.options).await?,
+                    Err(_) => self.0.connect().await?,
                 }
             }
             Some((conn, _)) => conn,
-            None => PgConnection::connect_with(&self.0.options).await?,
+            None => self.0.connect().await?,
         };
         Ok(Leased {
             conn: Some(conn),
@@ -83,6 +83,14 @@ impl StatementPool {
         for (conn, _) in idle {
             let _ = conn.close().await;
         }
+    }
+}
+
+impl Inner {
+    async fn connect(&self) -> Result<PgConnection, sqlx::Error> {
+        let mut conn = PgConnection::connect_with(&self.options).await?;
+        super::watch_for_hang_up(&mut conn).await?;
+        Ok(conn)
     }
 }
 
@@ -116,6 +124,7 @@ impl Drop for Leased {
             }
             // Otherwise the connection is dropped, which closes its socket: a statement cut off midway
             // may have left answers unread, and a failed transport or read leaves the connection in doubt.
+            // The server then ends a statement still running within a second (`watch_for_hang_up`).
         }
     }
 }
