@@ -78,8 +78,11 @@ pub async fn insert_events(
                 missing,
             })
         }
-        Database::Sqlite(pool, ..) => {
-            // BEGIN IMMEDIATE holds the database's write lock: no deletion runs until the commit.
+        Database::Sqlite(pool, _, gate) => {
+            // This process's writers take turns at its gate rather than in SQLite's busy handler
+            // (`common::db::WriteGate`); BEGIN IMMEDIATE then holds the database's write lock: no
+            // deletion runs until the commit.
+            let _turn = gate.turn().await?;
             let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
             let missing = events_sqlite::missing_projects(&mut tx, &keys).await?;
             let kept = without(events, &missing);
@@ -217,7 +220,8 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
             let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
             postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
         }
-        Database::Sqlite(pool, ..) => {
+        Database::Sqlite(pool, _, gate) => {
+            let _turn = gate.turn().await?;
             sqlite::forget_insert_ids(&mut *pool.acquire().await?, before_ms).await
         }
     }
@@ -234,7 +238,9 @@ pub async fn drop_events_before(
 ) -> Result<u64, StoreError> {
     match db {
         Database::Postgres(pool, _) => partitions.drop_before(pool, cutoff_ms).await,
-        Database::Sqlite(pool, ..) => events_sqlite::delete_before(pool, cutoff_ms).await,
+        Database::Sqlite(pool, _, gate) => {
+            events_sqlite::delete_before(pool, gate, cutoff_ms).await
+        }
     }
 }
 

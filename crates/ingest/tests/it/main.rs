@@ -8,3 +8,4 @@ mod fault;
 mod projects;
 mod retention;
 mod track;
+mod write_gate;
