@@ -8,14 +8,19 @@
 //! nothing waits for one at the database's write lock):
 //! - it claims its batch's calls in one short statement: a claim names the worker and lasts `CLAIM`,
 //!   and a call another writer holds is left to it (its message is retried);
-//! - it reads and rewrites the claimed calls' transcripts, all at once, with no transaction open;
+//! - it reads and rewrites the claimed calls' transcripts, all at once, with no transaction open, then
+//!   stores each only if its claim still holds once the reads are done, and only over the very object
+//!   it read (`ObjectStore::put_if`);
 //! - in one short transaction it marks written each change that is still the call's newest and lets the
 //!   calls go. A change committed meanwhile sent no message (its call had one pending), so it stays
 //!   pending and the worker announces it in that same transaction: the next batch writes it.
 //!
 //! Two workers never write one call at once (a redelivered or repeated message finds the claim), and a
 //! deletion takes the claims of its calls for good, waiting for a worker's to end, before it removes
-//! their objects (`claim_for_deletion`), so nothing is written once they are gone.
+//! their objects (`claim_for_deletion`), so nothing is written once they are gone. A worker held up
+//! (paused, or waiting on the network) past its claim cannot undo the newer write of the writer that
+//! took the call over: if its read came after that write, it finds the claim gone and writes nothing;
+//! if before, the object it read is no longer there and its conditional write changes nothing.
 //!
 //! Under a steady stream of changes the worker pauses between batches (`BATCHING`): every call changed
 //! meanwhile is then rewritten once per batch instead of once per change.
@@ -34,6 +39,7 @@ use super::{announce, by_call, settle_all, Batching, JobError};
 use crate::model::with_metadata;
 use crate::state::AnalyticsState;
 use crate::store::{self, CallMetadata};
+use common::objects::Version;
 
 /// Up to 100 messages at once, and two seconds for more to gather while the worker keeps up. No reader
 /// of the API waits for these writes (requests start from the call's row), and under a steady stream
@@ -157,7 +163,24 @@ impl Claim {
                 (id.clone(), Err(busy))
             })
             .collect();
-        let written = join_all(self.calls.iter().map(|c| write_one(state, c, self.until))).await;
+        let rewritten = join_all(self.calls.iter().map(|c| rewrite(state, c, self.until))).await;
+        // The claims are looked at once the reads are done, and only when something is to be written.
+        let to_store = rewritten.iter().any(|r| matches!(r, Ok(Some(_))));
+        let held = if to_store {
+            self.still_held(state).await
+        } else {
+            Ok(HashSet::new())
+        };
+        let written = match held {
+            Ok(held) => {
+                join_all(self.calls.iter().zip(rewritten).map(|(call, rewritten)| {
+                    let held = held.contains(call.row.id.as_str());
+                    store_rewritten(state, call, rewritten, held)
+                }))
+                .await
+            }
+            Err(e) => self.calls.iter().map(|_| Err(e.clone())).collect(),
+        };
         match self.finish(state, written).await {
             Ok(done) => outcomes.extend(done),
             // Nothing was cleared: the claims run out and the calls' messages are retried.
@@ -168,6 +191,18 @@ impl Claim {
             ),
         }
         outcomes
+    }
+
+    /// The claimed calls this visit still holds: another writer takes a call whose claim ran out.
+    async fn still_held(&self, state: &AnalyticsState) -> Result<HashSet<String>, JobError> {
+        let ids: Vec<&str> = self.calls.iter().map(|c| c.row.id.as_str()).collect();
+        Ok(store::get_calls_metadata(&state.db, &ids)
+            .await
+            .map_err(JobError::retry)?
+            .into_iter()
+            .filter(|c| c.writer.as_deref() == Some(self.writer.as_str()))
+            .map(|c| c.row.id)
+            .collect())
     }
 
     /// Clears the pending changes that were written and are still the calls' newest, announces the
@@ -238,15 +273,21 @@ impl Claim {
     }
 }
 
-/// Rewrites the claimed call's transcript with its pending change, unless too little is left of the
-/// claim.
-async fn write_one(
+/// A transcript read and rewritten with its call's pending change, to be stored over the version read.
+struct Rewritten {
+    bytes: Vec<u8>,
+    version: Version,
+}
+
+/// Reads the claimed call's transcript and rewrites it with its pending change, unless too little is
+/// left of the claim; None when nothing is pending.
+async fn rewrite(
     state: &AnalyticsState,
     call: &CallMetadata,
     until: i64,
-) -> Result<(), JobError> {
+) -> Result<Option<Rewritten>, JobError> {
     let Some(pending) = &call.pending else {
-        return Ok(());
+        return Ok(None);
     };
     if now_ms() > until - CLAIM_MARGIN.as_millis() as i64 {
         return Err(JobError::Retry(format!(
@@ -255,21 +296,47 @@ async fn write_one(
         )));
     }
     let key = call.row.transcript_key();
-    let stored = state
+    let (stored, version) = state
         .objects
-        .get(&key)
+        .get_versioned(&key)
         .await
         .map_err(JobError::retry)?
         .ok_or_else(|| {
             JobError::Retry(format!("the transcript of call {} is missing", call.row.id))
         })?;
     let metadata: BTreeMap<String, String> = serde_json::from_str(pending).map_err(poison)?;
-    let written = with_metadata(&stored, &metadata, &call.row.last_modified).map_err(poison)?;
-    state
+    let bytes = with_metadata(&stored, &metadata, &call.row.last_modified).map_err(poison)?;
+    Ok(Some(Rewritten { bytes, version }))
+}
+
+/// Stores a rewritten transcript over the version it was read from, if its claim still holds (`held`).
+async fn store_rewritten(
+    state: &AnalyticsState,
+    call: &CallMetadata,
+    rewritten: Result<Option<Rewritten>, JobError>,
+    held: bool,
+) -> Result<(), JobError> {
+    let Some(Rewritten { bytes, version }) = rewritten? else {
+        return Ok(());
+    };
+    let id = &call.row.id;
+    if !held {
+        return Err(JobError::Retry(format!(
+            "the claim on call {id} ran out while its transcript was read"
+        )));
+    }
+    let stored = state
         .objects
-        .put(&key, written)
+        .put_if(&call.row.transcript_key(), bytes, &version)
         .await
-        .map_err(JobError::retry)
+        .map_err(JobError::retry)?;
+    if stored {
+        Ok(())
+    } else {
+        Err(JobError::Retry(format!(
+            "the transcript of call {id} changed or went while it was rewritten"
+        )))
+    }
 }
 
 /// Takes the calls' claims for good, for their deletion: waits for a worker's claim to end (at most

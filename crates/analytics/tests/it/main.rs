@@ -13,6 +13,7 @@ mod config;
 mod deletion;
 mod faults;
 mod metadata;
+mod metadata_stalled;
 mod receiver;
 mod scoring;
 mod search;

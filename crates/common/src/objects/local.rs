@@ -2,12 +2,22 @@
 //! file in the same file system, is flushed (`put`; `put_unsynced` leaves that to the next `sync`, one
 //! flush of the file system for a batch of writes), then renamed over the key, so a reader never sees
 //! half an object. File work runs on the blocking pool.
+//!
+//! An object's version is the SHA-256 of its bytes. A conditional write (`put_if`) compares it and
+//! renames its file over the key in one step that no other write or removal of that key comes between,
+//! in this process or another sharing the directory (replicas on one volume): the last step of every
+//! write and removal holds an exclusive `flock` on a lock file of the key's stripe (one of 64, under
+//! the temporary directory) for that step only.
 
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use sha2::{Digest, Sha256};
 
-use super::{check_key, check_prefix, ObjectError, ObjectStore};
+use super::{check_key, check_prefix, ObjectError, ObjectStore, Version};
+
+/// How many lock files the keys are spread over.
+const STRIPES: u64 = 64;
 
 /// Temporary files live here, beside the objects (a rename within one file system is atomic); the name
 /// is not a valid key segment start for listings, which skip it.
@@ -29,14 +39,33 @@ impl LocalDirectory {
         self.root.join(key)
     }
 
-    /// Writes `bytes` to a temporary file, flushed to disk when `synced`, and renames it over `key`.
-    async fn write(&self, key: &str, bytes: Vec<u8>, synced: bool) -> Result<(), ObjectError> {
+    /// The lock file of the stripe of `key` (see the module).
+    fn lock_file(&self, key: &str) -> PathBuf {
+        // FNV-1a: the same stripe for a key in every process.
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+        self.root
+            .join(TEMP_DIR)
+            .join(format!("lock-{:02}", hash % STRIPES))
+    }
+
+    /// Writes `bytes` to a temporary file, flushed to disk when `synced`, and renames it over `key`
+    /// when `expected` is None or the version of the object there; whether it did.
+    async fn write(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        synced: bool,
+        expected: Option<Version>,
+    ) -> Result<bool, ObjectError> {
         check_key(key)?;
         let target = self.path(key);
         let temp = self
             .root
             .join(TEMP_DIR)
             .join(uuid::Uuid::new_v4().simple().to_string());
+        let lock = self.lock_file(key);
         blocking(move || {
             use std::io::Write;
             if let Some(parent) = target.parent() {
@@ -47,11 +76,47 @@ impl LocalDirectory {
             if synced {
                 file.sync_all()?;
             }
+            let _turn = hold(&lock)?;
+            if let Some(expected) = expected {
+                let current = read(&target)?.map(|bytes| version_of(&bytes));
+                if current != Some(expected) {
+                    let _ = std::fs::remove_file(&temp);
+                    return Ok(false);
+                }
+            }
             std::fs::rename(&temp, &target).inspect_err(|_| {
                 let _ = std::fs::remove_file(&temp);
-            })
+            })?;
+            Ok(true)
         })
         .await
+    }
+}
+
+/// Holds the lock file at `path` (made when missing) until the file returned is dropped.
+fn hold(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+    Ok(file)
+}
+
+/// The version of an object of these bytes: their SHA-256, in hex.
+fn version_of(bytes: &[u8]) -> Version {
+    Version(format!("{:x}", Sha256::digest(bytes)))
+}
+
+/// The object at `path`, or None (nothing there, or a directory of other keys).
+fn read(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A key that names a directory of other keys is no object.
+        Err(_) if path.is_dir() => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -104,11 +169,20 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
 #[async_trait]
 impl ObjectStore for LocalDirectory {
     async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
-        self.write(key, bytes, true).await
+        self.write(key, bytes, true, None).await.map(|_| ())
     }
 
     async fn put_unsynced(&self, key: &str, bytes: Vec<u8>) -> Result<(), ObjectError> {
-        self.write(key, bytes, false).await
+        self.write(key, bytes, false, None).await.map(|_| ())
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        version: &Version,
+    ) -> Result<bool, ObjectError> {
+        self.write(key, bytes, true, Some(version.clone())).await
     }
 
     async fn sync(&self) -> Result<(), ObjectError> {
@@ -119,12 +193,17 @@ impl ObjectStore for LocalDirectory {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
         check_key(key)?;
         let path = self.path(key);
-        blocking(move || match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            // A key that names a directory of other keys is no object.
-            Err(_) if path.is_dir() => Ok(None),
-            Err(e) => Err(e),
+        blocking(move || read(&path)).await
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
+        check_key(key)?;
+        let path = self.path(key);
+        blocking(move || {
+            Ok(read(&path)?.map(|bytes| {
+                let version = version_of(&bytes);
+                (bytes, version)
+            }))
         })
         .await
     }
@@ -132,11 +211,15 @@ impl ObjectStore for LocalDirectory {
     async fn delete(&self, key: &str) -> Result<(), ObjectError> {
         check_key(key)?;
         let path = self.path(key);
-        blocking(move || match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(_) if path.is_dir() => Ok(()),
-            Err(e) => Err(e),
+        let lock = self.lock_file(key);
+        blocking(move || {
+            let _turn = hold(&lock)?;
+            match std::fs::remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(_) if path.is_dir() => Ok(()),
+                Err(e) => Err(e),
+            }
         })
         .await
     }

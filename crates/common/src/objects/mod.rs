@@ -57,6 +57,12 @@ fn check_prefix(prefix: &str) -> Result<(), ObjectError> {
     }
 }
 
+/// What a stored object was when it was read (`ObjectStore::get_versioned`), for a write that must not
+/// replace anything newer (`ObjectStore::put_if`): its ETag on S3, a digest of its bytes in the local
+/// directory. Only the store that gave it can tell what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version(String);
+
 #[async_trait]
 pub trait ObjectStore: Send + Sync {
     /// Stores `bytes` under `key`, replacing what was there; readers see the old object or the new one,
@@ -77,6 +83,20 @@ pub trait ObjectStore: Send + Sync {
 
     /// The object under `key`, or `None`.
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError>;
+
+    /// The object under `key` and its version, or `None`.
+    async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError>;
+
+    /// Stores `bytes` under `key` only if the object there is still the one `version` was read from (a
+    /// compare-and-swap: S3's `If-Match`); false, changing nothing, when it was replaced or removed
+    /// since. A writer that read, worked and then wrote this way never puts its work over a newer
+    /// object, however long it was held up in between.
+    async fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        version: &Version,
+    ) -> Result<bool, ObjectError>;
 
     /// Removes the object under `key`; removing what is not there is not an error (a deletion job that
     /// is run again finishes).

@@ -17,7 +17,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
 use aws_sdk_s3::Client;
 
-use super::{check_key, check_prefix, ObjectError, ObjectStore};
+use super::{check_key, check_prefix, ObjectError, ObjectStore, Version};
 use crate::config::Confidential;
 
 /// S3 answers at most this many keys per listing request.
@@ -127,6 +127,37 @@ impl ObjectStore for S3Store {
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
+        Ok(self.get_versioned(key).await?.map(|(bytes, _)| bytes))
+    }
+
+    async fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        version: &Version,
+    ) -> Result<bool, ObjectError> {
+        check_key(key)?;
+        let written = self
+            .client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .if_match(&version.0)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await;
+        match written {
+            Ok(_) => Ok(true),
+            // 412: the object there has another ETag, or (some servers) there is none; 404: there is
+            // none (others).
+            Err(SdkError::ServiceError(e)) if matches!(e.raw().status().as_u16(), 404 | 412) => {
+                Ok(false)
+            }
+            Err(err) => Err(service_error(&format!("writing {key} if unchanged"), err)),
+        }
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
         check_key(key)?;
         let object = match self
             .client
@@ -142,12 +173,18 @@ impl ObjectStore for S3Store {
             }
             Err(err) => return Err(service_error(&format!("reading {key}"), err)),
         };
+        let version = object
+            .e_tag()
+            .map(|tag| Version(tag.to_string()))
+            .ok_or_else(|| {
+                ObjectError::Service(format!("reading {key}: the answer has no ETag"))
+            })?;
         let body = object
             .body
             .collect()
             .await
             .map_err(|e| ObjectError::Service(format!("reading {key}: {e}")))?;
-        Ok(Some(body.into_bytes().to_vec()))
+        Ok(Some((body.into_bytes().to_vec(), version)))
     }
 
     async fn delete(&self, key: &str) -> Result<(), ObjectError> {
