@@ -67,6 +67,14 @@ async fn a_connection_is_reused_after_its_statement_and_closed_when_cut_off() {
     db.close().await;
 }
 
+/// The backend of a transaction's connection.
+async fn tx_backend(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>) -> i32 {
+    sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut **tx)
+        .await
+        .unwrap()
+}
+
 /// Whether backend `pid` is running a statement, as a connection of its own sees it.
 async fn backend_busy(url: &str, pid: i32) -> bool {
     use sqlx::Connection;
@@ -118,10 +126,7 @@ async fn the_server_ends_a_statement_whose_request_was_cut_off() {
     };
     let pid = {
         let mut tx = pool.begin().await.unwrap();
-        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap();
+        let pid = tx_backend(&mut tx).await;
         let cut_off = tokio::time::timeout(
             Duration::from_millis(200),
             sqlx::query("SELECT 1 FROM pg_sleep(60)").execute(&mut *tx),
@@ -143,19 +148,16 @@ async fn the_server_ends_a_statement_whose_request_was_cut_off() {
     // connection: the next transaction is on the same backend.
     let pid = {
         let mut tx = pool.begin().await.unwrap();
-        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap();
+        let pid = tx_backend(&mut tx).await;
         assert!(sqlx::query("SELECT 1 / 0").execute(&mut *tx).await.is_err());
         pid
     };
     let mut tx = pool.begin().await.unwrap();
-    let next: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
-    assert_eq!(next, pid, "a settled connection is kept");
+    assert_eq!(
+        tx_backend(&mut tx).await,
+        pid,
+        "a settled connection is kept"
+    );
     tx.rollback().await.unwrap();
     db.close().await;
 }
