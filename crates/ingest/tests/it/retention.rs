@@ -130,19 +130,11 @@ async fn a_service_keeping_30_days_refuses_older_events_and_removes_past_months(
     }
 
     // It refuses an event older than 30 days, naming the rule, and stores the rest of the batch.
-    let json = json!({"events": [event("too-old", now_ms() - 31 * day), event("fine", now_ms() - 29 * day)]})
-        .to_string();
-    let answer: Value = world
-        .http
-        .post(format!("{}/v3/{}/track", keeping.url, world.app_key))
-        .header("content-type", "application/json")
-        .body(json)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let batch = json!([
+        event("too-old", now_ms() - 31 * day),
+        event("fine", now_ms() - 29 * day)
+    ]);
+    let answer = world.track_to(&keeping.url, &world.app_key, batch).await;
     assert_eq!(answer["results"]["stored"], json!(1), "{answer}");
     assert_eq!(answer["results"]["rejected"], json!(1), "{answer}");
     let failed = &answer["results"]["failed_events"][0];

@@ -91,10 +91,15 @@ impl World {
 
     /// Sends `events` to the v3 path as the specification shows: the URL-encoded JSON object as a form body.
     pub async fn track(&self, app_key: &str, events: Value) -> Value {
+        self.track_to(&self.ingest.url, app_key, events).await
+    }
+
+    /// [`Self::track`] to another ingestion service (one started with other settings).
+    pub async fn track_to(&self, service: &str, app_key: &str, events: Value) -> Value {
         let json = serde_json::json!({ "events": events }).to_string();
         let body: String = url::form_urlencoded::byte_serialize(json.as_bytes()).collect();
-        self.track_raw(
-            &format!("/v3/{app_key}/track"),
+        self.post_track(
+            format!("{service}/v3/{app_key}/track"),
             body.into_bytes(),
             &[("content-type", "application/x-www-form-urlencoded")],
         )
@@ -103,7 +108,11 @@ impl World {
 
     /// Posts `body` to `path` with `headers`; the answer must be 200 JSON.
     pub async fn track_raw(&self, path: &str, body: Vec<u8>, headers: &[(&str, &str)]) -> Value {
-        let mut request = self.http.post(self.url(path)).body(body);
+        self.post_track(self.url(path), body, headers).await
+    }
+
+    async fn post_track(&self, url: String, body: Vec<u8>, headers: &[(&str, &str)]) -> Value {
+        let mut request = self.http.post(url).body(body);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
