@@ -1,6 +1,6 @@
 //! The records of the ingestion service: projects (app keys of a company) and events as stored.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -76,6 +76,12 @@ pub struct StoredEvent {
     pub properties: Map<String, Value>,
     #[serde(skip)]
     pub seq: i64,
+}
+
+/// The first instant of a month in UTC, by which events are grouped (PostgreSQL partitions, retention);
+/// None for a month chrono cannot represent.
+pub fn month_start(year: i32, month: u32) -> Option<DateTime<Utc>> {
+    Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0).single()
 }
 
 /// RFC 3339 with milliseconds, in UTC.

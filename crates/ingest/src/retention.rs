@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Datelike, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use common::db::Database;
 
 use crate::store::{self, Partitions};
@@ -28,9 +28,7 @@ pub fn oldest_accepted_ms(now_ms: i64, days: u32) -> Option<i64> {
 pub fn cutoff_ms(now_ms: i64, days: u32) -> Option<i64> {
     let limit = oldest_accepted_ms(now_ms, days)? - DAY_MS;
     let t = DateTime::from_timestamp_millis(limit)?;
-    Utc.with_ymd_and_hms(t.year(), t.month(), 1, 0, 0, 0)
-        .single()
-        .map(|first| first.timestamp_millis())
+    crate::model::month_start(t.year(), t.month()).map(|first| first.timestamp_millis())
 }
 
 /// Removes the months past the retention now and then, for as long as `alive` says the service runs.

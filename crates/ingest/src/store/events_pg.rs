@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use chrono::{DateTime, Datelike, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use common::db::StoreError;
 use parking_lot::Mutex;
-use sqlx::{PgConnection, PgPool, Row};
+use sqlx::{Connection, Executor, PgConnection, PgPool, Row};
 
 use super::{EventQuery, Fresh};
 use crate::model::{NewEvent, StoredEvent};
@@ -63,50 +63,96 @@ impl Partitions {
     }
 
     /// Drops the partitions of the months that end by `cutoff_ms`; how many. Under the lock partitions
-    /// are created under, so a replica never drops a month another is creating. A drop needs the table
-    /// to itself: it waits for the writes and reads in flight, and those that come meanwhile wait behind
-    /// it, so it gives up after a second rather than hold them back, and is tried again at the next round.
+    /// are created under, so a replica never drops a month another is creating.
+    ///
+    /// On PostgreSQL 14 and later each partition is first detached `CONCURRENTLY`, which never stops
+    /// the table's reads and writes: it waits for those already reading the partition, while new ones
+    /// go on without it. Only then is the detached table dropped, which no one else reads any more. A
+    /// detach cut short (by `LOCK_WAIT`, or a restart) leaves its partition pending, and the next
+    /// round finishes it. Older servers drop the partition at once, which needs the whole table to
+    /// itself and so holds back its reads and writes for up to `LOCK_WAIT_OLD`.
     pub async fn drop_before(&self, pool: &PgPool, cutoff_ms: i64) -> Result<u64, StoreError> {
-        let mut tx = pool.begin().await?;
-        sqlx::query("SET LOCAL lock_timeout = '1s'")
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("SELECT pg_advisory_xact_lock(6001)")
-            .execute(&mut *tx)
-            .await?;
-        // Each partition's name, and the name that reaches it whatever the search path (with its schema
-        // when another schema's table would be found first).
-        let names: Vec<(String, String)> = sqlx::query_as(
-            "SELECT c.relname::text, c.oid::regclass::text FROM pg_inherits i \
-             JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'ingest_events'::regclass",
-        )
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut dropped = Vec::new();
-        for (name, qualified) in names {
-            // Only the service's own partitions, by their name: a month whose end is past the cutoff,
-            // or a table an operator attached by hand, is left alone.
-            let Some(month) = name
-                .strip_prefix("ingest_events_p")
-                .filter(|m| m.len() == 6)
-                .and_then(|m| m.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if month_range(month).is_some_and(|(_, end)| end.timestamp_millis() <= cutoff_ms) {
-                sqlx::query(&format!("DROP TABLE {qualified}"))
-                    .execute(&mut *tx)
-                    .await?;
-                dropped.push(month);
-            }
-        }
-        tx.commit().await?;
+        // A connection of its own, closed at the end, so that its session lock (a concurrent detach
+        // cannot run inside a transaction) never goes back to the pool, even after an error.
+        let mut conn = pool.acquire().await?.detach();
+        let dropped = drop_old_partitions(&mut conn, cutoff_ms).await;
+        // Closing ends the session and so releases its lock; it is already gone if the server went away.
+        let _ = conn.close().await;
+        let dropped = dropped?;
         let mut known = self.known.lock();
         for month in &dropped {
             known.remove(month);
         }
         Ok(dropped.len() as u64)
     }
+}
+
+/// How long a detach waits for a lock, or for the reads and writes already using its partition, before
+/// it gives up until the next round; it holds back no one meanwhile.
+const LOCK_WAIT: &str = "5s";
+/// How long a drop on a server older than PostgreSQL 14 waits for the table, holding back its reads and
+/// writes meanwhile.
+const LOCK_WAIT_OLD: &str = "1s";
+
+/// [`Partitions::drop_before`] on its own connection: the months dropped.
+async fn drop_old_partitions(
+    conn: &mut PgConnection,
+    cutoff_ms: i64,
+) -> Result<Vec<i32>, StoreError> {
+    let concurrent: bool =
+        sqlx::query_scalar("SELECT current_setting('server_version_num')::int >= 140000")
+            .fetch_one(&mut *conn)
+            .await?;
+    let wait = if concurrent { LOCK_WAIT } else { LOCK_WAIT_OLD };
+    sqlx::query(&format!("SET lock_timeout = '{wait}'"))
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("SELECT pg_advisory_lock(6001)")
+        .execute(&mut *conn)
+        .await?;
+    // Each partition's name, the name that reaches it whatever the search path (with its schema when
+    // another schema's table would be found first), and whether a detach of it was cut short.
+    let pending = if concurrent {
+        "i.inhdetachpending"
+    } else {
+        "false"
+    };
+    let names: Vec<(String, String, bool)> = sqlx::query_as(&format!(
+        "SELECT c.relname::text, c.oid::regclass::text, {pending} FROM pg_inherits i \
+         JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'ingest_events'::regclass"
+    ))
+    .fetch_all(&mut *conn)
+    .await?;
+    let parent: String = sqlx::query_scalar("SELECT 'ingest_events'::regclass::text")
+        .fetch_one(&mut *conn)
+        .await?;
+    let mut dropped = Vec::new();
+    for (name, qualified, pending) in names {
+        // Only the service's own partitions, by their name: a month whose end is past the cutoff, or a
+        // table an operator attached by hand, is left alone.
+        let Some(month) = name
+            .strip_prefix("ingest_events_p")
+            .filter(|m| m.len() == 6)
+            .and_then(|m| m.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if month_range(month).is_none_or(|(_, end)| end.timestamp_millis() > cutoff_ms) {
+            continue;
+        }
+        if concurrent {
+            let how = if pending { "FINALIZE" } else { "CONCURRENTLY" };
+            // The simple protocol: a concurrent detach refuses to run in a transaction, which is what
+            // the extended protocol may wrap a statement in.
+            let detach = format!("ALTER TABLE {parent} DETACH PARTITION {qualified} {how}");
+            conn.execute(sqlx::raw_sql(&detach)).await?;
+        }
+        sqlx::query(&format!("DROP TABLE {qualified}"))
+            .execute(&mut *conn)
+            .await?;
+        dropped.push(month);
+    }
+    Ok(dropped)
 }
 
 /// The first instant of the month `yyyymm` and the first after it; None when it names no month (a
@@ -118,7 +164,7 @@ fn month_range(month: i32) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     } else {
         (year, m + 1)
     };
-    let first = |year, m| Utc.with_ymd_and_hms(year, m, 1, 0, 0, 0).single();
+    let first = crate::model::month_start;
     Some((first(year, m)?, first(next_year, next)?))
 }
 

@@ -9,7 +9,7 @@ mod sqlite;
 
 use std::collections::HashSet;
 
-use common::db::{Database, Handle, Migrations, StoreError};
+use common::db::{Database, Exec, Handle, Migrations, Settled, StoreError};
 use common::dispatch;
 use sqlx::Row;
 
@@ -114,11 +114,16 @@ fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) ->
         .collect()
 }
 
+/// A page of events. On PostgreSQL it runs on the statement pool, which closes a connection whose read
+/// was cut off midway (the request gone), so that the server ends the read rather than finish it.
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
-    match db {
-        Database::Postgres(pool, _) => events_pg::read(&mut *pool.acquire().await?, query).await,
-        Database::Sqlite(pool, ..) => events_sqlite::read(&mut *pool.acquire().await?, query).await,
-    }
+    let mut conn = Handle::from(db).conn().await?;
+    let result = match conn.exec() {
+        Exec::Postgres(c) => events_pg::read(c, query).await,
+        Exec::Sqlite(c) => events_sqlite::read(c, query).await,
+    };
+    conn.finish(result.connection_sound());
+    result
 }
 
 /// The read of a page of events, the same on both databases but for how the optional name `$4` is

@@ -145,3 +145,60 @@ async fn wrong_parameters_are_named(backend: Backend) {
         }
     }
 }
+
+/// How many backends of the test's database wait for a lock in a statement reading `ingest_events`.
+async fn reads_waiting(pool: &sqlx::PgPool) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%ingest_events%'",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// A page read whose request is cut off midway (the client gone, the handler dropped) ends on the server
+/// too, rather than running on, holding its connection, until it finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_page_read_cut_off_midway_ends_on_the_server() {
+    use common::db::Database;
+    use ingest::store::{self, EventQuery};
+    use std::time::Duration;
+
+    let world = World::new(Backend::Postgres).await;
+    let db = world.ingest.service.state.db.clone();
+    let Database::Postgres(pool, _) = &db else {
+        unreachable!("a PostgreSQL world");
+    };
+    // The table locked by another transaction, so that a read waits.
+    let mut locker = pool.begin().await.unwrap();
+    sqlx::query("LOCK TABLE ingest_events IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *locker)
+        .await
+        .unwrap();
+    let query = EventQuery {
+        app_key: &world.app_key,
+        from_ms: START,
+        to_ms: START + DAY,
+        event_name: None,
+        after: (START, 0),
+        limit: 10,
+    };
+    let cut_off =
+        tokio::time::timeout(Duration::from_millis(300), store::events(&db, &query)).await;
+    assert!(cut_off.is_err(), "the read waited for the lock");
+    assert_eq!(reads_waiting(pool).await, 1, "the read is under way");
+    let mut waiting = 1;
+    for _ in 0..100 {
+        waiting = reads_waiting(pool).await;
+        if waiting == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        waiting, 0,
+        "the read cut off midway ran on after its client had gone"
+    );
+    locker.rollback().await.unwrap();
+}

@@ -1,6 +1,8 @@
 //! Retention (docs/ingest-api.md, Storage): with `retention_days` set, events older than that are
 //! refused at `/track`, and the months past it are removed whole (their partitions dropped on
 //! PostgreSQL), by the service itself and by `store::drop_events_before`; later months are untouched.
+//! On PostgreSQL a month is detached from the table without holding back its reads and writes, and a
+//! detach cut short is finished by the next round.
 
 use std::time::Duration;
 
@@ -9,6 +11,7 @@ use common::db::Database;
 use ingest::store::{self, Partitions};
 use ingest::testing::{test_config, TestIngest};
 use serde_json::{json, Value};
+use sqlx::PgPool;
 
 use crate::support::{now_ms, Backend, World};
 
@@ -46,6 +49,130 @@ async fn partitions(db: &Database) -> Vec<String> {
     .unwrap();
     names.sort();
     names
+}
+
+/// Whether the partition `name` waits for the end of a detach that has begun.
+async fn detach_pending(pool: &PgPool, name: &str) -> bool {
+    sqlx::query_scalar(
+        "SELECT i.inhdetachpending FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+         WHERE c.relname = $1",
+    )
+    .bind(name)
+    .fetch_optional(pool)
+    .await
+    .unwrap()
+    .unwrap_or(false)
+}
+
+/// Waits until a detach of the partition `name` has begun (and waits for the reads using it).
+async fn until_detach_pending(pool: &PgPool, name: &str) {
+    for _ in 0..200 {
+        if detach_pending(pool, name).await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no detach of {name} began");
+}
+
+/// A project with an event in January 2024 and one now, on PostgreSQL, and its database's pool.
+async fn january_and_now() -> (World, Database, PgPool) {
+    let world = World::new(Backend::Postgres).await;
+    let batch = json!([
+        event("january", ms("2024-01-15T12:00:00Z")),
+        event("now", now_ms())
+    ]);
+    assert_eq!(
+        world.track(&world.app_key, batch).await["results"]["stored"],
+        json!(2)
+    );
+    let db = world.ingest.service.state.db.clone();
+    let Database::Postgres(pool, _) = &db else {
+        unreachable!("a PostgreSQL world");
+    };
+    let pool = pool.clone();
+    (world, db, pool)
+}
+
+/// A transaction that has read the whole table, as a page of events does, and holds it until it ends.
+async fn reading(pool: &PgPool) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut reader = pool.begin().await.unwrap();
+    sqlx::query("SELECT count(*) FROM ingest_events")
+        .fetch_one(&mut *reader)
+        .await
+        .unwrap();
+    reader
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_removing_a_month_holds_back_no_read_or_write() {
+    let (world, db, pool) = january_and_now().await;
+    let reader = reading(&pool).await;
+    let dropping = tokio::spawn(async move {
+        store::drop_events_before(&db, &Partitions::default(), ms("2024-02-01T00:00:00Z")).await
+    });
+    // The month is being detached; it waits for the read under way, and meanwhile the table is
+    // written and read as usual.
+    until_detach_pending(&pool, "ingest_events_p202401").await;
+    let answer = world
+        .track(&world.app_key, json!([event("during", now_ms())]))
+        .await;
+    assert_eq!(answer["results"]["stored"], json!(1), "{answer}");
+    let mut left = names(&world, &world.app_key).await;
+    left.sort();
+    assert_eq!(left, ["during", "now"]);
+    assert!(
+        !dropping.is_finished(),
+        "the drop did not wait for the read"
+    );
+    // Once the read ends, the month goes.
+    reader.commit().await.unwrap();
+    assert_eq!(dropping.await.unwrap().unwrap(), 1);
+    let db = world.ingest.service.state.db.clone();
+    assert!(!partitions(&db)
+        .await
+        .contains(&"ingest_events_p202401".to_string()));
+    assert!(!detach_pending(&pool, "ingest_events_p202401").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_detach_cut_short_is_finished_by_the_next_round() {
+    let (world, db, pool) = january_and_now().await;
+    let reader = reading(&pool).await;
+    // A detach (as a round begins one) stopped while it waits for the read.
+    let mut detacher = pool.acquire().await.unwrap().detach();
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut detacher)
+        .await
+        .unwrap();
+    let detaching = tokio::spawn(async move {
+        use sqlx::Executor;
+        detacher
+            .execute(sqlx::raw_sql(
+                "ALTER TABLE ingest_events DETACH PARTITION ingest_events_p202401 CONCURRENTLY",
+            ))
+            .await
+    });
+    until_detach_pending(&pool, "ingest_events_p202401").await;
+    let cancelled: bool = sqlx::query_scalar("SELECT pg_cancel_backend($1)")
+        .bind(pid)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(cancelled);
+    assert!(detaching.await.unwrap().is_err(), "the detach was stopped");
+    reader.commit().await.unwrap();
+    assert!(detach_pending(&pool, "ingest_events_p202401").await);
+    // The next round finishes the detach and drops the month; the rest is untouched.
+    let removed =
+        store::drop_events_before(&db, &Partitions::default(), ms("2024-02-01T00:00:00Z"))
+            .await
+            .unwrap();
+    assert_eq!(removed, 1);
+    assert!(!partitions(&db)
+        .await
+        .contains(&"ingest_events_p202401".to_string()));
+    assert_eq!(names(&world, &world.app_key).await, ["now"]);
 }
 
 async fn months_before_the_cutoff_are_removed_whole(backend: Backend) {
