@@ -1,6 +1,9 @@
-//! The diarization of one call: features, embeddings, clustering and labels, in that order.
+//! The diarization of one call: features, speaker changes inside segments (when asked), embeddings,
+//! clustering and labels, in that order.
 
-use crate::{cluster, embed, features, pitch, short, single};
+use crate::features::Frames;
+use crate::pitch::Pitch;
+use crate::{change, cluster, embed, features, pitch, short, single};
 
 /// Segments with fewer speech frames than this are labelled by their neighbours, like short ones.
 const MIN_SPEECH_FRAMES: usize = 10;
@@ -14,6 +17,117 @@ pub fn diarize(samples: &[i16], sample_rate: u32, segments: &[(f64, f64)]) -> Ve
     if segments.is_empty() {
         return Vec::new();
     }
+    let (frames, pitch) = analyse(samples, sample_rate);
+    label(&frames, &pitch, sample_rate, segments)
+}
+
+/// A recognizer segment, from `start` to `end` in seconds, and the times between its words (`cuts`),
+/// where the other speaker may have taken over without a pause.
+#[derive(Debug, Clone, Copy)]
+pub struct Span<'a> {
+    pub start: f64,
+    pub end: f64,
+    pub cuts: &'a [f64],
+}
+
+/// Like [`diarize`], but a span may hold both speakers: for each span, its speaker turns in time order,
+/// as the start and the label of each. The first starts at the span's start, each other at one of its
+/// cuts, and no two in a row have the same label; a span spoken by one speaker is one turn. Label 0 is
+/// the speaker of the first turn in time.
+pub fn diarize_spans(samples: &[i16], sample_rate: u32, spans: &[Span<'_>]) -> Vec<Vec<(f64, u8)>> {
+    if spans.is_empty() {
+        return Vec::new();
+    }
+    let (frames, pitch) = analyse(samples, sample_rate);
+    // Each span labelled whole first: the two voices are learnt from the speech of each label's spans.
+    let segments: Vec<(f64, f64)> = spans.iter().map(|s| (s.start, s.end)).collect();
+    let labels = label(&frames, &pitch, sample_rate, &segments);
+    let mut turns: Vec<Vec<(f64, u8)>> = spans
+        .iter()
+        .zip(labels)
+        .map(|(span, label)| vec![(span.start, label)])
+        .collect();
+    // The voices learnt from segments labelled whole include the other voice's turns inside them, which
+    // hides those turns: the voices are learnt again from the turns found, a few times.
+    for _ in 0..RESEGMENTATIONS {
+        let Some(voices) = learn_voices(&frames, &pitch, sample_rate, spans, &turns) else {
+            // One speaker (or too little of the second): nothing to change to.
+            break;
+        };
+        let next: Vec<Vec<(f64, u8)>> = spans
+            .iter()
+            .zip(&turns)
+            .map(|(span, turns)| {
+                change::turns(
+                    &frames,
+                    &pitch,
+                    sample_rate,
+                    &voices,
+                    (span.start, span.end),
+                    // The label the whole call gave the segment: that of most of its time.
+                    majority(span, turns),
+                    span.cuts,
+                )
+            })
+            .collect();
+        if next == turns {
+            break;
+        }
+        turns = next;
+    }
+    // Label 0 is the first turn's speaker, which a change at the start of the first span may have made 1.
+    let first = turns
+        .iter()
+        .filter_map(|t| t.first())
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(0, |&(_, label)| label);
+    if first == 1 {
+        for (_, label) in turns.iter_mut().flatten() {
+            *label = 1 - *label;
+        }
+    }
+    turns
+}
+
+/// How many times the voices are learnt again from the turns found (`diarize_spans`).
+const RESEGMENTATIONS: usize = 3;
+
+/// Each speaker's voice, from the speech frames of its turns; None unless both have enough.
+fn learn_voices(
+    frames: &Frames,
+    pitch: &[Option<Pitch>],
+    sample_rate: u32,
+    spans: &[Span<'_>],
+    turns: &[Vec<(f64, u8)>],
+) -> Option<[change::Voice; 2]> {
+    let mut speech: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (span, turns) in spans.iter().zip(turns) {
+        for (k, &(start, label)) in turns.iter().enumerate() {
+            let end = turns.get(k + 1).map_or(span.end, |next| next.0);
+            speech[usize::from(label)].extend(embed::speech_frames(
+                frames,
+                frames.range(sample_rate, start, end),
+            ));
+        }
+    }
+    Some([
+        change::Voice::learn(frames, pitch, &speech[0])?,
+        change::Voice::learn(frames, pitch, &speech[1])?,
+    ])
+}
+
+/// The label of most of a span's time.
+fn majority(span: &Span<'_>, turns: &[(f64, u8)]) -> u8 {
+    let mut time = [0.0; 2];
+    for (k, &(start, label)) in turns.iter().enumerate() {
+        let end = turns.get(k + 1).map_or(span.end, |next| next.0);
+        time[usize::from(label)] += end - start;
+    }
+    u8::from(time[1] > time[0])
+}
+
+/// The frames' features and pitch of the whole call.
+fn analyse(samples: &[i16], sample_rate: u32) -> (Frames, Vec<Option<Pitch>>) {
     let frames = features::compute(samples, sample_rate);
     let pitch = pitch::track(
         samples,
@@ -22,10 +136,19 @@ pub fn diarize(samples: &[i16], sample_rate: u32, segments: &[(f64, f64)]) -> Ve
         frames.hop,
         frames.len(),
     );
+    (frames, pitch)
+}
 
+/// One label per segment (at least one), from the call's frames.
+fn label(
+    frames: &Frames,
+    pitch: &[Option<Pitch>],
+    sample_rate: u32,
+    segments: &[(f64, f64)],
+) -> Vec<u8> {
     let speech: Vec<Vec<usize>> = segments
         .iter()
-        .map(|&(s, e)| embed::speech_frames(&frames, frames.range(sample_rate, s, e)))
+        .map(|&(s, e)| embed::speech_frames(frames, frames.range(sample_rate, s, e)))
         .collect();
     let usable: Vec<usize> = (0..segments.len())
         .filter(|&i| {
@@ -38,10 +161,10 @@ pub fn diarize(samples: &[i16], sample_rate: u32, segments: &[(f64, f64)]) -> Ve
         .iter()
         .flat_map(|&i| speech[i].iter().copied())
         .collect();
-    let stats = embed::CallStats::new(&frames, &pitch, &all_speech);
+    let stats = embed::CallStats::new(frames, pitch, &all_speech);
     let mut embeddings: Vec<[f32; embed::DIM]> = usable
         .iter()
-        .map(|&i| stats.embed(&frames, &pitch, &speech[i]))
+        .map(|&i| stats.embed(frames, pitch, &speech[i]))
         .collect();
     let weights: Vec<f32> = usable.iter().map(|&i| speech[i].len() as f32).collect();
     embed::standardise(&mut embeddings, &weights);
@@ -53,8 +176,8 @@ pub fn diarize(samples: &[i16], sample_rate: u32, segments: &[(f64, f64)]) -> Ve
     for (&i, &l) in usable.iter().zip(&clustered) {
         groups[usize::from(l)].extend_from_slice(&speech[i]);
     }
-    let gain = single::gain(&frames, [&groups[0], &groups[1]])
-        + single::pitch_gain(&pitch, [&groups[0], &groups[1]]);
+    let gain = single::gain(frames, [&groups[0], &groups[1]])
+        + single::pitch_gain(pitch, [&groups[0], &groups[1]]);
     if gain < single::MIN_GAIN {
         clustered.iter_mut().for_each(|l| *l = 0);
     }

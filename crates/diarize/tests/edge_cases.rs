@@ -56,3 +56,72 @@ fn one_segment_is_label_zero() {
         vec![0]
     );
 }
+
+/// One span of `seconds` whose cuts are every quarter of a second.
+fn quarter_cuts(start: f64, seconds: f64) -> Vec<f64> {
+    (1..(seconds * 4.0) as usize)
+        .map(|k| start + k as f64 / 4.0)
+        .collect()
+}
+
+#[test]
+fn a_span_of_two_voices_is_cut_where_the_second_begins() {
+    // A low tone, then at once a high one, in one span; then the low one alone after a pause.
+    let rate = 16_000;
+    let mut samples = tone(150.0, 2.0, rate);
+    samples.extend(tone(250.0, 2.0, rate));
+    samples.extend(vec![0; rate as usize / 2]);
+    samples.extend(tone(150.0, 2.0, rate));
+    let (first, second) = (quarter_cuts(0.0, 4.0), quarter_cuts(4.5, 2.0));
+    let spans = [
+        diarize::Span {
+            start: 0.0,
+            end: 4.0,
+            cuts: &first,
+        },
+        diarize::Span {
+            start: 4.5,
+            end: 6.5,
+            cuts: &second,
+        },
+    ];
+    let turns = diarize::diarize_spans(&samples, rate, &spans);
+    // The change is at the cut nearest the switch, give or take one cut: a pure tone is all alike, and
+    // the frames over the switch, of both, weigh on whichever side they fall.
+    assert_eq!(turns.len(), 2);
+    let [(0.0, 0), (change, 1)] = turns[0][..] else {
+        panic!("{turns:?}");
+    };
+    assert!((1.75..=2.25).contains(&change), "{turns:?}");
+    assert_eq!(turns[1], [(4.5, 0)]);
+}
+
+#[test]
+fn spans_without_usable_cuts_are_one_turn() {
+    let rate = 8000;
+    let samples = tone(200.0, 3.0, rate);
+    // Cuts outside the span, not numbers, or too near its ends; a span too short to hold two turns; no
+    // audio at all.
+    let odd = [-1.0, f64::NAN, 0.5, 2.6, 9.0];
+    let spans = [
+        diarize::Span {
+            start: 0.0,
+            end: 3.0,
+            cuts: &odd,
+        },
+        diarize::Span {
+            start: 0.0,
+            end: 1.5,
+            cuts: &[0.75],
+        },
+    ];
+    for audio in [&samples[..], &[]] {
+        let turns = diarize::diarize_spans(audio, rate, &spans);
+        assert_eq!(turns.len(), 2);
+        assert!(
+            turns.iter().all(|t| t.len() == 1 && t[0].0 == 0.0),
+            "{turns:?}"
+        );
+    }
+    assert!(diarize::diarize_spans(&samples, rate, &[]).is_empty());
+}

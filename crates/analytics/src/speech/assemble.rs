@@ -81,31 +81,37 @@ pub async fn transcribe(
     match audio.channels.as_slice() {
         [mono] => {
             let segments = engine.recognize(Arc::from(mono.as_slice())).await?;
-            let labels: Vec<u32> = if opts.diarize {
-                let spans: Vec<(f64, f64)> =
-                    segments.iter().map(|s| (s.start(), s.end())).collect();
-                // Feature extraction and clustering are CPU work: off the async workers.
+            if !opts.diarize {
+                let speaker = Speaker::of_channel(0, opts.agent_channel);
+                utterances.extend(
+                    segments
+                        .into_iter()
+                        .filter_map(|s| utterance(s, 0, speaker)),
+                );
+            } else {
+                // Feature extraction, change detection and clustering are CPU work: off the async
+                // workers.
                 let samples = mono.clone();
-                let labels = tokio::task::spawn_blocking(move || diarize_labels(&samples, &spans))
-                    .await
-                    .map_err(|e| SpeechError::Engine(format!("diarization stopped: {e}")))?;
-                if labels.len() != segments.len() {
+                let (segments, turns) = tokio::task::spawn_blocking(move || {
+                    let turns = speaker_turns(&samples, &segments);
+                    (segments, turns)
+                })
+                .await
+                .map_err(|e| SpeechError::Engine(format!("diarization stopped: {e}")))?;
+                if turns.len() != segments.len() {
                     return Err(SpeechError::Engine(format!(
                         "diarization labelled {} of {} utterances",
-                        labels.len(),
+                        turns.len(),
                         segments.len()
                     )));
                 }
-                labels.into_iter().map(|l| u32::from(l.min(1))).collect()
-            } else {
-                vec![0; segments.len()]
-            };
-            for (segment, label) in segments.into_iter().zip(labels) {
-                utterances.extend(utterance(
-                    segment,
-                    0,
-                    Speaker::of_channel(label, opts.agent_channel),
-                ));
+                for (segment, turns) in segments.into_iter().zip(turns) {
+                    for (words, label) in split_at_turns(segment.words, &turns) {
+                        let speaker =
+                            Speaker::of_channel(u32::from(label.min(1)), opts.agent_channel);
+                        utterances.extend(utterance(Segment { words }, 0, speaker));
+                    }
+                }
             }
         }
         [left, right] => {
@@ -155,10 +161,52 @@ fn utterance(segment: Segment, channel: u32, speaker: Speaker) -> Option<Utteran
     })
 }
 
-/// One label (0 or 1) per segment of mono 16 kHz audio, 0 being the speaker of the first segment
-/// (docs/transcription.md, Diarization).
-pub fn diarize_labels(samples: &[i16], segments: &[(f64, f64)]) -> Vec<u8> {
-    diarize::diarize(samples, SAMPLE_RATE, segments)
+/// The speaker turns of each recognizer segment of mono 16 kHz audio, as the start and the label of
+/// each, 0 or 1: a segment may hold both speakers when one took over without a pause, and the change is
+/// looked for between its words. Label 0 is the speaker of the first turn (docs/transcription.md,
+/// Diarization).
+pub fn speaker_turns(samples: &[i16], segments: &[Segment]) -> Vec<Vec<(f64, u8)>> {
+    // Between two words: halfway through the pause between them, if any.
+    let cuts: Vec<Vec<f64>> = segments
+        .iter()
+        .map(|s| {
+            s.words
+                .windows(2)
+                .map(|pair| (pair[0].end + pair[1].start) / 2.0)
+                .collect()
+        })
+        .collect();
+    let spans: Vec<diarize::Span<'_>> = segments
+        .iter()
+        .zip(&cuts)
+        .map(|(s, cuts)| diarize::Span {
+            start: s.start(),
+            end: s.end(),
+            cuts,
+        })
+        .collect();
+    diarize::diarize_spans(samples, SAMPLE_RATE, &spans)
+}
+
+/// The words of a segment grouped by its speaker turns (start and label, as [`speaker_turns`] gives
+/// them): each word goes to the last turn that starts by the word's own start.
+fn split_at_turns(words: Vec<Word>, turns: &[(f64, u8)]) -> Vec<(Vec<Word>, u8)> {
+    let mut groups: Vec<(Vec<Word>, u8)> = Vec::new();
+    let mut turn = 0;
+    for word in words {
+        while turns
+            .get(turn + 1)
+            .is_some_and(|&(start, _)| start <= word.start)
+        {
+            turn += 1;
+        }
+        let label = turns.get(turn).map_or(0, |&(_, label)| label);
+        match groups.last_mut() {
+            Some((group, last)) if *last == label => group.push(word),
+            _ => groups.push((vec![word], label)),
+        }
+    }
+    groups
 }
 
 /// Rounds seconds to hundredths, as the transcript JSON gives times.
@@ -307,6 +355,48 @@ mod tests {
         .await
         .unwrap_err();
         assert!(matches!(error, SpeechError::Rejected(_)));
+    }
+
+    #[test]
+    fn words_go_to_the_speaker_turn_they_start_in() {
+        let word = |text: &str, start: f64| Word {
+            word: text.into(),
+            start,
+            end: start + 0.3,
+            confidence: 0.9,
+        };
+        let words = || {
+            vec![
+                word("thank", 0.0),
+                word("you", 0.4),
+                word("hello", 1.0),
+                word("there", 1.4),
+                word("fine", 2.0),
+            ]
+        };
+        let texts = |groups: Vec<(Vec<Word>, u8)>| -> Vec<(String, u8)> {
+            groups
+                .into_iter()
+                .map(|(words, label)| {
+                    let text: Vec<String> = words.into_iter().map(|w| w.word).collect();
+                    (text.join(" "), label)
+                })
+                .collect()
+        };
+        // Changes halfway through the pauses before "hello" and before "fine".
+        assert_eq!(
+            texts(split_at_turns(words(), &[(0.0, 0), (0.85, 1), (1.85, 0)])),
+            [
+                ("thank you".to_string(), 0),
+                ("hello there".to_string(), 1),
+                ("fine".to_string(), 0)
+            ]
+        );
+        // One turn is one utterance, whoever speaks it.
+        assert_eq!(
+            texts(split_at_turns(words(), &[(0.0, 1)])),
+            [("thank you hello there fine".to_string(), 1)]
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Output sample rate of the synthetic calls.
 pub const RATE: u32 = 16_000;
 
+/// How long the words of [`Call::spans`] are taken to be: a recognizer's words are about this long.
+pub const WORD_SECONDS: f64 = 0.3;
+
 /// One espeak-ng voice: `-v` name, `-p` pitch (0-99), `-s` speed (words per minute).
 #[derive(Clone, Copy, Debug)]
 pub struct Voice {
@@ -37,6 +40,41 @@ impl Call {
     /// The segments as the recognizer would give them: the reference's, without labels.
     pub fn segments(&self) -> Vec<(f64, f64)> {
         self.reference.iter().map(|&(s, e, _)| (s, e)).collect()
+    }
+
+    /// The segments a recognizer would give, each with the times between its words: reference
+    /// segments with no pause between them (turns taken at once, see [`make_call_joining`]) are one,
+    /// whose cuts include the exact change of speaker. The words' own boundaries are not known, so every
+    /// segment is taken to be words of [`WORD_SECONDS`].
+    pub fn spans(&self) -> Vec<(f64, f64, Vec<f64>)> {
+        let mut spans: Vec<(f64, f64, Vec<f64>)> = Vec::new();
+        for &(start, end, _) in &self.reference {
+            let words = ((end - start) / WORD_SECONDS).floor() as usize;
+            let cuts = (1..words).map(|k| start + k as f64 * WORD_SECONDS);
+            match spans.last_mut() {
+                Some(last) if start - last.1 < 0.01 => {
+                    last.2.push(start);
+                    last.2.extend(cuts);
+                    last.1 = end;
+                }
+                _ => spans.push((start, end, cuts.collect())),
+            }
+        }
+        spans
+    }
+
+    /// The turns of `turns` (for each span of [`Self::spans`], its turns' starts and labels, as
+    /// `diarize_spans` gives them) as labelled stretches of time, each ending where the next of its span
+    /// starts or at the span's end.
+    pub fn hypothesis_of_turns(&self, turns: &[Vec<(f64, u8)>]) -> Vec<(f64, f64, u8)> {
+        let mut labelled = Vec::new();
+        for ((_, end, _), turns) in self.spans().iter().zip(turns) {
+            for (k, &(start, label)) in turns.iter().enumerate() {
+                let until = turns.get(k + 1).map_or(*end, |next| next.0);
+                labelled.push((start, until, label));
+            }
+        }
+        labelled
     }
 
     /// The reference segments with the given labels.
@@ -241,6 +279,19 @@ pub const SHORT_LINES: &[&str] = &["Yes.", "Okay.", "Right.", "Sure.", "No."];
 /// sentence lists from offset `seed`. About one turn in four is two sentences (two segments of one
 /// speaker in a row) and about one in six a short answer.
 pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
+    make_call_joining(agent, client, turns, seed, 0.0)
+}
+
+/// [`make_call`], but each turn is followed by the next with no pause at all with the chance `joined`,
+/// so that a recognizer gives both one segment ([`Call::spans`]). With `joined` 0 the call is
+/// [`make_call`]'s, sample for sample.
+pub fn make_call_joining(
+    agent: Voice,
+    client: Voice,
+    turns: usize,
+    seed: u64,
+    joined: f64,
+) -> Call {
     let mut rng = Lcg::new(seed);
     let gain = [0.9, 0.6 + 0.4 * rng.unit()];
     let mut samples: Vec<i16> = vec![0; (0.3 * f64::from(RATE)) as usize];
@@ -281,7 +332,11 @@ pub fn make_call(agent: Voice, client: Voice, turns: usize, seed: u64) -> Call {
             let end = samples.len() as f64 / f64::from(RATE);
             reference.push((start, end, speaker));
         }
-        let pause = 0.2 + 0.5 * rng.unit();
+        let mut pause = 0.2 + 0.5 * rng.unit();
+        // Drawn only when asked, so that calls without joined turns stay as they were.
+        if joined > 0.0 && rng.unit() < joined {
+            pause = 0.0;
+        }
         samples.extend(std::iter::repeat_n(0, (pause * f64::from(RATE)) as usize));
     }
     for s in samples.iter_mut() {
