@@ -48,15 +48,7 @@ fn main() {
             .collect();
         let der = diarize::der(&call.reference, &whole);
         let started = Instant::now();
-        let given: Vec<diarize::Span<'_>> = spans
-            .iter()
-            .map(|(start, end, cuts)| diarize::Span {
-                start: *start,
-                end: *end,
-                cuts,
-            })
-            .collect();
-        let turns = diarize::diarize_spans(&call.samples, rate, &given);
+        let turns = diarize::diarize_spans(&call.samples, rate, &common::Call::given(&spans));
         split_seconds += started.elapsed().as_secs_f64();
         let split_der = diarize::der(&call.reference, &call.hypothesis_of_turns(&turns));
         let total: f64 = call.reference.iter().map(|&(s, e, _)| e - s).sum();

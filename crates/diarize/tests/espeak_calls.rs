@@ -93,15 +93,7 @@ fn wav_round_trip_keeps_the_result() {
 /// `diarize_spans` over the call's spans (`Call::spans`): its turns, and their DER.
 fn diarize_call_spans(call: &Call) -> (Vec<Vec<(f64, u8)>>, f64) {
     let spans = call.spans();
-    let given: Vec<diarize::Span<'_>> = spans
-        .iter()
-        .map(|(start, end, cuts)| diarize::Span {
-            start: *start,
-            end: *end,
-            cuts,
-        })
-        .collect();
-    let turns = diarize::diarize_spans(&call.samples, call.rate, &given);
+    let turns = diarize::diarize_spans(&call.samples, call.rate, &Call::given(&spans));
     assert_eq!(turns.len(), spans.len());
     assert_eq!(turns[0][0].1, 0, "the first turn's speaker is label 0");
     let der = diarize::der(&call.reference, &call.hypothesis_of_turns(&turns));

@@ -552,6 +552,17 @@ fn two_voice_call_pausing(voices: [&str; 2], pauses: &[f64; 4]) -> Option<(Vec<u
     Some((wav.into_inner(), starts))
 }
 
+/// The transcript of a mono `call` sent to `/transcribe`, diarized or not.
+async fn transcribed(world: &World, call: Vec<u8>, diarize: bool) -> Value {
+    let mut fields = vec![Field::File("call.wav", call)];
+    if diarize {
+        fields.push(Field::Text("diarize", "true"));
+    }
+    let answer = world.transcribe_form("/transcribe", fields).await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    answer.body
+}
+
 async fn diarize_separates_two_voices_in_mono_audio(stack: Stack) {
     let Some(call) = two_voice_call() else { return };
     let world = World::new(stack).await;
@@ -568,26 +579,14 @@ async fn diarize_separates_two_voices_in_mono_audio(stack: Stack) {
             })
             .collect()
     };
-    let plain = world
-        .transcribe_form("/transcribe", vec![Field::File("call.wav", call.clone())])
-        .await;
-    assert_eq!(plain.status, 200, "{}", plain.text);
+    let plain = transcribed(&world, call.clone(), false).await;
     assert!(
-        speakers(&plain.body).iter().all(|(s, _)| s == "agent"),
+        speakers(&plain).iter().all(|(s, _)| s == "agent"),
         "one channel, one speaker"
     );
 
-    let split = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("call.wav", call),
-                Field::Text("diarize", "true"),
-            ],
-        )
-        .await;
-    assert_eq!(split.status, 200, "{}", split.text);
-    let turns = speakers(&split.body);
+    let split = transcribed(&world, call, true).await;
+    let turns = speakers(&split);
     assert!(turns.len() >= 4, "{turns:?}");
     assert_eq!(
         turns[0].0, "agent",
@@ -637,27 +636,13 @@ async fn diarize_gives_a_turn_taken_without_a_pause_its_own_utterance(stack: Sta
     let change = starts[1];
     let world = World::new(stack).await;
     let spans_change = |u: &(String, f64, f64, String)| u.1 < change - 0.5 && u.2 > change + 0.5;
-    let plain = world
-        .transcribe_form("/transcribe", vec![Field::File("call.wav", call.clone())])
-        .await;
-    assert_eq!(plain.status, 200, "{}", plain.text);
-    let plain = utterance_list(&plain.body);
+    let plain = utterance_list(&transcribed(&world, call.clone(), false).await);
     assert!(
         plain.iter().any(spans_change),
         "the recognizer hears the two turns as one utterance: {plain:?}"
     );
 
-    let split = world
-        .transcribe_form(
-            "/transcribe",
-            vec![
-                Field::File("call.wav", call),
-                Field::Text("diarize", "true"),
-            ],
-        )
-        .await;
-    assert_eq!(split.status, 200, "{}", split.text);
-    let split = utterance_list(&split.body);
+    let split = utterance_list(&transcribed(&world, call, true).await);
     assert_eq!(split[0].0, "agent", "{split:?}");
     // The utterance is cut where the client starts, give or take a word, and the client's words are the
     // client's.

@@ -63,6 +63,18 @@ impl Call {
         spans
     }
 
+    /// The spans of [`Self::spans`] as `diarize_spans` takes them, borrowing their cuts.
+    pub fn given(spans: &[(f64, f64, Vec<f64>)]) -> Vec<diarize::Span<'_>> {
+        spans
+            .iter()
+            .map(|(start, end, cuts)| diarize::Span {
+                start: *start,
+                end: *end,
+                cuts,
+            })
+            .collect()
+    }
+
     /// The turns of `turns` (for each span of [`Self::spans`], its turns' starts and labels, as
     /// `diarize_spans` gives them) as labelled stretches of time, each ending where the next of its span
     /// starts or at the span's end.
