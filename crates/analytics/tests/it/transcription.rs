@@ -567,16 +567,9 @@ async fn diarize_separates_two_voices_in_mono_audio(stack: Stack) {
     let Some(call) = two_voice_call() else { return };
     let world = World::new(stack).await;
     let speakers = |body: &Value| -> Vec<(String, f64)> {
-        body["utterances"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|u| {
-                (
-                    u["speaker"].as_str().unwrap().to_string(),
-                    u["start"].as_f64().unwrap(),
-                )
-            })
+        utterance_list(body)
+            .into_iter()
+            .map(|(speaker, start, ..)| (speaker, start))
             .collect()
     };
     let plain = transcribed(&world, call.clone(), false).await;
