@@ -88,7 +88,7 @@ impl Partitions {
 }
 
 /// How long a detach waits for a lock, or for the reads and writes already using its partition, before
-/// it gives up until the next round; it holds back no one meanwhile.
+/// it gives up until the next round; it holds back no read or write meanwhile.
 const LOCK_WAIT: &str = "5s";
 /// How long a drop on a server older than PostgreSQL 14 waits for the table, holding back its reads and
 /// writes meanwhile.
@@ -104,9 +104,17 @@ async fn drop_old_partitions(
             .fetch_one(&mut *conn)
             .await?;
     let wait = if concurrent { LOCK_WAIT } else { LOCK_WAIT_OLD };
-    sqlx::query(&format!("SET lock_timeout = '{wait}'"))
-        .execute(&mut *conn)
-        .await?;
+    // The lock limit bounds the waits in the table's lock queue (where a drop on an older server holds
+    // back those behind it); the statement limit bounds the rest, above all a detach's wait for the reads
+    // already using its partition, to which the lock limit does not apply. Meanwhile a new month's
+    // partition waits to be created, since creating one and detaching one both take the table's
+    // partition lock.
+    for setting in [
+        format!("SET lock_timeout = '{wait}'"),
+        format!("SET statement_timeout = '{LOCK_WAIT}'"),
+    ] {
+        sqlx::query(&setting).execute(&mut *conn).await?;
+    }
     sqlx::query("SELECT pg_advisory_lock(6001)")
         .execute(&mut *conn)
         .await?;
