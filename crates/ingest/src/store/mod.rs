@@ -9,7 +9,7 @@ mod sqlite;
 
 use std::collections::HashSet;
 
-use common::db::{Database, Exec, Handle, Migrations, Settled, StoreError};
+use common::db::{Database, Handle, Migrations, StoreError};
 use common::dispatch;
 use sqlx::Row;
 
@@ -117,13 +117,7 @@ fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) ->
 /// A page of events. On PostgreSQL it runs on the statement pool, which closes a connection whose read
 /// was cut off midway (the request gone), so that the server ends the read rather than finish it.
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
-    let mut conn = Handle::from(db).conn().await?;
-    let result = match conn.exec() {
-        Exec::Postgres(c) => events_pg::read(c, query).await,
-        Exec::Sqlite(c) => events_sqlite::read(c, query).await,
-    };
-    conn.finish(result.connection_sound());
-    result
+    dispatch!(db, read_events(query))
 }
 
 /// The read of a page of events, the same on both databases but for how the optional name `$4` is

@@ -8,3 +8,6 @@ type Seen = chrono::DateTime<chrono::Utc>;
 #[path = "projects_sql.rs"]
 mod projects_sql;
 pub(super) use projects_sql::*;
+
+/// A page of events, for `dispatch!`.
+pub(super) use super::events_pg::read as read_events;

@@ -8,3 +8,6 @@ type Seen = i64;
 #[path = "projects_sql.rs"]
 mod projects_sql;
 pub(super) use projects_sql::*;
+
+/// A page of events, for `dispatch!`.
+pub(super) use super::events_sqlite::read as read_events;
