@@ -109,6 +109,32 @@ impl S3Store {
             )),
         }
     }
+
+    /// The object under `key` and its ETag, if the answer has one; None when there is no object.
+    async fn fetch(&self, key: &str) -> Result<Option<(Vec<u8>, Option<String>)>, ObjectError> {
+        check_key(key)?;
+        let object = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(object) => object,
+            Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
+                return Ok(None)
+            }
+            Err(err) => return Err(service_error(&format!("reading {key}"), err)),
+        };
+        let tag = object.e_tag().map(str::to_string);
+        let body = object
+            .body
+            .collect()
+            .await
+            .map_err(|e| ObjectError::Service(format!("reading {key}: {e}")))?;
+        Ok(Some((body.into_bytes().to_vec(), tag)))
+    }
 }
 
 #[async_trait]
@@ -127,7 +153,7 @@ impl ObjectStore for S3Store {
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
-        Ok(self.get_versioned(key).await?.map(|(bytes, _)| bytes))
+        Ok(self.fetch(key).await?.map(|(bytes, _)| bytes))
     }
 
     async fn put_if(
@@ -158,33 +184,14 @@ impl ObjectStore for S3Store {
     }
 
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
-        check_key(key)?;
-        let object = match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .send()
-            .await
-        {
-            Ok(object) => object,
-            Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
-                return Ok(None)
-            }
-            Err(err) => return Err(service_error(&format!("reading {key}"), err)),
+        let Some((bytes, tag)) = self.fetch(key).await? else {
+            return Ok(None);
         };
-        let version = object
-            .e_tag()
-            .map(|tag| Version(tag.to_string()))
-            .ok_or_else(|| {
-                ObjectError::Service(format!("reading {key}: the answer has no ETag"))
-            })?;
-        let body = object
-            .body
-            .collect()
-            .await
-            .map_err(|e| ObjectError::Service(format!("reading {key}: {e}")))?;
-        Ok(Some((body.into_bytes().to_vec(), version)))
+        // A plain read does without the ETag; a conditional write cannot.
+        let tag = tag.ok_or_else(|| {
+            ObjectError::Service(format!("reading {key}: the answer has no ETag"))
+        })?;
+        Ok(Some((bytes, Version(tag))))
     }
 
     async fn delete(&self, key: &str) -> Result<(), ObjectError> {
