@@ -102,8 +102,7 @@ fn learn_voices(
 ) -> Option<[change::Voice; 2]> {
     let mut speech: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     for (span, turns) in spans.iter().zip(turns) {
-        for (k, &(start, label)) in turns.iter().enumerate() {
-            let end = turns.get(k + 1).map_or(span.end, |next| next.0);
+        for (start, end, label) in stretches(span, turns) {
             speech[usize::from(label)].extend(embed::speech_frames(
                 frames,
                 frames.range(sample_rate, start, end),
@@ -119,11 +118,21 @@ fn learn_voices(
 /// The label of most of a span's time.
 fn majority(span: &Span<'_>, turns: &[(f64, u8)]) -> u8 {
     let mut time = [0.0; 2];
-    for (k, &(start, label)) in turns.iter().enumerate() {
-        let end = turns.get(k + 1).map_or(span.end, |next| next.0);
+    for (start, end, label) in stretches(span, turns) {
         time[usize::from(label)] += end - start;
     }
     u8::from(time[1] > time[0])
+}
+
+/// A span's turns as stretches of time: start, end (the next turn's start, or the span's end) and label.
+fn stretches<'t>(
+    span: &Span<'_>,
+    turns: &'t [(f64, u8)],
+) -> impl Iterator<Item = (f64, f64, u8)> + 't {
+    let end = span.end;
+    turns.iter().enumerate().map(move |(k, &(start, label))| {
+        (start, turns.get(k + 1).map_or(end, |next| next.0), label)
+    })
 }
 
 /// The frames' features and pitch of the whole call.
