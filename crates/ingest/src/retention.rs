@@ -3,6 +3,10 @@
 //! still accepted are removed whole (their partitions dropped on PostgreSQL). An event is so kept at least
 //! `retention_days`, and at most a month and a day longer. The day between the two limits keeps a
 //! replica whose clock runs behind from accepting an event into a month another replica dropped.
+//!
+//! The same hourly round creates this month's and next month's partitions on PostgreSQL, whatever the
+//! retention: a month's first events then find theirs there, rather than waiting to create it behind a
+//! month being removed.
 
 use std::time::Duration;
 
@@ -31,23 +35,25 @@ pub fn cutoff_ms(now_ms: i64, days: u32) -> Option<i64> {
     crate::model::month_start(t.year(), t.month()).map(|first| first.timestamp_millis())
 }
 
-/// Removes the months past the retention now and then, for as long as `alive` says the service runs.
+/// Prepares the coming months and removes those past the retention, at start and then every hour, for
+/// as long as `alive` says the service runs.
 pub async fn run(
     db: Database,
     partitions: std::sync::Arc<Partitions>,
     days: u32,
     alive: impl Fn() -> bool,
 ) {
-    if days == 0 {
-        return;
-    }
     let mut every = tokio::time::interval(EVERY);
     loop {
         every.tick().await;
         if !alive() {
             return;
         }
-        let Some(cutoff) = cutoff_ms(Utc::now().timestamp_millis(), days) else {
+        let now = Utc::now().timestamp_millis();
+        if let Err(e) = store::prepare_months(&db, &partitions, now).await {
+            tracing::warn!(error = %e, "creating the coming months' partitions failed; trying again later");
+        }
+        let Some(cutoff) = cutoff_ms(now, days) else {
             continue;
         };
         match store::drop_events_before(&db, &partitions, cutoff).await {

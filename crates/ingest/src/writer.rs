@@ -39,8 +39,9 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts `tasks` writer tasks on the current runtime, and the removal of events older than
-    /// `retention_days` (0: kept for ever, `retention`). They end when the last `Writer` is dropped.
+    /// Starts `tasks` writer tasks on the current runtime, and the hourly round that prepares the
+    /// coming months and removes events older than `retention_days` (0: kept for ever, `retention`).
+    /// They end when the last `Writer` is dropped.
     pub fn start(db: Database, tasks: usize, dedup_window_ms: i64, retention_days: u32) -> Writer {
         let (jobs, queue) = mpsc::channel::<Job>(QUEUE);
         let queue = Arc::new(Mutex::new(queue));

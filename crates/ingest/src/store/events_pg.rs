@@ -1,6 +1,7 @@
 //! Events on PostgreSQL: a group of batches lands in one transaction, its rows sent with one binary `COPY`
 //! into the table partitioned by month, after the insert ids it carries are claimed. Each month's
-//! partition is created before the first write into it.
+//! partition is created before the first write into it: this month's and the next ahead of time
+//! ([`Partitions::prepare`]), any other when an event of it comes.
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -28,17 +29,37 @@ pub struct Partitions {
 }
 
 impl Partitions {
-    /// Creates the partitions of the months of `times` that this process has not seen yet. Creation is
-    /// serialized across processes by an advisory lock, so two replicas never race on one month.
+    /// Creates the partitions of the months of `times` that this process has not seen yet. A month
+    /// whose partition is already attached (another replica's, or this one's before a restart) is only
+    /// noted: creating one waits for the advisory lock that serializes creation across processes (so
+    /// two replicas never race on one month), which a detach under way holds for up to `LOCK_WAIT`.
     pub async fn ensure(
         &self,
         pool: &PgPool,
         times: impl Iterator<Item = i64>,
     ) -> Result<(), StoreError> {
-        let missing: BTreeSet<i32> = {
+        let mut missing: BTreeSet<i32> = {
             let known = self.known.lock();
             times.map(month_of).filter(|m| !known.contains(m)).collect()
         };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = missing.iter().map(|m| partition_name(*m)).collect();
+        // A partition whose detach has begun (PostgreSQL 14 and later) takes no rows: it is not
+        // attached. The column is read through `to_jsonb` because older servers lack it.
+        let attached: Vec<String> = sqlx::query_scalar(
+            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             WHERE i.inhparent = 'ingest_events'::regclass AND c.relname::text = ANY($1) \
+             AND NOT coalesce((to_jsonb(i) ->> 'inhdetachpending')::boolean, false)",
+        )
+        .bind(&names)
+        .fetch_all(pool)
+        .await?;
+        missing.retain(|m| !attached.contains(&partition_name(*m)));
+        self.known
+            .lock()
+            .extend(attached.iter().filter_map(|name| name_month(name)));
         if missing.is_empty() {
             return Ok(());
         }
@@ -49,8 +70,9 @@ impl Partitions {
         for month in &missing {
             let (from, to) = month_range(*month).expect("the month of an instant");
             sqlx::query(&format!(
-                "CREATE TABLE IF NOT EXISTS ingest_events_p{month} PARTITION OF ingest_events \
+                "CREATE TABLE IF NOT EXISTS {} PARTITION OF ingest_events \
                  FOR VALUES FROM ('{}') TO ('{}')",
+                partition_name(*month),
                 from.to_rfc3339(),
                 to.to_rfc3339()
             ))
@@ -60,6 +82,14 @@ impl Partitions {
         tx.commit().await?;
         self.known.lock().extend(missing);
         Ok(())
+    }
+
+    /// Creates the partitions of the month of `now_ms` and of the next one, if they are missing, so that
+    /// the first events of a month find theirs there: the service does so every hour.
+    pub async fn prepare(&self, pool: &PgPool, now_ms: i64) -> Result<(), StoreError> {
+        let (_, next) = month_range(month_of(now_ms)).expect("the month of an instant");
+        self.ensure(pool, [now_ms, next.timestamp_millis()].into_iter())
+            .await
     }
 
     /// Drops the partitions of the months that end by `cutoff_ms`; how many. Under the lock partitions
@@ -138,11 +168,7 @@ async fn drop_old_partitions(
     for (name, qualified, pending) in names {
         // Only the service's own partitions, by their name: a month whose end is past the cutoff, or a
         // table an operator attached by hand, is left alone.
-        let Some(month) = name
-            .strip_prefix("ingest_events_p")
-            .filter(|m| m.len() == 6)
-            .and_then(|m| m.parse::<i32>().ok())
-        else {
+        let Some(month) = name_month(&name) else {
             continue;
         };
         if month_range(month).is_none_or(|(_, end)| end.timestamp_millis() > cutoff_ms) {
@@ -174,6 +200,19 @@ fn month_range(month: i32) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     };
     let first = crate::model::month_start;
     Some((first(year, m)?, first(next_year, next)?))
+}
+
+/// The name of the partition of the month `yyyymm`.
+fn partition_name(month: i32) -> String {
+    format!("ingest_events_p{month}")
+}
+
+/// The month `yyyymm` of the service's partition `name`; None for any other table.
+fn name_month(name: &str) -> Option<i32> {
+    name.strip_prefix("ingest_events_p")
+        .filter(|m| m.len() == 6)?
+        .parse()
+        .ok()
 }
 
 /// `yyyymm` of an instant.

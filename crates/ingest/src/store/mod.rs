@@ -226,6 +226,19 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
     }
 }
 
+/// Makes the table ready for the events of the month of `now_ms` and of the next one: their partitions
+/// on PostgreSQL; nothing on SQLite, whose table is one.
+pub async fn prepare_months(
+    db: &Database,
+    partitions: &Partitions,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    match db {
+        Database::Postgres(pool, _) => partitions.prepare(pool, now_ms).await,
+        Database::Sqlite(..) => Ok(()),
+    }
+}
+
 /// Removes every event before `cutoff_ms`, the first instant of a month (see `retention`): on PostgreSQL
 /// by dropping the partitions of the months before it, on SQLite by deleting their rows a few thousand at
 /// a time, so that writers wait for the database's lock no longer than for one of those. How many events
