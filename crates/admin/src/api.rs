@@ -9,7 +9,7 @@ use actix_web::http::header;
 use actix_web::HttpRequest;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use common::{ApiError, ErrorCode};
 use serde_json::{json, Map, Value};
 
@@ -18,7 +18,7 @@ pub const MAX_LIMIT: i64 = 100;
 
 /// ISO 8601 in UTC with milliseconds, e.g. `2026-01-31T09:15:00.000Z`.
 pub fn iso(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+    common::time::rfc3339(at)
 }
 
 pub fn iso_opt(at: Option<DateTime<Utc>>) -> Value {

@@ -13,6 +13,7 @@ pub mod objects;
 pub mod search;
 pub mod secrets;
 pub mod telemetry;
+pub mod time;
 
 #[cfg(feature = "testing")]
 pub mod testing;

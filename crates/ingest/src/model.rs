@@ -83,10 +83,3 @@ pub struct StoredEvent {
 pub fn month_start(year: i32, month: u32) -> Option<DateTime<Utc>> {
     Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0).single()
 }
-
-/// RFC 3339 with milliseconds, in UTC.
-pub fn rfc3339(ms: i64) -> String {
-    DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}

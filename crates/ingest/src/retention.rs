@@ -61,7 +61,7 @@ pub async fn run(
             // Months on PostgreSQL, events on SQLite.
             Ok(removed) => tracing::info!(
                 removed,
-                before = %crate::model::rfc3339(cutoff),
+                before = %common::time::rfc3339_ms(cutoff),
                 "events past the retention removed"
             ),
             Err(e) => {

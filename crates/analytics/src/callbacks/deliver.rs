@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use common::bus::Delivery;
 use messages::v1::CallbackDelivery;
 use messages::Message as _;
@@ -115,7 +115,7 @@ pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
         let outcome = attempt(state, &job).await;
         let attempts = delivery.attempt;
         let limit = job.max_attempts.max(1);
-        let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+        let now = common::time::now_rfc3339();
         let (record_state, error, retry) = match &outcome {
             Attempt::Delivered(_) => (CALLBACK_DELIVERED, String::new(), None),
             Attempt::Failed(why) if attempts >= limit => (CALLBACK_CANCELLED, why.clone(), None),

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use common::db::{Handle, StoreError};
 use common::secrets::SecretKey;
 
@@ -68,7 +68,7 @@ impl Signing {
 
     /// The record the API answers with (`/callbacks/{company}/secret`) and bootstrap prints from.
     pub fn record(&self) -> SecretRecord {
-        let time = |t: DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let time = common::time::rfc3339;
         SecretRecord {
             callback_secret: self.current.to_text(),
             generation: self.generation,
@@ -111,7 +111,7 @@ pub async fn rotate<'a>(
     overlap: Duration,
 ) -> Result<Signing, StoreError> {
     let now = Utc::now();
-    let rotated = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let rotated = common::time::rfc3339(now);
     let stored = callback_secrets::rotate_secret(h, company, &rotated).await?;
     Ok(Signing::of(server, company, Some(stored), overlap, now))
 }
@@ -124,7 +124,7 @@ mod tests {
     fn stored(generation: i64, rotated: DateTime<Utc>) -> Option<SecretGeneration> {
         Some(SecretGeneration {
             generation,
-            rotated: rotated.to_rfc3339_opts(SecondsFormat::Millis, true),
+            rotated: common::time::rfc3339(rotated),
             previous_signs: true,
         })
     }

@@ -11,7 +11,7 @@ pub mod batch;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use common::db::Tx;
 use serde_json::{Map, Value};
 
@@ -44,7 +44,7 @@ pub async fn prepare(
         .ok_or_else(|| AnalyticsError::scope_not_found(target.organization))?;
     let zone = parse_timezone(&org.timezone)?;
     let now = Utc::now();
-    let last_modified = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let last_modified = common::time::rfc3339(now);
     let transcript = Transcript::parse(
         file,
         metadata,

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use chrono::{SecondsFormat, Utc};
 use common::bus::Delivery;
 use messages::v1::TranscriptionJob;
 use messages::Message as _;
@@ -143,7 +142,7 @@ async fn handle(state: &AnalyticsState, body: &[u8], attempt: u32) -> Result<(),
 }
 
 fn now() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+    common::time::now_rfc3339()
 }
 
 /// The transcript JSON of the request's recording and its length in seconds.

@@ -6,7 +6,6 @@
 
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
-use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -129,7 +128,7 @@ pub async fn put_app(
                 name: name.clone(),
                 definition: normalized,
                 revision,
-                updated: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+                updated: common::time::now_rfc3339(),
             };
             store::put_app(&mut tx, &row).await?;
             crate::jobs::announce::rescore_app(&state, &mut tx, &company, &name).await?;

@@ -325,7 +325,7 @@ pub(crate) async fn delete_scope_rows(
         statements
             .push("DELETE FROM analytics_companies WHERE company = $1 AND $2 = '' AND $3 = ''");
         // Its callback secrets are retired: a company made again under the name gets a new one.
-        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let now = common::time::now_rfc3339();
         super::rotate_secret(&mut *c, company, &now, false).await?;
     }
     for sql in statements {

@@ -3,7 +3,6 @@
 //! none is announced that was not stored. A folder upload holds the folder while it commits, like any
 //! new call, so a deletion starting meanwhile either sees the request or refuses it.
 
-use chrono::{SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::AnalyticsError;
@@ -35,7 +34,7 @@ pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow,
     // The folder upload's handler has read the folder already (its settings); it is checked again,
     // locked, when the request commits.
     let in_folder = !s.folder.is_empty();
-    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let now = common::time::now_rfc3339();
     let (callback_url, attempts) = s.callback.clone().unwrap_or_default();
     let mut row = RequestRow {
         id: uuid::Uuid::new_v4().to_string(),

@@ -301,7 +301,7 @@ pub fn kind(value: &Value) -> &'static str {
 
 fn iso(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .map(common::time::rfc3339)
         .unwrap_or_else(|| ms.to_string())
 }
 

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
 pub use batch::MetadataBatches;
@@ -123,7 +123,7 @@ pub fn next_last_modified(previous: &str) -> String {
         }
         _ => now,
     };
-    next.to_rfc3339_opts(SecondsFormat::Millis, true)
+    common::time::rfc3339(next)
 }
 
 /// The call's metadata as the API answers it: the transcript's own fields, then every metadata field.
