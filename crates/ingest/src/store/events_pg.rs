@@ -56,10 +56,12 @@ impl Partitions {
         .bind(&names)
         .fetch_all(pool)
         .await?;
-        missing.retain(|m| !attached.contains(&partition_name(*m)));
-        self.known
-            .lock()
-            .extend(attached.iter().filter_map(|name| name_month(name)));
+        let attached: Vec<i32> = attached
+            .iter()
+            .filter_map(|name| name_month(name))
+            .collect();
+        missing.retain(|m| !attached.contains(m));
+        self.known.lock().extend(attached);
         if missing.is_empty() {
             return Ok(());
         }

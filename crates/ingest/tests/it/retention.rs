@@ -189,7 +189,6 @@ async fn on_postgres_a_month_already_there_is_not_created_again_behind_a_detach(
     let may_2031 = ms("2031-05-10T00:00:00Z");
     let waiting = tokio::spawn(async move {
         let fresh = Partitions::default();
-        let pool = pool.clone();
         fresh.ensure(&pool, [may_2031].into_iter()).await
     });
     tokio::time::sleep(Duration::from_millis(500)).await;
