@@ -200,17 +200,15 @@ impl<V: Default> InlineTable<V> {
         }
     }
 
-    /// Reads the first entry where `key` is or would be, and returns a part of it: only so that the
-    /// entry is in the cache when the key is looked up.
+    /// Asks for the first entry where `key` is or would be.
     #[inline]
-    fn touch(&self, key: u128) -> u64 {
+    fn prefetch(&self, key: u128) {
         if self.entries.is_empty() {
-            return 0;
+            return;
         }
-        let key = halves(key);
         let mask = self.entries.len() - 1;
-        let i = self.seed.hash_key(key) as usize & mask;
-        self.entries[i].0[0]
+        let i = self.seed.hash_key(halves(key)) as usize & mask;
+        prefetch::prefetch(self.entries.as_ptr().wrapping_add(i));
     }
 
     #[inline]
@@ -312,10 +310,10 @@ impl<V: Default> WordMap<V> {
         }
     }
 
-    /// Reads where the word of an inline key is or would be, so that it is in the cache when looked up.
+    /// Asks for where the word of an inline key is or would be.
     #[inline]
-    pub(crate) fn touch(&self, key: u128) -> u64 {
-        self.short.touch(key)
+    pub(crate) fn prefetch(&self, key: u128) {
+        self.short.prefetch(key)
     }
 
     /// The value of the word of an inline key (see [`inline_key`]).

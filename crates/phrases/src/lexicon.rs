@@ -30,6 +30,8 @@ pub(crate) struct Lexicon {
     lists: Vec<u32>,
     /// The bytes of the words kept that are longer than an inline key.
     long_bytes: usize,
+    /// The most distinct words it keeps: [`MAX_WORDS`], lower in tests.
+    max_words: usize,
 }
 
 impl Lexicon {
@@ -39,6 +41,24 @@ impl Lexicon {
             known: WordMap::with_seed(seed),
             lists: Vec::new(),
             long_bytes: 0,
+            max_words: MAX_WORDS,
+        }
+    }
+
+    /// A lexicon full past `max_words` distinct words, to test what happens when one is replaced.
+    #[cfg(test)]
+    pub(crate) fn with_max_words(seed: Seed, max_words: usize) -> Self {
+        Lexicon {
+            max_words,
+            ..Lexicon::new(seed)
+        }
+    }
+
+    /// A new, empty lexicon with the same limits.
+    pub(crate) fn renewed(&self, seed: Seed) -> Self {
+        Lexicon {
+            max_words: self.max_words,
+            ..Lexicon::new(seed)
         }
     }
 
@@ -58,20 +78,29 @@ impl Lexicon {
 
     /// Whether it holds so much that it should be replaced by a new one.
     pub(crate) fn is_full(&self) -> bool {
-        self.known.len() > MAX_WORDS
+        self.known.len() > self.max_words
             || self.lists.len() > MAX_NUMBERS
             || self.long_bytes > MAX_LONG_BYTES
     }
 
-    /// Reads the entry where the word of an inline key is or would be, so that it is in the cache when
-    /// looked up.
+    /// Asks for the entry of an inline key.
     #[inline]
-    pub(crate) fn touch(&self, key: u128) -> u64 {
-        self.known.touch(key)
+    pub(crate) fn prefetch(&self, key: u128) {
+        self.known.prefetch(key)
     }
 
-    /// How many patterns the word at `offset` has (none for [`NO_PATTERNS`]); this reads the list's head,
-    /// so that it is in the cache when read.
+    /// Asks for the head of the list at `offset` and the line after it (nothing for [`NO_PATTERNS`]): a
+    /// list of a few patterns and their triggers takes one or two lines.
+    #[inline]
+    pub(crate) fn prefetch_list(&self, offset: u64) {
+        if offset != NO_PATTERNS {
+            let head = self.lists.as_ptr().wrapping_add(offset as usize);
+            prefetch::prefetch(head);
+            prefetch::prefetch(head.wrapping_add(16));
+        }
+    }
+
+    /// How many patterns the word at `offset` has (none for [`NO_PATTERNS`]).
     #[inline]
     pub(crate) fn pattern_count(&self, offset: u64) -> u32 {
         if offset == NO_PATTERNS {

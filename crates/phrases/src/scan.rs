@@ -2,7 +2,8 @@
 //! in the scanner's lexicon (which learns a word's patterns and their triggers the first time it meets
 //! it), and only the phrases triggered by a pattern present in the turn, whose second pattern is present
 //! too and whose speaker restriction allows the turn, are evaluated, on the positions of their patterns
-//! rather than on the text (docs/phrases.md, How matching is fast).
+//! rather than on the text. The reads that miss the cache are asked for a turn or more ahead of their use
+//! ([`STAGES`]), as the scan is mostly waits on memory otherwise (docs/phrases.md, How matching is fast).
 
 use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
@@ -10,6 +11,7 @@ use crate::lexicon::{Lexicon, NO_PATTERNS};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::program::{Program, Seq};
 use crate::turn::Turn;
+use prefetch::prefetch;
 
 /// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
 /// latest end of the words that satisfied it (docs/phrases.md, Matching).
@@ -21,15 +23,9 @@ pub struct Hit {
     pub end: f64,
 }
 
-/// The words of the turn being scanned.
+/// What the turn being scanned has found of its words.
 #[derive(Default)]
 struct TurnWords {
-    /// How many words the turn has.
-    count: u32,
-    /// Each word's own times, when the turn has them.
-    times: Vec<(f64, f64)>,
-    /// Each word's inline key, or its offset in the lexicon once found ([`resolved`]).
-    keys: Vec<u128>,
     /// (pattern, position) of each word matching a pattern, by position: gathered only when
     /// [`Found::spills`].
     occurrences: Vec<(u32, u32)>,
@@ -43,10 +39,32 @@ struct TurnWords {
 impl TurnWords {
     /// About how many bytes its buffers hold.
     fn bytes(&self) -> usize {
-        16 * (self.times.capacity() + self.keys.capacity())
-            + 8 * (self.occurrences.capacity() + self.triggering.capacity())
+        8 * (self.occurrences.capacity() + self.triggering.capacity())
     }
 }
+
+/// The words of a turn read ahead of its evaluation.
+#[derive(Default)]
+struct Staged {
+    /// Each word's inline key (see `hash::inline_key`) once tokenized, or its offset in the lexicon once
+    /// looked up ([`resolved`]).
+    keys: Vec<u128>,
+    /// Each word's own times, when the turn has them.
+    times: Vec<(f64, f64)>,
+}
+
+impl Staged {
+    fn bytes(&self) -> usize {
+        16 * (self.times.capacity() + self.keys.capacity())
+    }
+}
+
+/// How many turns' words are held at once: the turn evaluated, the next one (its words looked up in the
+/// lexicon) and the one after (tokenized). Before turn `i` is evaluated, the timed words of turn `i + 4`
+/// are asked for, the bytes of the words of turn `i + 3`, the lexicon entries of the words of turn `i + 2`
+/// and the lists of the words of turn `i + 1`: the reads of a scan that miss the cache, each needing the
+/// one before, are all asked for a turn ahead ([`Scanner::read_ahead`]).
+const STAGES: usize = 3;
 
 /// Buffers of the search for one sequence.
 #[derive(Default)]
@@ -59,7 +77,7 @@ struct Search {
 }
 
 /// The last byte of a key that holds a word's lexicon offset rather than the word (an inline key's last
-/// byte is the word's length, at most 15): for a word too long to be a key, looked up in the first pass.
+/// byte is the word's length, at most 15): for a word too long to be a key, looked up as it is tokenized.
 const RESOLVED: u128 = 0xFF;
 
 /// The key holding the lexicon offset of a word: a long word's from the first pass, every word's once looked up.
@@ -87,6 +105,7 @@ pub struct ScanState {
     /// The words per pattern counted by the lexicons it has replaced ([`Scanner::observed`]).
     forgotten: Vec<u32>,
     words: TurnWords,
+    staged: [Staged; STAGES],
     found: Found,
     search: Search,
     /// How many hits the last call had.
@@ -107,6 +126,7 @@ impl ScanState {
             + 4 * (self.forgotten.capacity() + self.programs.capacity() + self.shared.capacity())
             + 8 * self.candidates.capacity()
             + self.words.bytes()
+            + self.staged.iter().map(Staged::bytes).sum::<usize>()
             + self.found.bytes()
     }
 }
@@ -128,6 +148,7 @@ impl Matcher {
                 lexicon: Lexicon::new(self.seed),
                 forgotten: Vec::new(),
                 words: TurnWords::default(),
+                staged: Default::default(),
                 found: Found::new(self.seed),
                 search: Search::default(),
                 last_hits: 0,
@@ -165,7 +186,7 @@ impl Scanner<'_> {
     fn forget_words(&mut self) {
         self.state.forgotten.resize(self.matcher.pattern_count(), 0);
         self.state.lexicon.add_counts(&mut self.state.forgotten);
-        self.state.lexicon = Lexicon::new(self.matcher.seed);
+        self.state.lexicon = self.state.lexicon.renewed(self.matcher.seed);
     }
 
     /// What it keeps for the next call, to make a scanner of again ([`Matcher::scanner_from`]).
@@ -179,12 +200,17 @@ impl Scanner<'_> {
         // As many as the last call had: calls alike have about as many hits, and growing the vector
         // from nothing takes a dozen reallocations for a call with hundreds.
         let mut hits = Vec::with_capacity(self.state.last_hits);
+        self.read_from(turns, 0);
         for (index, turn) in turns.iter().enumerate() {
             if self.state.lexicon.is_full() {
+                // The turns read ahead hold offsets in the lexicon replaced: read them again.
                 self.forget_words();
+                self.read_from(turns, index);
             }
-            matcher.read_turn(
-                turn,
+            self.read_ahead(turns, index);
+            let staged = &self.state.staged[index % STAGES];
+            read_turn(
+                staged,
                 &mut self.state.lexicon,
                 &mut self.state.words,
                 &mut self.state.found,
@@ -210,6 +236,7 @@ impl Scanner<'_> {
                 };
                 // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
                 for &program in triggers.alone {
+                    prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
                     programs.push(program);
                 }
                 let count = triggers.with_second.len() / 2;
@@ -228,7 +255,10 @@ impl Scanner<'_> {
                 candidates[..kept]
                     .iter()
                     .filter(|&&(_, also)| found.has(also))
-                    .map(|&(program, _)| program),
+                    .map(|&(program, _)| {
+                        prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
+                        program
+                    }),
             );
             if !shared.is_empty() {
                 shared.sort_unstable();
@@ -247,24 +277,14 @@ impl Scanner<'_> {
             // a phrase triggered twice (by two words, or two alternatives) is evaluated once.
             programs.sort_unstable();
             programs.dedup();
-            // Each program is a read that may miss the cache: all of them on the way at once first.
-            let mut sink = 0;
-            for &offset in programs.iter() {
-                sink ^= matcher.program.get(offset as usize).copied().unwrap_or(0);
-            }
-            std::hint::black_box(sink);
             for &offset in programs.iter() {
                 let program = Program::at(&matcher.program, offset);
                 if !program.in_windows(turn.start, duration) {
                     continue;
                 }
-                if let Some((start, end)) = evaluate(
-                    program,
-                    turn,
-                    &self.state.words,
-                    found,
-                    &mut self.state.search,
-                ) {
+                if let Some((start, end)) =
+                    evaluate(program, turn, staged, found, &mut self.state.search)
+                {
                     hits.push(Hit {
                         phrase: program.id(),
                         turn: index,
@@ -279,51 +299,99 @@ impl Scanner<'_> {
     }
 }
 
-impl Matcher {
-    /// Tokenizes a turn and records which patterns its words match, in two passes: every word to its
-    /// key, then every key to its patterns. Each pass is a short loop whose steps do not wait on each
-    /// other, so the processor reads many words' bytes (first pass) and many words' entries in the
-    /// lexicon (second pass) at once; done word by word, each of those reads, usually a miss in the
-    /// cache, would wait for the one before. A timed word or a token that is ASCII, one word and short
-    /// (nearly all of them) goes from its bytes to its key in one step.
-    fn read_turn(
-        &self,
-        turn: &Turn,
-        lexicon: &mut Lexicon,
-        words: &mut TurnWords,
-        found: &mut Found,
-    ) {
-        words.times.clear();
-        words.keys.clear();
-        words.triggering.clear();
-        words.stamp = words.stamp.wrapping_add(1);
-        if words.stamp == 0 {
-            lexicon.clear_stamps();
-            words.stamp = 1;
+impl Scanner<'_> {
+    /// Starts reading at turn `first`: what [`Self::read_ahead`] would have done for it and the turns
+    /// after it by the time it is evaluated.
+    fn read_from(&mut self, turns: &[Turn], first: usize) {
+        let turns_from = || turns.iter().enumerate().skip(first);
+        turns_from()
+            .take(4)
+            .for_each(|(_, turn)| prefetch_words(turn));
+        turns_from()
+            .take(3)
+            .for_each(|(_, turn)| prefetch_text(turn));
+        let state = &mut self.state;
+        for (index, turn) in turns_from().take(2) {
+            let staged = &mut state.staged[index % STAGES];
+            self.matcher.tokenize(turn, &mut state.lexicon, staged);
         }
-        let stamp = words.stamp;
+        if first < turns.len() {
+            let staged = &mut state.staged[first % STAGES];
+            self.matcher.resolve(&mut state.lexicon, staged);
+        }
+    }
+
+    /// Before turn `index` is evaluated, moves each turn after it one step on the way (see [`STAGES`]):
+    /// each step asks for what the next one reads, which then arrives while the turns between are worked
+    /// on, rather than being waited for.
+    fn read_ahead(&mut self, turns: &[Turn], index: usize) {
+        if let Some(turn) = turns.get(index + 4) {
+            prefetch_words(turn);
+        }
+        if let Some(turn) = turns.get(index + 3) {
+            prefetch_text(turn);
+        }
+        let state = &mut self.state;
+        if let Some(turn) = turns.get(index + 2) {
+            let staged = &mut state.staged[(index + 2) % STAGES];
+            self.matcher.tokenize(turn, &mut state.lexicon, staged);
+        }
+        if index + 1 < turns.len() {
+            let staged = &mut state.staged[(index + 1) % STAGES];
+            self.matcher.resolve(&mut state.lexicon, staged);
+        }
+    }
+}
+
+/// Asks for a turn's timed words (where their texts are), read a turn later ([`prefetch_text`]).
+fn prefetch_words(turn: &Turn) {
+    if let Some(timed) = turn.words.as_deref() {
+        let bytes = std::mem::size_of_val(timed);
+        let first = timed.as_ptr().cast::<u8>();
+        for line in (0..bytes).step_by(64) {
+            prefetch(first.wrapping_add(line));
+        }
+    }
+}
+
+/// Asks for the bytes of a turn's words, which are tokenized two turns later: each timed word's text is
+/// an allocation of its own, rarely in the cache.
+fn prefetch_text(turn: &Turn) {
+    match turn.words.as_deref() {
+        Some(timed) if !timed.is_empty() => {
+            for word in timed {
+                prefetch(word.text.as_ptr());
+            }
+        }
+        _ => {
+            for line in (0..turn.text.len()).step_by(64) {
+                prefetch(turn.text.as_ptr().wrapping_add(line));
+            }
+        }
+    }
+}
+
+impl Matcher {
+    /// Tokenizes a turn into its keys, and asks for the lexicon's entries of those keys, which are read a
+    /// turn later ([`Self::resolve`]). A timed word or a token that is ASCII, one word and short (nearly
+    /// all of them) goes from its bytes to its key in one step.
+    fn tokenize(&self, turn: &Turn, lexicon: &mut Lexicon, staged: &mut Staged) {
+        staged.times.clear();
+        staged.keys.clear();
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
-                // Each word's text is an allocation of its own, rarely in the cache: a loop that only
-                // reads each one's first byte has all of them on the way at once (a prefetch, in safe
-                // code), where the loop below would wait for each in turn.
-                let mut sink = 0;
-                for word in timed {
-                    sink ^= word.text.as_bytes().first().copied().unwrap_or(0);
-                }
-                std::hint::black_box(sink);
                 for word in timed {
                     match ascii_token(word.text.as_bytes()) {
                         Token::Inline(key) => {
-                            words.keys.push(key);
-                            words.times.push((word.start, word.end));
+                            staged.keys.push(key);
+                            staged.times.push((word.start, word.end));
                         }
                         Token::Empty => {}
                         Token::Other => {
                             for token in split_whitespace(&word.text) {
                                 if let Some(key) = self.key_of(token, lexicon) {
-                                    words.keys.push(key);
-                                    words.times.push((word.start, word.end));
+                                    staged.keys.push(key);
+                                    staged.times.push((word.start, word.end));
                                 }
                             }
                         }
@@ -333,57 +401,30 @@ impl Matcher {
             _ => {
                 for token in split_whitespace(&turn.text) {
                     if let Some(key) = self.key_of(token, lexicon) {
-                        words.keys.push(key);
+                        staged.keys.push(key);
                     }
                 }
             }
         }
-        words.count = words.keys.len() as u32;
-        // The same for the lexicon's entries (the frequent words' are in the cache, the rarer words'
-        // not), then for the heads of the lists of the words' patterns and triggers, which the entries
-        // locate: the patterns counted there are how many occurrences the turn's table makes room for.
-        let mut sink = 0;
-        for &key in &words.keys {
-            sink ^= lexicon.touch(key);
-        }
-        std::hint::black_box(sink);
-        let mut occurrences = 0;
-        for key in &mut words.keys {
-            if *key >> 120 != RESOLVED {
-                *key = resolved(lexicon.offset_of_key(*key, self));
+        for &key in &staged.keys {
+            if key >> 120 != RESOLVED {
+                lexicon.prefetch(key);
             }
-            occurrences += lexicon.pattern_count(*key as u64) as usize;
-        }
-        found.start(occurrences);
-        for (position, &key) in words.keys.iter().enumerate() {
-            let offset = key as u64;
-            if offset == NO_PATTERNS {
-                continue;
-            }
-            let (patterns, triggers) = lexicon.read(offset, stamp);
-            let position = position as u32;
-            for &pattern in patterns {
-                found.add(pattern, position);
-            }
-            if triggers {
-                words.triggering.push(offset);
-            }
-        }
-        if found.spills() {
-            words.occurrences.clear();
-            for (position, &key) in words.keys.iter().enumerate() {
-                if key as u64 != NO_PATTERNS {
-                    let patterns = lexicon.patterns(key as u64);
-                    words
-                        .occurrences
-                        .extend(patterns.iter().map(|&pattern| (pattern, position as u32)));
-                }
-            }
-            found.spill(&words.occurrences);
         }
     }
 
-    /// The key of a token's word (see `keys`); None when it is not a word (nothing left after
+    /// Looks up a tokenized turn's words in the lexicon (learning those it meets first), and asks for the
+    /// heads of their lists, read a turn later ([`read_turn`]).
+    fn resolve(&self, lexicon: &mut Lexicon, staged: &mut Staged) {
+        for key in &mut staged.keys {
+            if *key >> 120 != RESOLVED {
+                *key = resolved(lexicon.offset_of_key(*key, self));
+            }
+            lexicon.prefetch_list(*key as u64);
+        }
+    }
+
+    /// The key of a token's word (see [`Staged::keys`]); None when it is not a word (nothing left after
     /// normalizing).
     fn key_of(&self, token: &str, lexicon: &mut Lexicon) -> Option<u128> {
         match ascii_token(token.as_bytes()) {
@@ -403,12 +444,55 @@ impl Matcher {
     }
 }
 
+/// Records which patterns the words of a turn (looked up, [`Matcher::resolve`]) match, in the turn's
+/// table of patterns, and which of its words have triggers.
+fn read_turn(staged: &Staged, lexicon: &mut Lexicon, words: &mut TurnWords, found: &mut Found) {
+    words.triggering.clear();
+    words.stamp = words.stamp.wrapping_add(1);
+    if words.stamp == 0 {
+        lexicon.clear_stamps();
+        words.stamp = 1;
+    }
+    let stamp = words.stamp;
+    let mut occurrences = 0;
+    for &key in &staged.keys {
+        occurrences += lexicon.pattern_count(key as u64) as usize;
+    }
+    found.start(occurrences);
+    for (position, &key) in staged.keys.iter().enumerate() {
+        let offset = key as u64;
+        if offset == NO_PATTERNS {
+            continue;
+        }
+        let (patterns, triggers) = lexicon.read(offset, stamp);
+        let position = position as u32;
+        for &pattern in patterns {
+            found.add(pattern, position);
+        }
+        if triggers {
+            words.triggering.push(offset);
+        }
+    }
+    if found.spills() {
+        words.occurrences.clear();
+        for (position, &key) in staged.keys.iter().enumerate() {
+            if key as u64 != NO_PATTERNS {
+                let patterns = lexicon.patterns(key as u64);
+                words
+                    .occurrences
+                    .extend(patterns.iter().map(|&pattern| (pattern, position as u32)));
+            }
+        }
+        found.spill(&words.occurrences);
+    }
+}
+
 /// The first alternative of a phrase whose every sequence occurs in the turn, as the earliest start and
 /// the latest end of the words of their leftmost occurrences.
 fn evaluate(
     program: Program<'_>,
     turn: &Turn,
-    words: &TurnWords,
+    words: &Staged,
     found: &Found,
     search: &mut Search,
 ) -> Option<(f64, f64)> {
@@ -441,7 +525,7 @@ fn evaluate(
                 None => missing = true,
             }
         } else if !missing {
-            if leftmost(&seq, words.count, found, search) {
+            if leftmost(&seq, words.keys.len() as u32, found, search) {
                 for &position in &search.chosen {
                     let (s, e) = time(position);
                     start = start.min(s);
@@ -617,6 +701,39 @@ mod tests {
         assert_eq!(scanner.observed().words, [2]);
         assert_eq!(scanner.scan(&turns, 1.0).len(), 1);
         assert_eq!(scanner.observed().words, [4]);
+    }
+
+    #[test]
+    fn a_lexicon_replaced_within_a_call_does_not_lose_the_turns_read_ahead() {
+        // A lexicon of at most 3 words, so that one is replaced every few turns, while the turns after
+        // the one evaluated have already been looked up in it: they must be read again in the new one,
+        // or their words would point into the lists of the old one.
+        let mut builder = MatcherBuilder::new();
+        builder.add(1, Phrase::parse("refund* please").unwrap(), None);
+        builder.add(2, Phrase::parse("money").unwrap(), Some(Speaker::Client));
+        builder.add(3, Phrase::parse("back | y2*").unwrap(), None);
+        let matcher = builder.build();
+        let turns: Vec<Turn> = (0..40)
+            .map(|i| {
+                let speaker = [Speaker::Agent, Speaker::Client][i % 2];
+                let text = match i % 4 {
+                    0 => format!("w{i} refunds please w{}", i + 1),
+                    1 => format!("money w{i} back"),
+                    2 => format!("refund w{i} please money"),
+                    _ => format!("x{i} y{i} z{i}"),
+                };
+                Turn::new(speaker, i as f64, i as f64 + 1.0, text)
+            })
+            .collect();
+        let expected = matcher.scan(&turns, 40.0);
+        assert!(expected.len() > 30, "{expected:?}");
+        let mut scanner = matcher.scanner();
+        scanner.state.lexicon = crate::lexicon::Lexicon::with_max_words(matcher.seed, 3);
+        assert_eq!(scanner.scan(&turns, 40.0), expected);
+        // Every turn's words were counted once, across all the lexicons.
+        let mut whole = matcher.scanner();
+        whole.scan(&turns, 40.0);
+        assert_eq!(scanner.observed().words, whole.observed().words);
     }
 
     #[test]
