@@ -54,6 +54,7 @@ struct Staged {
 }
 
 impl Staged {
+    /// About how many bytes its buffers hold.
     fn bytes(&self) -> usize {
         16 * (self.times.capacity() + self.keys.capacity())
     }
@@ -80,7 +81,8 @@ struct Search {
 /// byte is the word's length, at most 15): for a word too long to be a key, looked up as it is tokenized.
 const RESOLVED: u128 = 0xFF;
 
-/// The key holding the lexicon offset of a word: a long word's from the first pass, every word's once looked up.
+/// The key holding the lexicon offset of a word: a long word's as it is tokenized, any other word's once
+/// it is looked up.
 fn resolved(offset: u64) -> u128 {
     (RESOLVED << 120) | u128::from(offset)
 }
