@@ -80,6 +80,9 @@ pub struct AnalyticsConfig {
     /// How long `POST /transcribe` without a callback waits for its transcript before answering 504
     /// with the request id (the result can then be read at `/transcribe/<requestid>/result`).
     pub transcribe_wait_ms: u64,
+    /// The MB of scanner states the compiled applications of a process keep in all between calls
+    /// (`SPEECH_ANALYTICS_SCANNER_MEMORY_MB`); 0 keeps none.
+    pub scanner_memory_mb: usize,
 }
 
 /// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
@@ -114,6 +117,7 @@ impl Default for AnalyticsConfig {
             callback_attempts: 100,
             callback_secret_overlap_s: 86_400,
             transcribe_wait_ms: 600_000,
+            scanner_memory_mb: crate::apps::cache::DEFAULT_SCANNER_BYTES >> 20,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),

@@ -57,7 +57,10 @@ impl AnalyticsState {
         AnalyticsState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
-            apps: AppCache::default(),
+            apps: AppCache::new(
+                crate::apps::cache::DEFAULT_CAPACITY,
+                config.scanner_memory_mb.saturating_mul(1 << 20),
+            ),
             callbacks: Deliverer::new(&config),
             transcriber: crate::speech::build(&config.speech())
                 .expect("a recognizer from settings the configuration checked"),

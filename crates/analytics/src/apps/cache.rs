@@ -9,17 +9,23 @@ use parking_lot::Mutex;
 
 use super::compiled::CompiledApp;
 use super::definition::Definition;
+use super::kept::ScanBudget;
 use crate::error::AnalyticsError;
 use crate::store::AppRow;
 
 /// How many compiled applications a process keeps by default.
 pub const DEFAULT_CAPACITY: usize = 256;
 
+/// The bytes of scanner states the applications of a process keep by default (`scanner_memory_mb`).
+pub const DEFAULT_SCANNER_BYTES: usize = 256 << 20;
+
 type Key = (String, String, String);
 
 pub struct AppCache {
     capacity: usize,
     inner: Mutex<Entries>,
+    /// The bytes of the scanner states its applications keep, against their limit.
+    budget: Arc<ScanBudget>,
 }
 
 #[derive(Default)]
@@ -30,10 +36,13 @@ struct Entries {
 }
 
 impl AppCache {
-    pub fn new(capacity: usize) -> AppCache {
+    /// A cache of up to `capacity` applications, which keep at most `scanner_bytes` of scanner states
+    /// in all.
+    pub fn new(capacity: usize, scanner_bytes: usize) -> AppCache {
         AppCache {
             capacity: capacity.max(1),
             inner: Mutex::new(Entries::default()),
+            budget: ScanBudget::new(scanner_bytes),
         }
     }
 
@@ -50,7 +59,7 @@ impl AppCache {
                 return Ok(compiled.clone());
             }
         }
-        let compiled = Arc::new(compile(row)?);
+        let compiled = Arc::new(compile(row, self.budget.clone())?);
         let mut entries = self.inner.lock();
         entries.clock += 1;
         let now = entries.clock;
@@ -80,17 +89,22 @@ impl AppCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The bytes of the scanner states its applications keep now.
+    pub fn scanner_bytes(&self) -> usize {
+        self.budget.used()
+    }
 }
 
 impl Default for AppCache {
     fn default() -> Self {
-        AppCache::new(DEFAULT_CAPACITY)
+        AppCache::new(DEFAULT_CAPACITY, DEFAULT_SCANNER_BYTES)
     }
 }
 
 /// Compiles a stored application. Its definition was checked when it was stored, so a failure here is
 /// the store's fault, not the caller's.
-fn compile(row: &AppRow) -> Result<CompiledApp, AnalyticsError> {
+fn compile(row: &AppRow, budget: Arc<ScanBudget>) -> Result<CompiledApp, AnalyticsError> {
     let broken = |e: &dyn std::fmt::Display| {
         AnalyticsError::internal(format!(
             "the stored application {} of {} does not read back: {e}",
@@ -99,7 +113,12 @@ fn compile(row: &AppRow) -> Result<CompiledApp, AnalyticsError> {
     };
     let body: serde_json::Value = serde_json::from_str(&row.definition).map_err(|e| broken(&e))?;
     let definition = Definition::parse(&body).map_err(|e| broken(&e))?;
-    Ok(CompiledApp::compile(&row.name, &row.revision, &definition))
+    Ok(CompiledApp::compile(
+        &row.name,
+        &row.revision,
+        &definition,
+        budget,
+    ))
 }
 
 #[cfg(test)]
@@ -120,7 +139,7 @@ mod tests {
 
     #[test]
     fn compiles_each_revision_once_and_drops_older_ones() {
-        let cache = AppCache::new(2);
+        let cache = AppCache::new(2, DEFAULT_SCANNER_BYTES);
         let first = cache.compiled(&row("billing", "refund")).unwrap();
         let again = cache.compiled(&row("billing", "refund")).unwrap();
         assert!(Arc::ptr_eq(&first, &again));
@@ -139,6 +158,31 @@ mod tests {
             Arc::ptr_eq(&kept, &changed),
             "the least recently used (sales) went"
         );
+    }
+
+    #[test]
+    fn the_applications_keep_scanner_states_within_one_budget() {
+        use phrases::{Speaker, Turn};
+        let call = [Turn::new(Speaker::Client, 0.0, 1.0, "a refund please")];
+        let cache = AppCache::new(1, DEFAULT_SCANNER_BYTES);
+        let billing = cache.compiled(&row("billing", "refund*")).unwrap();
+        billing.score(&call, 1.0);
+        assert_eq!(billing.kept_scanners(), 1);
+        let bytes = cache.scanner_bytes();
+        assert!(bytes > 0);
+        // Another application pushes billing out of the cache; its kept state's bytes come back once the
+        // last call holding it lets go.
+        let sales = cache.compiled(&row("sales", "x")).unwrap();
+        assert_eq!(cache.scanner_bytes(), bytes);
+        drop(billing);
+        assert_eq!(cache.scanner_bytes(), 0);
+        sales.score(&call, 1.0);
+        assert_eq!(sales.kept_scanners(), 1);
+        // A budget of nothing keeps no state: every call learns its words anew.
+        let none = AppCache::new(4, 0);
+        let billing = none.compiled(&row("billing", "refund*")).unwrap();
+        billing.score(&call, 1.0);
+        assert_eq!((billing.kept_scanners(), none.scanner_bytes()), (0, 0));
     }
 
     #[test]

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
-use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, ScanState, Speaker, Turn};
+use parking_lot::RwLock;
+use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, Speaker, Turn};
 
 use super::definition::{Category, Definition};
+use super::kept::{KeptStates, ScanBudget};
 use crate::model::{AppScores, CategoryScore};
 
 /// One category of the tree, or the application itself (node 0, path '').
@@ -38,14 +39,6 @@ pub struct PhraseText {
     pub speaker: Option<Speaker>,
 }
 
-/// How many scanners' states an application keeps for its next calls: about as many as score calls with
-/// it at once.
-const KEPT_SCANNERS: usize = 4;
-
-/// The largest scanner's state kept. The words of a company's calls (tens of thousands) take a few MB; a
-/// state grown past this, by transcripts of endless distinct words, is dropped rather than kept.
-const MAX_KEPT_BYTES: usize = 8 << 20;
-
 /// After how many turns scanned an application's matcher is retuned, once, to the patterns its scanners
 /// met: a few hundred calls show which words are frequent in the company's calls.
 const RETUNE_AFTER_TURNS: usize = 20_000;
@@ -63,7 +56,7 @@ pub struct CompiledApp {
     /// The states of scanners of `matcher` that have scanned calls, for the next calls: a scanner learns
     /// each word's patterns the first time it meets it, and most words of a call were met in the calls
     /// before (docs/phrases.md, How matching is fast).
-    scanners: Mutex<Vec<ScanState>>,
+    scanners: KeptStates,
     /// Node 0 is the application; every parent comes before its children (depth first, names in order).
     nodes: Vec<Node>,
     /// By phrase id.
@@ -78,8 +71,14 @@ pub struct Evaluation {
 }
 
 impl CompiledApp {
-    /// Compiles the checked definition of application `app` at `revision`.
-    pub fn compile(app: &str, revision: &str, definition: &Definition) -> CompiledApp {
+    /// Compiles the checked definition of application `app` at `revision`, its kept scanner states
+    /// counted against `budget`.
+    pub fn compile(
+        app: &str,
+        revision: &str,
+        definition: &Definition,
+        budget: Arc<ScanBudget>,
+    ) -> CompiledApp {
         let mut compiled = CompiledApp {
             app: app.to_string(),
             revision: revision.to_string(),
@@ -87,7 +86,7 @@ impl CompiledApp {
             scanned_turns: AtomicUsize::new(0),
             retune_after: RETUNE_AFTER_TURNS,
             retuned: AtomicBool::new(false),
-            scanners: Mutex::new(Vec::new()),
+            scanners: KeptStates::new(budget),
             nodes: vec![Node {
                 path: String::new(),
                 kind: NodeKind::Parent {
@@ -164,8 +163,7 @@ impl CompiledApp {
     /// its own matcher).
     fn scan(&self, turns: &[Turn], duration: f64) -> Vec<Hit> {
         let matcher = self.matcher();
-        let kept = self.scanners.lock().pop();
-        let mut scanner = match kept {
+        let mut scanner = match self.scanners.take() {
             Some(state) => matcher.scanner_from(state),
             None => matcher.scanner(),
         };
@@ -176,19 +174,13 @@ impl CompiledApp {
             *self.matcher.write() = Arc::new(retuned);
             return hits;
         }
-        let state = scanner.into_state();
-        if state.bytes() <= MAX_KEPT_BYTES {
-            let mut kept = self.scanners.lock();
-            if kept.len() < KEPT_SCANNERS {
-                kept.push(state);
-            }
-        }
+        self.scanners.keep(scanner.into_state());
         hits
     }
 
     /// How many scanners' states it keeps.
     pub fn kept_scanners(&self) -> usize {
-        self.scanners.lock().len()
+        self.scanners.len()
     }
 
     /// The application's nodes: node 0 is the application, then every category, parents first.
@@ -277,7 +269,12 @@ mod tests {
 
     fn app(body: serde_json::Value) -> CompiledApp {
         let definition = Definition::parse(&body).unwrap();
-        CompiledApp::compile("billing", &definition.revision(), &definition)
+        CompiledApp::compile(
+            "billing",
+            &definition.revision(),
+            &definition,
+            crate::apps::ScanBudget::new(usize::MAX),
+        )
     }
 
     fn score_of(scores: &AppScores, path: &str) -> (u32, bool, f64) {
@@ -335,7 +332,7 @@ mod tests {
                 assert_eq!(categories, expected.categories);
             }
         }
-        assert!((1..=KEPT_SCANNERS).contains(&compiled.kept_scanners()));
+        assert!((1..=crate::apps::kept::KEPT_SCANNERS).contains(&compiled.kept_scanners()));
         // The scorecard's evaluation goes through the same scanners.
         let evaluation = compiled.evaluate(&call(), 15.0);
         assert_eq!(evaluation.scores.categories, expected.categories);

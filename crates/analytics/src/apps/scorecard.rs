@@ -110,7 +110,12 @@ mod tests {
             }}
         }}))
         .unwrap();
-        CompiledApp::compile("billing", &definition.revision(), &definition)
+        CompiledApp::compile(
+            "billing",
+            &definition.revision(),
+            &definition,
+            crate::apps::ScanBudget::new(usize::MAX),
+        )
     }
 
     fn turns() -> Vec<Turn> {
