@@ -64,9 +64,10 @@ impl ScanBudget {
     }
 
     /// Counts `bytes` more, dropping the states of the shelves used longest ago (never `keeper`'s) until
-    /// they fit; false when they do not fit even with every other state dropped.
+    /// they fit; false when they do not fit even with every other state dropped, in which case none is
+    /// dropped.
     fn make_room(&self, bytes: usize, keeper: &Arc<Shelf>) -> bool {
-        if bytes > self.limit {
+        if bytes.saturating_add(keeper.bytes.load(Ordering::Relaxed)) > self.limit {
             return false;
         }
         while !self.reserve(bytes) {
@@ -91,10 +92,13 @@ impl ScanBudget {
     }
 }
 
-/// The states one application keeps, and when it last took or kept one.
+/// The states one application keeps, their bytes, and when it last took or kept one.
 struct Shelf {
     /// Each state with the bytes it was counted for.
     states: Mutex<Vec<(ScanState, usize)>>,
+    /// The sum of those bytes, read without the lock: what the budget cannot take from this shelf to
+    /// make room for a state of its own.
+    bytes: AtomicUsize,
     last_used: AtomicU64,
 }
 
@@ -106,6 +110,7 @@ impl Shelf {
     /// Its last state, whose bytes go back to the budget.
     fn pop(&self, budget: &ScanBudget) -> Option<ScanState> {
         let (state, bytes) = self.states.lock().pop()?;
+        self.bytes.fetch_sub(bytes, Ordering::Relaxed);
         budget.release(bytes);
         Some(state)
     }
@@ -123,6 +128,7 @@ impl KeptStates {
     pub fn new(budget: Arc<ScanBudget>) -> KeptStates {
         let shelf = Arc::new(Shelf {
             states: Mutex::new(Vec::new()),
+            bytes: AtomicUsize::new(0),
             last_used: AtomicU64::new(budget.tick()),
         });
         let mut shelves = budget.shelves.lock();
@@ -158,6 +164,7 @@ impl KeptStates {
         let mut states = self.shelf.states.lock();
         if states.len() < KEPT_SCANNERS {
             states.push((state, bytes));
+            self.shelf.bytes.fetch_add(bytes, Ordering::Relaxed);
         } else {
             // Others were kept meanwhile.
             self.budget.release(bytes);
@@ -178,6 +185,7 @@ impl Drop for KeptStates {
     fn drop(&mut self) {
         let states = std::mem::take(&mut *self.shelf.states.lock());
         let bytes: usize = states.iter().map(|(_, bytes)| bytes).sum();
+        self.shelf.bytes.fetch_sub(bytes, Ordering::Relaxed);
         self.budget.release(bytes);
     }
 }
@@ -233,6 +241,35 @@ mod tests {
         support.keep(state(100));
         sales.keep(state(100));
         assert_eq!(budget.used(), 2 * one);
+    }
+
+    #[test]
+    fn no_state_is_dropped_for_one_that_would_not_fit_anyway() {
+        let one = state(100).bytes();
+        // A state of more than one and a half of those.
+        let words = (200..)
+            .step_by(100)
+            .find(|&words| 2 * state(words).bytes() > 3 * one)
+            .unwrap();
+        let large_bytes = state(words).bytes();
+        // Room for the large one and half a small one: for two small ones, not for a small one beside
+        // the large one.
+        let budget = ScanBudget::new(large_bytes + one / 2);
+        let (billing, sales) = (
+            KeptStates::new(budget.clone()),
+            KeptStates::new(budget.clone()),
+        );
+        sales.keep(state(100));
+        billing.keep(state(100));
+        assert_eq!(budget.used(), 2 * one);
+        // Billing's own small state and the large one do not fit together whatever sales gives up, so
+        // sales keeps its state and the large one is dropped.
+        billing.keep(state(words));
+        assert_eq!((billing.len(), sales.len(), budget.used()), (1, 1, 2 * one));
+        // Once billing's small state is taken for a call, the large one takes sales's room.
+        assert!(billing.take().is_some());
+        billing.keep(state(words));
+        assert_eq!((billing.len(), sales.len(), budget.used()), (1, 0, large_bytes));
     }
 
     #[test]
