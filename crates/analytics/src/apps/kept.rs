@@ -269,7 +269,10 @@ mod tests {
         // Once billing's small state is taken for a call, the large one takes sales's room.
         assert!(billing.take().is_some());
         billing.keep(state(words));
-        assert_eq!((billing.len(), sales.len(), budget.used()), (1, 0, large_bytes));
+        assert_eq!(
+            (billing.len(), sales.len(), budget.used()),
+            (1, 0, large_bytes)
+        );
     }
 
     #[test]
