@@ -29,6 +29,10 @@ pub const RESERVED_FIELDS: &[&str] = &[
     "folder",
 ];
 
+/// Agent ids a call may not have: an `/appstats` day holds its agents' objects beside its own `date` and
+/// `agents` keys (docs/analytics-api.md, Adding calls).
+pub const RESERVED_AGENT_IDS: [&str; 2] = ["agents", "date"];
+
 /// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
 pub fn valid_name(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len())

@@ -156,6 +156,12 @@ impl Transcript {
         for (field, value) in [("filename", &filename), ("agent_id", &agent_id)] {
             names::check_value(field, value)?;
         }
+        if names::RESERVED_AGENT_IDS.contains(&agent_id.as_str()) {
+            return Err(AnalyticsError::BadRequest(format!(
+                "transcript agent_id: {agent_id:?} is reserved: an /appstats day has its own date and \
+                 agents keys beside its agents' ids"
+            )));
+        }
         let audio_seconds = view
             .audio_seconds
             .unwrap_or_else(|| view.utterances.iter().map(|u| u.end).fold(0.0, f64::max));

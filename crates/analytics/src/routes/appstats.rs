@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::stats::request_range;
 use crate::error::AnalyticsError;
 use crate::figures::format::{ratio, Decimal4, Hms};
+use crate::names::RESERVED_AGENT_IDS;
 use crate::state::AnalyticsState;
 use crate::store::rollups::CategoryDayDelta;
 use crate::store::stats::{scorecards, AgentScorecard, StatsScope};
@@ -173,8 +174,9 @@ impl Json {
     }
 
     /// An object of fixed keys and other entries (both in key order) in key order, the order of
-    /// `serde_json::Map` (a `BTreeMap` here), in which the answer was first built: an entry named like a
-    /// fixed key takes its place, as inserting it into the map after the fixed keys did.
+    /// `serde_json::Map` (a `BTreeMap` here), in which the answer was first built. A fixed key is always
+    /// written: an entry named like one is left out (uploads refuse such names, but rows stored before
+    /// they did may hold them), so a client can always read `date`, `agents`, `calls` and `overall`.
     fn object<'a>(
         &mut self,
         fixed: &[(&str, Entry<'_>)],
@@ -190,10 +192,11 @@ impl Json {
         };
         let mut fixed = fixed.iter().peekable();
         for (key, value) in entries {
-            while let Some((name, fixed_value)) = fixed.next_if(|(name, _)| *name <= key) {
-                if *name < key {
-                    entry(self, name, fixed_value);
-                }
+            while let Some((name, fixed_value)) = fixed.next_if(|(name, _)| *name < key) {
+                entry(self, name, fixed_value);
+            }
+            if fixed.peek().is_some_and(|(name, _)| *name == key) {
+                continue;
             }
             entry(self, key, &value);
         }
@@ -239,13 +242,15 @@ impl Json {
 
 /// The dates of the answer from the scorecards (in day and agent order, one per agent's day): an agent
 /// is returned on a date when the application scored calls of theirs (its sums, `overall`), a date when
-/// it returns an agent.
+/// it returns an agent. An agent id that names a key of the day (stored before uploads refused it) is
+/// left out, and not counted in `agents`.
 fn days<'r>(cards: &'r [AgentScorecard], o: &Options, depth: i64) -> Vec<Day<'r>> {
     let mut days: Vec<Day<'r>> = Vec::new();
     for card in cards {
-        if o.agents
-            .as_ref()
-            .is_some_and(|a| !a.contains(&card.agent_id))
+        if RESERVED_AGENT_IDS.contains(&card.agent_id.as_str())
+            || o.agents
+                .as_ref()
+                .is_some_and(|a| !a.contains(&card.agent_id))
         {
             continue;
         }
@@ -352,7 +357,28 @@ pub async fn appstats_folder(
 
 #[cfg(test)]
 mod tests {
-    use super::selected;
+    use super::{selected, Entry, Json};
+
+    #[test]
+    fn an_entry_named_like_a_fixed_key_never_replaces_it() {
+        let mut json = Json(Vec::new());
+        let fixed = [
+            ("agents", Entry::Number(2)),
+            ("date", Entry::Text("20261120")),
+        ];
+        let entries = [
+            ("a1", Entry::Number(1)),
+            ("agents", Entry::Number(7)),
+            ("b", Entry::Number(3)),
+            ("date", Entry::Text("not a date")),
+            ("z", Entry::Number(4)),
+        ];
+        json.object(&fixed, entries.into_iter());
+        assert_eq!(
+            String::from_utf8(json.0).unwrap(),
+            r#"{"a1":1,"agents":2,"b":3,"date":"20261120","z":4}"#
+        );
+    }
 
     #[test]
     fn categories_by_path_and_depth() {

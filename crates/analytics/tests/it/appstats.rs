@@ -422,7 +422,42 @@ async fn folders_summed_and_keys_in_order(stack: Stack) {
     );
 }
 
+/// Calls of agents named `date` and `agents`, stored before uploads refused those ids: the day keeps its
+/// own `date` and `agents`, and those agents are neither returned nor counted.
+async fn agents_named_like_the_days_keys_never_replace_them(stack: Stack) {
+    let world = world(stack).await;
+    for (call, agent) in [("c6", "date"), ("c7", "agents")] {
+        crate::stats::scored_call(
+            &world,
+            FOLDER,
+            call,
+            "2026-11-21T11:00:00",
+            agent,
+            (30.0, 3.0, 5, 10.0, 10.0),
+            (None, None),
+        )
+        .await;
+        let changes = scored(
+            &world,
+            call,
+            [(1, 1.0, 2), (1, 1.0, 2), (0, 0.0, 0), (0, 0.0, 0)],
+        )
+        .await;
+        store::apply_rollups(&world.analytics.service.state.db, &changes)
+            .await
+            .unwrap();
+    }
+    let path = format!("/appstats/{COMPANY}/{ORG}/sales?daterange=20261121-20261121");
+    let a = world.send("GET", &path, None).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body[0]["date"], "20261121", "{}", a.text);
+    assert_eq!(a.body[0]["agents"], 1, "{}", a.text);
+    assert_eq!(keys(&a.body[0]), ["a2", "agents", "date"]);
+    assert_eq!(a.text.matches(r#""date":"#).count(), 1, "{}", a.text);
+}
+
 crate::stack_tests!(
+    agents_named_like_the_days_keys_never_replace_them,
     every_field_and_category_options,
     former_rollup_rows_are_moved_once,
     a_deleted_folders_former_rows_are_not_moved,

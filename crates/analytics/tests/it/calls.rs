@@ -240,7 +240,44 @@ async fn uploads_waiting_behind_a_batch_are_committed_together(stack: Stack) {
     }
 }
 
+/// An /appstats day holds its agents beside its own `date` and `agents` keys: a transcript whose
+/// `agent_id` is one of them is refused, naming the field, and stores nothing.
+async fn agent_ids_that_name_an_appstats_key_are_refused(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    for agent in ["date", "agents"] {
+        let mut call = transcript("x");
+        call["agent_id"] = json!(agent);
+        let a = world.upload_to(ORG, FOLDER, &call, None).await;
+        assert_eq!(a.status, 400, "{agent}: {}", a.text);
+        assert!(
+            a.content_type.starts_with("text/html"),
+            "{}",
+            a.content_type
+        );
+        assert!(a.text.contains("agent_id"), "{agent}: {}", a.text);
+        assert!(a.text.contains(agent), "{agent}: {}", a.text);
+    }
+    let db = &world.analytics.service.state.db;
+    assert_eq!(store::count_calls(db, &folder_scope()).await.unwrap(), 0);
+    let objects = world
+        .analytics
+        .service
+        .state
+        .objects
+        .list("", None, 10)
+        .await
+        .unwrap();
+    assert!(objects.is_empty(), "{objects:?}");
+    // Other ids, whatever their case, are agents like any.
+    for agent in ["Date", "agent"] {
+        let mut call = transcript("x");
+        call["agent_id"] = json!(agent);
+        world.add_call(&call).await;
+    }
+}
+
 crate::stack_tests!(
+    agent_ids_that_name_an_appstats_key_are_refused,
     a_transcript_is_stored_with_its_configured_metadata,
     uploads_waiting_behind_a_batch_are_committed_together,
     broken_recordings_and_malformed_transcripts_store_nothing,
