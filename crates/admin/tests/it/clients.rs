@@ -201,6 +201,29 @@ async fn client_settings_are_validated_field_by_field(backend: Backend) {
         (with("access_token_ttl", json!(10)), "access_token_ttl"),
         (with("access_token_ttl", json!("long")), "access_token_ttl"),
         (with("refresh_token_ttl", json!(5)), "refresh_token_ttl"),
+        (
+            with("refresh_token_ttl", json!(i64::MAX)),
+            "refresh_token_ttl",
+        ),
+        (
+            with("redirect_uris", json!(["http://app.example.com/cb"])),
+            "redirect_uris[0]",
+        ),
+        (
+            with("redirect_uris", json!(["https://me:pw@app.example.com/cb"])),
+            "redirect_uris[0]",
+        ),
+        (
+            with(
+                "redirect_uris",
+                json!(["https://app.example.com/cb", "https://app.example.com/cb"]),
+            ),
+            "redirect_uris[1]",
+        ),
+        (
+            with("scopes", json!(["analytics:read", "analytics:read"])),
+            "scopes[1]",
+        ),
         (with("scopes", json!(["admin:all"])), "scopes[0]"),
         (with("secret", json!("mine")), "secret"),
         (
@@ -212,6 +235,18 @@ async fn client_settings_are_validated_field_by_field(backend: Backend) {
         let a = w.post("/clients", body.clone()).await;
         assert_eq!(a.status, 400, "{body}: {:?}", a.body);
         assert_eq!(a.field(), field, "{body}");
+    }
+    // Plain http only to this machine; an application's own scheme for a native one.
+    for uri in [
+        "http://localhost:3000/callback",
+        "http://127.0.0.1:9/cb",
+        "http://[::1]:8080/cb",
+        "com.example.app:/oauth/cb",
+    ] {
+        let a = w
+            .post("/clients", with("redirect_uris", json!([uri])))
+            .await;
+        assert_eq!(a.status, 201, "{uri}: {:?}", a.body);
     }
     let public = w
         .post(

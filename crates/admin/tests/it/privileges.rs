@@ -177,6 +177,122 @@ async fn another_users_password_needs_set_passwords(backend: Backend) {
     w.token_of("peer", "the manager knows this one").await;
 }
 
+async fn a_user_manager_cannot_remake_a_peer_with_a_password_of_its_own(backend: Backend) {
+    let w = World::new(backend).await;
+    let manager = user_with(&w, "manager", "User managers", &["Manage Users"]).await;
+    let mut peer = user_body("peer");
+    peer["roles"] = json!({"primary_role": {"role": "User managers"}, "extra_roles": []});
+    peer["password"] = json!(PASSWORD);
+    w.create_user(peer.clone()).await;
+    let record = as_user(&w, &manager, "GET", "/users/peer", None, None).await;
+    let deleted = as_user(
+        &w,
+        &manager,
+        "DELETE",
+        "/users/peer",
+        None,
+        Some(&record.etag()),
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{:?}", deleted.body);
+    // Made again with a password the manager chose: that would be a password reset by another name.
+    peer["password"] = json!("the manager knows this one");
+    peer["api_access"] = json!(true);
+    let refused = as_user(&w, &manager, "POST", "/users", Some(peer.clone()), None).await;
+    assert_eq!(refused.status, 403, "{:?}", refused.body);
+    assert!(refused.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("Set Passwords"));
+    assert_eq!(w.get("/users/peer").await.status, 404, "nothing was made");
+    // Without a password the account is made, and nobody can sign in to it until a holder of Set
+    // Passwords sets one.
+    peer.as_object_mut().unwrap().remove("password");
+    let made = as_user(&w, &manager, "POST", "/users", Some(peer), None).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    for password in [PASSWORD, "the manager knows this one"] {
+        let signed_in = w
+            .auth
+            .log_in(&browser(), COMPANY, &w.client_id, "peer", password, &[])
+            .await;
+        assert!(signed_in.is_err(), "peer has no password yet");
+    }
+}
+
+async fn only_a_holder_of_every_permission_manages_clients_with_admin_access(backend: Backend) {
+    let w = World::new(backend).await;
+    let token = user_with(&w, "clint", "Client managers", &["Manage Clients"]).await;
+    // A client of its own with administration access, sent to an address of its choosing: the
+    // administrator signing in through it would hand over its powers.
+    let admin_client = json!({"name": "evil", "grant_types": ["authorization_code"],
+                              "redirect_uris": ["https://attacker.example/cb"],
+                              "admin_access": true});
+    let refused = as_user(
+        &w,
+        &token,
+        "POST",
+        "/clients",
+        Some(admin_client.clone()),
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{:?}", refused.body);
+    assert!(refused.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("Manage Users"));
+    let listed = w.get("/clients").await;
+    let names: Vec<&str> = listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"evil"), "{names:?}");
+
+    // A client without it is the manager's to make, but not to give it afterwards.
+    let mut plain = admin_client.clone();
+    plain["admin_access"] = json!(false);
+    let made = as_user(&w, &token, "POST", "/clients", Some(plain.clone()), None).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    let id = made.body["client_id"].as_str().unwrap().to_string();
+    let refused = as_user(
+        &w,
+        &token,
+        "PUT",
+        &format!("/clients/{id}"),
+        Some(admin_client.clone()),
+        Some(&made.etag()),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{:?}", refused.body);
+    let after = w.get(&format!("/clients/{id}")).await;
+    assert_eq!(after.body["admin_access"], json!(false));
+
+    // Nor may it change, rotate the secret of or delete a client that has it: the one the
+    // administrator signs in through.
+    let theirs = w.get(&format!("/clients/{}", w.client_id)).await;
+    assert_eq!(theirs.body["admin_access"], json!(true));
+    let path = format!("/clients/{}", w.client_id);
+    let mut redirected = theirs.body.clone();
+    redirected["redirect_uris"] = json!(["https://attacker.example/cb"]);
+    for (method, path, body) in [
+        ("PUT", path.clone(), Some(redirected)),
+        ("POST", format!("{path}/secret"), None),
+        ("DELETE", path.clone(), None),
+    ] {
+        let refused = as_user(&w, &token, method, &path, body, Some(&theirs.etag())).await;
+        assert_eq!(refused.status, 403, "{method} {path}: {:?}", refused.body);
+    }
+    let unchanged = w.get(&path).await;
+    assert_eq!(unchanged.etag(), theirs.etag());
+    w.token_of(ROOT, PASSWORD).await;
+
+    // The administrator, holding every permission, may.
+    let made = w.post("/clients", admin_client).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+}
+
 async fn a_role_manager_cannot_grant_what_it_lacks(backend: Backend) {
     let w = World::new(backend).await;
     let token = user_with(&w, "rolf", "Role managers", &["Manage Roles"]).await;
@@ -442,6 +558,8 @@ async fn a_password_change_ends_sessions_and_refresh_tokens(backend: Backend) {
 common::backend_tests!(
     a_user_manager_cannot_make_itself_administrator,
     another_users_password_needs_set_passwords,
+    a_user_manager_cannot_remake_a_peer_with_a_password_of_its_own,
+    only_a_holder_of_every_permission_manages_clients_with_admin_access,
     a_role_manager_cannot_grant_what_it_lacks,
     only_tokens_of_clients_with_admin_access_get_in,
     a_revoked_token_does_not_use_up_the_daily_quota,

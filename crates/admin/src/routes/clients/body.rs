@@ -23,6 +23,8 @@ pub const REDIRECT_URI_MAX: usize = 2000;
 /// Token lifetimes in seconds.
 pub const MIN_TTL: i64 = 60;
 pub const MAX_ACCESS_TTL: i64 = 86_400;
+/// Ten years: longer is what `null` (unlimited) says.
+pub const MAX_REFRESH_TTL: i64 = 315_360_000;
 
 /// A name is not blank: it has a character other than white space.
 pub const NAME_PATTERN: &str = r"\S";
@@ -109,7 +111,31 @@ fn access_token_ttl_schema() -> Object {
 }
 
 fn refresh_token_ttl_schema() -> Object {
-    schema::integer(Some(MIN_TTL), None, None, true)
+    schema::integer(Some(MIN_TTL), Some(MAX_REFRESH_TTL), None, true)
+}
+
+/// Why a redirect URI cannot be registered, if it cannot: it must be absolute, without a fragment or
+/// credentials, and use https unless it points at this machine (loopback, for tools run locally) or is
+/// an application's own scheme (a native application); a code sent over plain http to another host could
+/// be read on the way.
+fn check_redirect_uri(uri: &str) -> Result<(), &'static str> {
+    let url = url::Url::parse(uri)
+        .ok()
+        .filter(|u| !u.cannot_be_a_base() && u.fragment().is_none())
+        .ok_or("must be an absolute URL without a fragment")?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not hold a user name or password");
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if url.scheme() == "http" && !loopback {
+        return Err("must use https, unless it points at localhost or a loopback address");
+    }
+    Ok(())
 }
 
 fn secret_rotated_on_schema() -> Object {
@@ -196,13 +222,16 @@ impl ClientBody {
         let redirect_uris = self.redirect_uris.unwrap_or_default();
         texts("redirect_uris", &redirect_uris, REDIRECT_URI_MAX)?;
         for (i, uri) in redirect_uris.iter().enumerate() {
-            let ok = url::Url::parse(uri)
-                .map(|u| !u.cannot_be_a_base() && u.fragment().is_none())
-                .unwrap_or(false);
-            if !ok {
+            if let Err(why) = check_redirect_uri(uri) {
                 return Err(ApiError::field(
                     format!("redirect_uris[{i}]"),
-                    format!("redirect_uris[{i}] must be an absolute URL without a fragment"),
+                    format!("redirect_uris[{i}] {why}"),
+                ));
+            }
+            if redirect_uris[..i].contains(uri) {
+                return Err(ApiError::field(
+                    format!("redirect_uris[{i}]"),
+                    format!("redirect_uris[{i}]: {uri} is listed twice"),
                 ));
             }
         }
@@ -224,6 +253,12 @@ impl ClientBody {
                     ),
                 ));
             }
+            if client_scopes[..i].contains(s) {
+                return Err(ApiError::field(
+                    format!("scopes[{i}]"),
+                    format!("scopes[{i}]: {s} is listed twice"),
+                ));
+            }
         }
         let issue_refresh_token = self.issue_refresh_token.unwrap_or(false);
         if issue_refresh_token && !has(grants::REFRESH_TOKEN) {
@@ -242,11 +277,11 @@ impl ClientBody {
             ));
         }
         let refresh_token_ttl = self.refresh_token_ttl;
-        if refresh_token_ttl.is_some_and(|t| t < MIN_TTL) {
+        if refresh_token_ttl.is_some_and(|t| !(MIN_TTL..=MAX_REFRESH_TTL).contains(&t)) {
             return Err(ApiError::field(
                 "refresh_token_ttl",
                 format!(
-                    "refresh_token_ttl must be at least {MIN_TTL} seconds, or null for unlimited"
+                    "refresh_token_ttl must be from {MIN_TTL} to {MAX_REFRESH_TTL} seconds (ten years), or null for unlimited"
                 ),
             ));
         }

@@ -1,8 +1,8 @@
 //! `/admin/v1/clients`: the company's OAuth clients (permission Manage Clients): grants, redirect URIs,
 //! the Issue Refresh Token setting, token lifetimes and secret rotation. A secret is shown once, in the
 //! answer that creates or rotates it; the directory keeps only its keyed hash. `admin_access` (off unless
-//! set) decides whether user tokens issued to the client may call this API. A change and its audit entry
-//! are one transaction. The body and its checks are in `body`, the record in `record`.
+//! set) decides whether user tokens issued to the client may call this API, so only a caller holding every
+//! permission manages a client that has it. A change and its audit entry are one transaction. The body and its checks are in `body`, the record in `record`.
 
 mod body;
 mod record;
@@ -13,7 +13,7 @@ use chrono::Utc;
 use common::http::StrictJson;
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
-use directory::{new_client, OAuthClient};
+use directory::{new_client, permissions, OAuthClient};
 use serde_json::{json, Map, Value};
 
 use super::ok_with_etag;
@@ -41,6 +41,17 @@ fn audit_view(c: &OAuthClient) -> Map<String, Value> {
         Value::Object(map) => map,
         _ => Map::new(),
     }
+}
+
+/// Refuses (403) a caller that lacks any permission when the client has administration access before or
+/// after the change: whoever holds its secret and its redirect addresses gets the tokens of every user
+/// who signs in through it, administrators included, so only a caller holding every permission creates,
+/// changes, rotates the secret of or deletes one.
+fn check_admin_access(caller: &Caller<ManageClients>, admin_access: bool) -> Result<(), ApiError> {
+    if admin_access {
+        caller.require_all(permissions::ALL, "a client with administration access")?;
+    }
+    Ok(())
 }
 
 async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
@@ -108,6 +119,7 @@ pub async fn create(
     body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
     let spec = body.0.validate(None)?;
+    check_admin_access(&caller, spec.admin_access)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
     let mut fields = audit_view(&client);
     if client.secret_hash.is_some() {
@@ -167,6 +179,7 @@ pub async fn replace(
         ));
     }
     let spec = body.0.validate(Some(&current))?;
+    check_admin_access(&caller, current.admin_access || spec.admin_access)?;
     let mut client = current.clone();
     client.name = spec.name;
     client.grant_types = spec.grant_types;
@@ -216,6 +229,7 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
+    check_admin_access(&caller, current.admin_access)?;
     let mut tx = state.db.begin().await?;
     if !directory::delete_client_if_version(
         &mut tx,
@@ -267,6 +281,7 @@ pub async fn rotate_secret(
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
+    check_admin_access(&caller, current.admin_access)?;
     if current.is_public() {
         return Err(ApiError::new(
             ErrorCode::BadRequest,

@@ -164,7 +164,7 @@ pub async fn replace(
         ));
     }
     caller.require_all(&current.permissions, &format!("role {}", current.name))?;
-    caller.require_all(&input.permissions, "the permissions you grant")?;
+    caller.require_all(&input.permissions, "the role as changed")?;
     let mut role = current.clone();
     role.description = input.description;
     role.permissions = input.permissions;

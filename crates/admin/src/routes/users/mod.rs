@@ -1,6 +1,6 @@
 //! `/admin/v1/users`: the user records of docs/admin-api.md (permission Manage Users). A caller may assign
 //! only roles whose permissions it holds, may not change or delete a user holding a permission it lacks,
-//! and sets another user's password only with Set Passwords. A change and its audit entry are one
+//! and sets another user's password, a new user's included, only with Set Passwords. A change and its audit entry are one
 //! transaction. The body and its checks are in `body`, the record in `record`.
 
 mod body;
@@ -93,7 +93,7 @@ async fn check_roles<P>(
         .chain(input.extra_roles.iter().map(String::as_str))
         .collect();
     let granted = directory::permissions_of_roles(&state.db, &caller.company, &roles).await?;
-    caller.require_all(&granted, "the roles you assign")
+    caller.require_all(&granted, "a role you assign")
 }
 
 /// The caller may change or delete `user` only when it holds every permission `user` holds.
@@ -204,10 +204,24 @@ pub async fn get(
         .json(UserRecord::of(&user, allowed(&caller, &user))))
 }
 
+/// Refuses (403) a caller setting the password of a user other than itself without Set Passwords.
+fn require_set_passwords(caller: &Caller<ManageUsers>) -> Result<(), ApiError> {
+    if caller.has(permissions::SET_PASSWORDS) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "setting the password of another user needs the {} permission",
+            permissions::SET_PASSWORDS
+        ),
+    ))
+}
+
 /// Create a user
 ///
 /// With a password the user can log in at /oauth/<company>/authorize at once. Requires the Manage Users
-/// permission, and every permission of the roles assigned.
+/// permission, every permission of the roles assigned, and Set Passwords to give it a password.
 #[utoipa::path(post, operation_id = "createUser", path = "/admin/v1/users", tag = "users",
     request_body = UserCreate,
     responses(
@@ -225,6 +239,11 @@ pub async fn create(
         .clone()
         .ok_or_else(|| ApiError::field("username", "username is required"))?;
     check_roles(&state, &caller, &input).await?;
+    // A user deleted and made again with a password of the caller's choosing would be a password reset
+    // by another name.
+    if input.password.is_some() {
+        require_set_passwords(&caller)?;
+    }
     let mut user = User::new(
         &caller.company,
         &username,
@@ -301,14 +320,8 @@ pub async fn replace(
     check_target(&state, &caller, &current).await?;
     check_roles(&state, &caller, &input).await?;
     let is_self = current.id == caller.user().id;
-    if input.password.is_some() && !is_self && !caller.has(permissions::SET_PASSWORDS) {
-        return Err(ApiError::new(
-            ErrorCode::Forbidden,
-            format!(
-                "setting the password of another user needs the {} permission",
-                permissions::SET_PASSWORDS
-            ),
-        ));
+    if input.password.is_some() && !is_self {
+        require_set_passwords(&caller)?;
     }
     let password = input.password.clone();
     let mut user = current.clone();
