@@ -29,6 +29,10 @@ pub enum AnalyticsError {
     TooLarge(String),
     #[error("{0}")]
     Unsupported(String),
+    /// The service is too busy for this request now, for a reason the message gives the caller along
+    /// with what to do (503 with `Retry-After`).
+    #[error("{0}")]
+    Busy(String),
     /// A dependency (the object store) cannot be reached for now: the caller may try again (503). The
     /// detail is logged, never sent.
     #[error("{0}")]
@@ -94,7 +98,9 @@ impl ResponseError for AnalyticsError {
             AnalyticsError::Conflict(_) => StatusCode::CONFLICT,
             AnalyticsError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AnalyticsError::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            AnalyticsError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AnalyticsError::Busy(_) | AnalyticsError::Unavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             AnalyticsError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -118,6 +124,12 @@ impl ResponseError for AnalyticsError {
             response.headers_mut().insert(
                 actix_web::http::header::WWW_AUTHENTICATE,
                 actix_web::http::header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        if matches!(self, AnalyticsError::Busy(_)) {
+            response.headers_mut().insert(
+                actix_web::http::header::RETRY_AFTER,
+                actix_web::http::header::HeaderValue::from_static("1"),
             );
         }
         response

@@ -218,6 +218,84 @@ async fn a_refused_form_token_costs_no_upload(stack: Stack) {
     }
 }
 
+/// Uploads whose token comes after the file are held before anyone knows whether they may be sent: a
+/// few at once are read, up to twice the largest upload in all, and one more is refused with 503 until
+/// they are done; an upload with its token first is never refused for them.
+async fn files_sent_before_their_token_share_a_small_budget(stack: Stack) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+    const LIMIT: usize = 64 * 1024;
+    let world = World::with(stack, |c| c.max_upload_bytes = LIMIT).await;
+    world.create_folder(ORG, FOLDER, json!({})).await;
+    let address = world
+        .analytics
+        .url
+        .trim_start_matches("http://")
+        .to_string();
+    let path = format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}");
+    // An upload with its file first and no token yet, `sent` bytes of the file sent and the rest held
+    // back.
+    let file_first = |sent: usize| {
+        let (address, path) = (address.clone(), path.clone());
+        async move {
+            let boundary = "XyZzY";
+            let head = format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"call.json\"\r\n\
+                 Content-Type: application/json\r\n\r\n"
+            );
+            let request = format!(
+                "POST {path} HTTP/1.1\r\nHost: {address}\r\n\
+                 Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\r\n{head}",
+                LIMIT
+            );
+            let mut stream = TcpStream::connect(&address).await.unwrap();
+            stream.write_all(request.as_bytes()).await.unwrap();
+            stream.write_all(&vec![b' '; sent]).await.unwrap();
+            stream
+        }
+    };
+    let answer_of = |mut stream: TcpStream| async move {
+        let mut answer = vec![0u8; 2048];
+        match tokio::time::timeout(Duration::from_millis(500), stream.read(&mut answer)).await {
+            Ok(read) => Some(String::from_utf8_lossy(&answer[..read.unwrap()]).to_string()),
+            Err(_) => None,
+        }
+    };
+    // Two of 60 KB fit within the 128 KB, and are read on without an answer.
+    let first = file_first(60 * 1024).await;
+    let second = file_first(60 * 1024).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A third is refused as its bytes arrive, with what to do.
+    let third = answer_of(file_first(20 * 1024).await)
+        .await
+        .expect("the third upload is answered at once");
+    assert!(third.starts_with("HTTP/1.1 503"), "{third}");
+    assert!(
+        third.to_ascii_lowercase().contains("retry-after: 1"),
+        "{third}"
+    );
+    assert!(third.contains("send the token first"), "{third}");
+    // An upload with its token first is checked before its file and goes through meanwhile.
+    let a = world
+        .upload_to(ORG, FOLDER, &crate::support::transcript("refunds"), None)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    // The first two were never answered: still being read.
+    let (first, second) = futures_util::join!(answer_of(first), answer_of(second));
+    assert_eq!((first, second), (None, None));
+    // Closed (the streams dropped), they give their bytes back, and a file sent before its token fits
+    // again.
+    eventually(|| {
+        let file_first = &file_first;
+        let answer_of = &answer_of;
+        async move {
+            let answer = answer_of(file_first(20 * 1024).await).await;
+            (answer.is_none()).then_some(())
+        }
+    })
+    .await;
+}
+
 async fn an_audio_upload_becomes_a_scored_searchable_call(stack: Stack) {
     let world = World::with_folder(stack).await;
     let app = json!({"categories": {"Politeness": {"phrases": ["young man"]}}});
@@ -730,6 +808,7 @@ stack_tests!(
     text_srt_and_vtt_are_rendered_as_asked,
     a_file_that_is_not_audio_fails_with_its_reason,
     a_refused_form_token_costs_no_upload,
+    files_sent_before_their_token_share_a_small_budget,
     an_audio_upload_becomes_a_scored_searchable_call,
     a_stereo_upload_names_the_agent_by_the_folders_channel,
     a_worker_killed_mid_job_leaves_it_to_another,

@@ -7,6 +7,8 @@ pub mod direct;
 pub mod folder;
 pub mod progress;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use actix_multipart::Multipart;
 use actix_web::HttpRequest;
 use futures_util::StreamExt;
@@ -16,6 +18,46 @@ use crate::access::{authorize, authorize_own, request_token, Access, Need};
 use crate::error::AnalyticsError;
 use crate::speech::output::{Output, UnknownFormat};
 use crate::state::AnalyticsState;
+
+/// The bytes of file fields being read, by all the uploads of the process, before any token of their
+/// request was checked (the form's `token` field comes after the file): such an upload is held in memory
+/// before anyone knows whether it may be sent, so a few at once, up to [`unchecked_budget`] bytes in
+/// all, are read; past that, one more is refused (503) until they are done. An upload whose token comes
+/// first (in the query, the header, or a form field before the file) is checked before its file is
+/// read and is never refused for this.
+static UNCHECKED_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Twice the largest upload: two of the largest, or many small ones, at once.
+fn unchecked_budget(limit: usize) -> usize {
+    limit.saturating_mul(2)
+}
+
+/// A request's share of [`UNCHECKED_BYTES`], given back when its token has been checked (or it fails).
+#[derive(Default)]
+pub(crate) struct Unchecked {
+    held: usize,
+}
+
+impl Unchecked {
+    /// Counts `bytes` more of the request's file against `budget`; false when they do not fit.
+    fn hold(&mut self, bytes: usize, budget: usize) -> bool {
+        let fits = UNCHECKED_BYTES
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(bytes).filter(|&total| total <= budget)
+            })
+            .is_ok();
+        if fits {
+            self.held += bytes;
+        }
+        fits
+    }
+}
+
+impl Drop for Unchecked {
+    fn drop(&mut self) {
+        UNCHECKED_BYTES.fetch_sub(self.held, Ordering::Relaxed);
+    }
+}
 
 /// The parts of an upload form.
 #[derive(Default)]
@@ -29,6 +71,8 @@ pub(crate) struct Form {
     pub callback: Option<String>,
     pub diarize: Option<String>,
     pub attempts: Option<String>,
+    /// The file's bytes counted in [`UNCHECKED_BYTES`] until the form's token is checked.
+    unchecked: Unchecked,
 }
 
 const TEXT_FIELD_LIMIT: usize = 64 * 1024;
@@ -38,7 +82,8 @@ const FIELDS: &str = "token, file, output, callback, diarize, attempts and metad
 
 /// Reads the form. `access` is the caller's checked access when the token came in the query or header;
 /// otherwise a `token` field given before the file is checked as the file starts, so a refused token
-/// costs no upload (a token after the file can only be checked once the file is read).
+/// costs no upload (a token after the file can only be checked once the file is read, within the
+/// budget of [`UNCHECKED_BYTES`]).
 async fn read_form(
     state: &AnalyticsState,
     owner: &Owner<'_>,
@@ -64,6 +109,7 @@ async fn read_form(
             form.file_type = field.content_type().map(|m| m.essence_str().to_string());
         }
         let cap = if is_file { limit } else { TEXT_FIELD_LIMIT };
+        let unchecked = is_file && access.is_none();
         let mut bytes = Vec::new();
         while let Some(chunk) = field.next().await {
             let chunk = chunk
@@ -73,6 +119,14 @@ async fn read_form(
                 return Err(AnalyticsError::TooLarge(format!(
                     "the {name} field is larger than {cap} bytes"
                 )));
+            }
+            if unchecked && !form.unchecked.hold(chunk.len(), unchecked_budget(limit)) {
+                return Err(AnalyticsError::Busy(
+                    "too many uploads whose token comes after the file are being read; send the \
+                     token first (the token field before the file field, or in the query) or try \
+                     again in a moment"
+                        .into(),
+                ));
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -154,6 +208,8 @@ pub(crate) async fn read_authorized_form(
         Some(access) => access,
         None => check_write(state, form.token.as_deref(), &owner).await?,
     };
+    // Checked: the file is now an upload like any other.
+    form.unchecked = Unchecked::default();
     let file = form
         .file
         .take()
