@@ -132,28 +132,36 @@ fn decode_cursor(collection: &str, cursor: &str) -> Result<String, ApiError> {
     }
 }
 
-/// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page).
-pub fn page<T>(
+/// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page). Each item
+/// keeps its record's order of fields.
+#[derive(serde::Serialize)]
+pub struct Page<V> {
+    items: Vec<V>,
+    limit: i64,
+    next_cursor: Option<String>,
+}
+
+/// The page of `rows` (up to `limit`, one more when there are more), each shown by `view`.
+pub fn page<'r, T, V>(
     collection: &str,
-    mut rows: Vec<T>,
+    rows: &'r mut Vec<T>,
     limit: i64,
     key: impl Fn(&T) -> String,
-    view: impl Fn(&T) -> Value,
-) -> Value {
+    view: impl Fn(&'r T) -> V,
+) -> Page<V> {
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
-    let next = if more {
+    let next_cursor = if more {
         rows.last()
-            .map(|last| Value::String(encode_cursor(collection, &key(last))))
-            .unwrap_or(Value::Null)
+            .map(|last| encode_cursor(collection, &key(last)))
     } else {
-        Value::Null
+        None
     };
-    json!({
-        "items": rows.iter().map(view).collect::<Vec<_>>(),
-        "limit": limit,
-        "next_cursor": next,
-    })
+    Page {
+        items: rows.iter().map(view).collect(),
+        limit,
+        next_cursor,
+    }
 }
 
 /// The ETag of a version: `W/"<version>"`.

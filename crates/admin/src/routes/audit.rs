@@ -105,6 +105,13 @@ pub async fn list(
         resource_id: q.get("resource_id").map(str::to_string),
         actor: q.get("actor").map(str::to_string),
     };
-    let rows = storage::list_audit(&state.db, &caller.company, &filter, before, limit + 1).await?;
-    Ok(HttpResponse::Ok().json(page("audit", rows, limit, |e| e.id.to_string(), entry_view)))
+    let mut rows =
+        storage::list_audit(&state.db, &caller.company, &filter, before, limit + 1).await?;
+    Ok(HttpResponse::Ok().json(page(
+        "audit",
+        &mut rows,
+        limit,
+        |e| e.id.to_string(),
+        entry_view,
+    )))
 }

@@ -16,7 +16,6 @@ pub use users::{
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use serde_json::Value;
 
 use crate::api::etag;
 
@@ -49,14 +48,14 @@ admin_routes! {
 }
 
 /// 200 with the record and its ETag.
-pub(crate) fn ok_with_etag(version: i64, body: Value) -> HttpResponse {
+pub(crate) fn ok_with_etag(version: i64, body: impl serde::Serialize) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(("ETag", etag(version)))
         .json(body)
 }
 
 /// 201 with the new record, its ETag and Location.
-pub(crate) fn created(location: &str, version: i64, body: Value) -> HttpResponse {
+pub(crate) fn created(location: &str, version: i64, body: impl serde::Serialize) -> HttpResponse {
     HttpResponse::Created()
         .insert_header(("Location", location.to_string()))
         .insert_header(("ETag", etag(version)))

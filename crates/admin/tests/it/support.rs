@@ -29,6 +29,8 @@ pub struct Answer {
     pub status: u16,
     pub body: Value,
     pub headers: reqwest::header::HeaderMap,
+    /// The body as sent, for what `body` does not keep (the order of keys).
+    pub text: String,
 }
 
 impl Answer {
@@ -204,12 +206,13 @@ pub async fn read(response: reqwest::Response) -> Answer {
     let body = if text.is_empty() {
         Value::Null
     } else {
-        serde_json::from_str(&text).unwrap_or(Value::String(text))
+        serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.clone()))
     };
     Answer {
         status,
         body,
         headers,
+        text,
     }
 }
 

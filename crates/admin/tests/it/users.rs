@@ -57,6 +57,27 @@ async fn the_record_has_every_spec_field_with_the_login_facts(backend: Backend) 
 
     let record = w.get("/users/bob").await;
     assert_eq!(record.status, 200);
+    // Every answer holding the record keeps its order of fields, username first.
+    let mut renamed = record.body.clone();
+    renamed["first_name"] = json!("Bobby");
+    let replaced = w.put("/users/bob", renamed, &record.etag()).await;
+    let listed = w.get("/users?limit=100").await;
+    for (what, text) in [
+        ("POST", &created.text),
+        ("GET", &record.text),
+        ("PUT", &replaced.text),
+    ] {
+        assert!(
+            text.starts_with(r#"{"username":"bob","first_name":"#),
+            "{what}: {text}"
+        );
+    }
+    assert!(
+        listed.text.starts_with(r#"{"items":[{"username":"#),
+        "{}",
+        listed.text
+    );
+    let record = w.get("/users/bob").await;
     let r = &record.body;
     assert_eq!(keys(r), RECORD_KEYS);
     assert_eq!(keys(&r["_system_properties"]), SYSTEM_KEYS);

@@ -74,11 +74,11 @@ pub async fn list(
     let q = Query::parse(&req, &["limit", "cursor"])?;
     let limit = q.limit()?;
     let after = q.cursor("clients")?;
-    let rows =
+    let mut rows =
         directory::list_clients(&state.db, &caller.company, after.as_deref(), limit + 1).await?;
     Ok(HttpResponse::Ok().json(page(
         "clients",
-        rows,
+        &mut rows,
         limit,
         |c| c.client_id.clone(),
         client_view,

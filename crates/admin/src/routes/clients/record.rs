@@ -4,7 +4,6 @@
 
 use directory::OAuthClient;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::api::iso;
@@ -74,8 +73,8 @@ impl<'a> ClientRecord<'a> {
     }
 }
 
-pub fn client_view(c: &OAuthClient) -> Value {
-    serde_json::to_value(ClientRecord::of(c)).expect("a client record serializes")
+pub fn client_view(c: &OAuthClient) -> ClientRecord<'_> {
+    ClientRecord::of(c)
 }
 
 /// The client record with its new secret: shown once, never stored or cached.

@@ -56,7 +56,7 @@ pub async fn list(
         name,
         held_by_status,
     };
-    let rows = directory::list_roles(
+    let mut rows = directory::list_roles(
         &state.db,
         &caller.company,
         &filter,
@@ -64,7 +64,13 @@ pub async fn list(
         limit + 1,
     )
     .await?;
-    Ok(HttpResponse::Ok().json(page("roles", rows, limit, |r| r.name.clone(), role_view)))
+    Ok(HttpResponse::Ok().json(page(
+        "roles",
+        &mut rows,
+        limit,
+        |r| r.name.clone(),
+        role_view,
+    )))
 }
 
 /// Read a role

@@ -3,7 +3,6 @@
 
 use directory::Role;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::api::iso;
@@ -50,8 +49,8 @@ impl<'a> RoleRecord<'a> {
     }
 }
 
-pub fn role_view(r: &Role) -> Value {
-    serde_json::to_value(RoleRecord::of(r)).expect("a role record serializes")
+pub fn role_view(r: &Role) -> RoleRecord<'_> {
+    RoleRecord::of(r)
 }
 
 /// A page of roles (the envelope of `crate::api::page`).

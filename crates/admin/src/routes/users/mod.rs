@@ -150,7 +150,7 @@ pub async fn list(
     let status = q.status_filter()?;
     let role = q.role_filter()?;
     let filter = UserFilter { status, role };
-    let rows = directory::list_users(
+    let mut rows = directory::list_users(
         &state.db,
         &caller.company,
         &filter,
@@ -160,7 +160,7 @@ pub async fn list(
     .await?;
     Ok(HttpResponse::Ok().json(page(
         "users",
-        rows,
+        &mut rows,
         limit,
         |u| u.username.clone(),
         |u| user_view(u, allowed(&caller, u)),

@@ -131,9 +131,9 @@ impl<'a> UserRecord<'a> {
     }
 }
 
-/// The user record as a JSON value (pages, audit).
-pub fn user_view(u: &User, allowed: &[&str]) -> Value {
-    serde_json::to_value(UserRecord::of(u, allowed)).expect("a user record serializes")
+/// The user record, its fields in the record's order.
+pub fn user_view<'a>(u: &'a User, allowed: &'a [&'a str]) -> UserRecord<'a> {
+    UserRecord::of(u, allowed)
 }
 
 /// A page of user records (the envelope of `crate::api::page`).
