@@ -1311,6 +1311,82 @@ async fn concurrent_login_reservations_never_exceed_the_limit(backend: Backend) 
     assert_eq!((read.failed_login_count, read.locked_until_ms), (1, None));
 }
 
+/// Secret rotations that read the same version (the admin API's If-Match) race: one stores its secret
+/// and bumps the version, every other one is stale and stores nothing, each in its own transaction as the
+/// admin API runs it.
+async fn concurrent_secret_rotations_of_one_version_let_one_win(backend: Backend) {
+    let t = directory_db(backend).await;
+    let db = &t.db;
+    let key = SecretKey::generate();
+    let (client, _) = new_client("acme", &client_spec(false), &key, "tester");
+    directory::insert_client(db, &client).await.unwrap();
+
+    let start = Arc::new(tokio::sync::Barrier::new(20));
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let db = db.clone();
+            let id = client.client_id.clone();
+            let start = start.clone();
+            tokio::spawn(async move {
+                start.wait().await;
+                let mut tx = db.begin().await.unwrap();
+                let hash = format!("hash {i}");
+                let outcome = directory::set_client_secret_if_version(
+                    &mut tx,
+                    "acme",
+                    &id,
+                    1,
+                    &hash,
+                    Utc::now(),
+                )
+                .await;
+                tx.commit().await.unwrap();
+                outcome.map(|()| hash)
+            })
+        })
+        .collect();
+    let mut won = Vec::new();
+    let mut stale = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(hash) => won.push(hash),
+            Err(StoreError::Stale) => stale += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((won.len(), stale), (1, 19), "{won:?}");
+    let read = directory::get_client(db, "acme", &client.client_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (read.secret_hash.as_deref(), read.version),
+        (Some(won[0].as_str()), 2),
+        "the one secret handed out is the one stored"
+    );
+
+    // A version already replaced, another company's client and a missing one are all stale.
+    for (company, id, version) in [
+        ("acme", client.client_id.as_str(), 1),
+        ("globex", client.client_id.as_str(), 2),
+        ("acme", "missing", 2),
+    ] {
+        assert!(matches!(
+            directory::set_client_secret_if_version(db, company, id, version, "x", Utc::now())
+                .await,
+            Err(StoreError::Stale)
+        ));
+    }
+    directory::set_client_secret_if_version(db, "acme", &client.client_id, 2, "y", Utc::now())
+        .await
+        .unwrap();
+    let read = directory::get_client(db, "acme", &client.client_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((read.secret_hash.as_deref(), read.version), (Some("y"), 3));
+}
+
 async fn client_admin_access_round_trips(backend: Backend) {
     let t = directory_db(backend).await;
     let db = &t.db;
@@ -1589,6 +1665,7 @@ common::backend_tests!(
     permissions_are_the_union_of_the_roles,
     setting_the_password_voids_earlier_sessions_and_clears_the_lock,
     concurrent_login_reservations_never_exceed_the_limit,
+    concurrent_secret_rotations_of_one_version_let_one_win,
     client_admin_access_round_trips,
     migration_moves_existing_roles_in_order,
 );

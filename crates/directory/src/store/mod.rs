@@ -230,7 +230,9 @@ pub async fn update_client<'a>(
     dispatch!(h, update_client(client))
 }
 
-/// Replaces the secret hash and bumps the version; `NotFound` when the client does not exist.
+/// Replaces the secret hash and bumps the version whatever the stored version is (the operator's
+/// bootstrap); `NotFound` when the client does not exist. A request that checked If-Match uses
+/// `set_client_secret_if_version`.
 pub async fn set_client_secret<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
@@ -239,6 +241,23 @@ pub async fn set_client_secret<'a>(
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     dispatch!(h, set_client_secret(company, client_id, secret_hash, at))
+}
+
+/// Replaces the secret hash and bumps the version if the stored version is `version` (the one the caller
+/// read and checked against If-Match), in one statement: of rotations racing with the same version, one
+/// wins and the others get `Stale`, as does a client that is missing or changed.
+pub async fn set_client_secret_if_version<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    client_id: &str,
+    version: i64,
+    secret_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    dispatch!(
+        h,
+        set_client_secret_if_version(company, client_id, version, secret_hash, at)
+    )
 }
 
 /// Deletes the client if its stored version is `version`; false when it is missing or changed.

@@ -565,6 +565,28 @@ pub(crate) async fn set_client_secret(
     }
 }
 
+pub(crate) async fn set_client_secret_if_version(
+    c: &mut Conn,
+    company: &str,
+    client_id: &str,
+    version: i64,
+    secret_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE oauth_clients SET secret_hash = $4, secret_rotated_on = $5, modified_on = $5, \
+         version = version + 1 WHERE company = $1 AND client_id = $2 AND version = $3",
+    )
+    .bind(company)
+    .bind(client_id)
+    .bind(version)
+    .bind(secret_hash)
+    .bind(at)
+    .execute(&mut *c)
+    .await?;
+    stale_unless_one(done.rows_affected())
+}
+
 pub(crate) async fn delete_client_if_version(
     c: &mut Conn,
     company: &str,
