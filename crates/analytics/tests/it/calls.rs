@@ -154,8 +154,8 @@ async fn an_upload_over_the_limit_is_refused(stack: Stack) {
 }
 
 /// Uploads that arrive while a batch of calls is being committed are committed together in the next
-/// one, each its own call with its own answer; an upload to a folder that is not there is refused alone,
-/// its transcript removed, and fails none of the others.
+/// one, each its own call with its own answer; an upload to a folder removed after the upload checked it
+/// is refused alone, its transcript removed, and fails none of the others.
 async fn uploads_waiting_behind_a_batch_are_committed_together(stack: Stack) {
     let world = World::with_folder(stack).await;
     let state = &world.analytics.service.state;
@@ -165,6 +165,12 @@ async fn uploads_waiting_behind_a_batch_are_committed_together(stack: Stack) {
         .map(|i| format!("missing-{i}"))
         .find(|f| shard(f) == shard(FOLDER))
         .unwrap();
+    // There when the upload checks it; removed (by the transaction held below) before its batch runs.
+    world.create_folder(ORG, &missing, json!({})).await;
+    let missing_scope = Scope {
+        folder: Some(missing.clone()),
+        ..folder_scope()
+    };
 
     // Holds the batch of the first upload: SQLite's write turn, or the folder's row on PostgreSQL.
     let mut held = state.db.begin().await.unwrap();
@@ -186,6 +192,9 @@ async fn uploads_waiting_behind_a_batch_are_committed_together(stack: Stack) {
         ]);
         let release = async {
             eventually(|| async { (batches.waiting() == 4).then_some(()) }).await;
+            store::delete_scope_rows(&mut held, &missing_scope)
+                .await
+                .unwrap();
             held.commit().await.unwrap();
         };
         futures_util::join!(others, release).0
@@ -276,7 +285,52 @@ async fn agent_ids_that_name_an_appstats_key_are_refused(stack: Stack) {
     }
 }
 
+/// An upload names its folder in the path: a name that cannot be a folder's is a 400, a folder that
+/// is not there a 404, both before anything is stored (no object, no directory of the local store).
+async fn a_bad_or_missing_folder_is_refused_before_anything_is_stored(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let long = "f".repeat(300);
+    for (folder, status) in [
+        ("..%2F..%2Fetc", 400),
+        ("a%20b", 400),
+        (".hidden", 400),
+        (long.as_str(), 400),
+        ("nosuch", 404),
+    ] {
+        let a = world.upload_to(ORG, folder, &transcript("x"), None).await;
+        assert_eq!(a.status, status, "{folder}: {}", a.text);
+        assert!(a.content_type.starts_with("text/html"), "{folder}");
+        if status == 400 {
+            assert!(
+                a.text.contains("invalid folder name"),
+                "{folder}: {}",
+                a.text
+            );
+        } else {
+            assert_eq!(a.text, "Folder not found: nosuch");
+        }
+    }
+    let state = &world.analytics.service.state;
+    assert_eq!(
+        state.objects.list("", None, 10).await.unwrap(),
+        Vec::<String>::new()
+    );
+    if let Stack::Embedded(_) = stack {
+        let org_dir = world
+            .analytics
+            .data_dir
+            .join("objects")
+            .join(COMPANY)
+            .join(ORG);
+        let left: Vec<_> = std::fs::read_dir(&org_dir)
+            .map(|dir| dir.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{org_dir:?} holds {left:?}");
+    }
+}
+
 crate::stack_tests!(
+    a_bad_or_missing_folder_is_refused_before_anything_is_stored,
     agent_ids_that_name_an_appstats_key_are_refused,
     a_transcript_is_stored_with_its_configured_metadata,
     uploads_waiting_behind_a_batch_are_committed_together,

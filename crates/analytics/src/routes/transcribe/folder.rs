@@ -17,6 +17,7 @@ use super::{read_authorized_form, Owner};
 use crate::calls::batch::{self, Upload};
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
+use crate::names::check_name;
 use crate::state::AnalyticsState;
 use crate::store;
 use crate::transcription::{submit, Submission};
@@ -59,11 +60,15 @@ pub async fn add_call(
     let (company, organization, folder) = path.into_inner();
     let (mut form, file, _) =
         read_authorized_form(&state, &req, multipart, Owner::Path(&company)).await?;
+    // The folder before anything is stored: a name that cannot be one is a 400, a folder that is not
+    // there (or being deleted) refuses the upload with nothing written. Read without locking it, so an
+    // upload never waits here for a batch holding the folder; the batch reads it again.
+    check_name("folder", &folder)?;
+    let settings = store::peek_folder(&state.db, &company, &organization, &folder)
+        .await?
+        .ok_or_else(|| AnalyticsError::scope_not_found(&folder))?
+        .usable_settings()?;
     if !is_transcript(form.file_type.as_deref(), form.file_name.as_deref(), &file) {
-        let settings = store::get_folder(&state.db, &company, &organization, &folder)
-            .await?
-            .ok_or_else(|| AnalyticsError::scope_not_found(&folder))?
-            .usable_settings()?;
         let folder_callback = settings
             .callback
             .url
