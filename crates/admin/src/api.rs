@@ -3,7 +3,6 @@
 //! completion even when the request is cut off.
 
 use std::collections::HashMap;
-use std::future::Future;
 
 use actix_web::http::header;
 use actix_web::HttpRequest;
@@ -210,16 +209,6 @@ pub fn require_if_match(req: &HttpRequest, what: &str, current: i64) -> Result<(
             ),
         ))
     }
-}
-
-/// Runs a write on its own task, so that it completes (with its audit entry) even if the request is
-/// cut off or the client goes away half way.
-pub async fn detached<T, F>(write: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: Future<Output = Result<T, ApiError>> + Send + 'static,
-{
-    tokio::spawn(write).await.map_err(ApiError::internal)?
 }
 
 /// Hashes a password (argon2id) off the async workers.

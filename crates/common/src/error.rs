@@ -171,7 +171,9 @@ impl From<sqlx::Error> for ApiError {
 impl From<crate::db::StoreError> for ApiError {
     fn from(e: crate::db::StoreError) -> Self {
         match e {
-            crate::db::StoreError::Conflict(what) => ApiError::new(ErrorCode::AlreadyExists, what),
+            crate::db::StoreError::Conflict(what) => {
+                ApiError::new(ErrorCode::AlreadyExists, format!("{what} already exists"))
+            }
             crate::db::StoreError::NotFound(what) => ApiError::not_found(what),
             crate::db::StoreError::Stale => ApiError::new(
                 ErrorCode::PreconditionFailed,

@@ -157,6 +157,16 @@ async fn validation_errors_name_the_field(backend: Backend) {
             "username",
         ),
         (
+            "dots only",
+            Box::new(|b| b["username"] = json!("..")),
+            "username",
+        ),
+        (
+            "a dot",
+            Box::new(|b| b["username"] = json!(".")),
+            "username",
+        ),
+        (
             "no username",
             Box::new(|b| {
                 b.as_object_mut().unwrap().remove("username");
@@ -231,6 +241,14 @@ async fn validation_errors_name_the_field(backend: Backend) {
     let again = w.post("/users", user_body("valid")).await;
     assert_eq!(again.status, 409);
     assert_eq!(again.code(), "already_exists");
+    assert!(
+        again.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("already exists"),
+        "{:?}",
+        again.body
+    );
     let not_json = w.post("/users", json!(["an array"])).await;
     assert_eq!(not_json.status, 400);
 }

@@ -30,12 +30,14 @@ pub const ACCESS_MAX: usize = 200;
 pub const PASSWORD_MIN: usize = 8;
 pub const PASSWORD_MAX: usize = 1024;
 
-/// Usernames: 1 to `USERNAME_MAX` characters of `A-Z a-z 0-9 . _ @ -`.
-pub const USERNAME_PATTERN: &str = "^[A-Za-z0-9._@-]{1,64}$";
+/// Usernames: 1 to `USERNAME_MAX` characters of `A-Z a-z 0-9 . _ @ -`, at least one a letter or digit.
+/// Letters, digits and `._@-`, with at least one letter or digit: a name of dots only (`.`, `..`) would
+/// not survive the normalization of a URL path.
+pub const USERNAME_PATTERN: &str = "^[A-Za-z0-9._@-]*[A-Za-z0-9][A-Za-z0-9._@-]*$";
 static USERNAME: LazyLock<Regex> = LazyLock::new(|| schema::compile(USERNAME_PATTERN));
 
 pub fn valid_username(name: &str) -> bool {
-    USERNAME.is_match(name)
+    name.len() <= USERNAME_MAX && USERNAME.is_match(name)
 }
 
 fn valid_email(email: &str) -> bool {
@@ -434,9 +436,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_username_pattern_states_the_length_limit() {
-        assert!(USERNAME_PATTERN.ends_with(&format!("{{1,{USERNAME_MAX}}}$")));
+    fn usernames_are_checked_as_their_schema_says() {
+        // The schema states the length (maxLength) beside the pattern, which needs a letter or digit.
+        let schema = serde_json::to_value(username_schema()).unwrap();
+        assert_eq!(schema["maxLength"], USERNAME_MAX);
+        assert_eq!(schema["pattern"], USERNAME_PATTERN);
         assert!(valid_username("jane.doe@x-y_z"));
+        assert!(valid_username("x") && valid_username("..x.."));
+        assert!(!valid_username(".") && !valid_username("..") && !valid_username("@-_"));
         assert!(!valid_username(""));
         assert!(!valid_username("has space"));
         assert!(!valid_username(&"a".repeat(USERNAME_MAX + 1)));
