@@ -68,6 +68,9 @@ async fn track(
         Err(message) => return TrackResponse::refused(version, 0, message, false),
     };
     let count = events.len();
+    if let Err(message) = track::body::check_size(&events) {
+        return TrackResponse::refused(version, count, message, false);
+    }
     let project = match state.project(app_key).await {
         Ok(Some(project)) => project,
         Ok(None) => {

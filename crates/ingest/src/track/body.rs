@@ -50,13 +50,18 @@ pub fn events(body: &[u8], gzip: bool, max_inflated: usize) -> Result<Vec<Value>
             ))
         }
     };
+    Ok(events)
+}
+
+/// Refuses a batch of more than [`MAX_BATCH`] events, whole.
+pub fn check_size(events: &[Value]) -> Result<(), String> {
     if events.len() > MAX_BATCH {
         return Err(format!(
             "the batch has {} events; at most {MAX_BATCH} are accepted per call, nothing was stored",
             events.len()
         ));
     }
-    Ok(events)
+    Ok(())
 }
 
 /// The JSON of a form body: the field `events`, else the whole body URL-decoded.
@@ -174,14 +179,12 @@ mod tests {
     #[test]
     fn batches_over_300_are_refused_whole() {
         let ok = json!({"events": vec![json!({}); MAX_BATCH]}).to_string();
-        assert_eq!(
-            events(ok.as_bytes(), false, LIMIT).unwrap().len(),
-            MAX_BATCH
-        );
+        let read = events(ok.as_bytes(), false, LIMIT).unwrap();
+        assert_eq!(read.len(), MAX_BATCH);
+        assert_eq!(check_size(&read), Ok(()));
         let big = json!({"events": vec![json!({}); MAX_BATCH + 1]}).to_string();
-        assert!(events(big.as_bytes(), false, LIMIT)
-            .unwrap_err()
-            .contains("301 events"));
+        let read = events(big.as_bytes(), false, LIMIT).unwrap();
+        assert!(check_size(&read).unwrap_err().contains("301 events"));
     }
 
     #[test]

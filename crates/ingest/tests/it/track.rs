@@ -221,6 +221,11 @@ async fn broken_batches_answer_200_with_status_false_and_store_nothing(backend: 
         .collect();
     let answer = world.track(&key, json!(big)).await;
     refused(&answer, "at most 300");
+    assert_eq!(
+        answer["events_count"],
+        json!(301),
+        "the events the batch held"
+    );
     let padding = "p".repeat(70 * 1024);
     let mut huge = event("huge", "u", json!(now_ms()));
     huge["padding"] = json!(padding);
