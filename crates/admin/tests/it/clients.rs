@@ -274,7 +274,45 @@ async fn client_settings_are_validated_field_by_field(backend: Backend) {
     assert_eq!((a.status, a.field()), (400, "public"));
 }
 
+/// Rotations racing with the same If-Match: one wins, the others get 412, and the one secret shown works.
+async fn rotations_at_once_with_one_etag_give_one_secret(backend: Backend) {
+    let w = World::new(backend).await;
+    let made = w
+        .post(
+            "/clients",
+            json!({"name": "batch", "grant_types": ["client_credentials"],
+                   "scopes": ["analytics:read"]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    let id = made.body["client_id"].as_str().unwrap().to_string();
+    let path = format!("/clients/{id}/secret");
+    let etag = made.etag();
+    let answers = futures_util::future::join_all(
+        (0..20).map(|_| call(&w.admin, "POST", &path, Some(&w.token), None, Some(&etag))),
+    )
+    .await;
+    let won: Vec<&Answer> = answers.iter().filter(|a| a.status == 200).collect();
+    assert_eq!(
+        won.len(),
+        1,
+        "{:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    assert!(answers.iter().all(|a| a.status == 200 || a.status == 412));
+    let secret = won[0].body["client_secret"].as_str().unwrap();
+    let token = reqwest::Client::new()
+        .post(w.auth.token_url(COMPANY))
+        .basic_auth(&id, Some(secret))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(token.status(), 200, "the secret shown works");
+}
+
 common::backend_tests!(
+    rotations_at_once_with_one_etag_give_one_secret,
     a_client_secret_is_shown_once_and_rotates,
     grants_redirects_and_the_refresh_token_setting_apply_at_the_token_service,
     client_settings_are_validated_field_by_field,

@@ -293,7 +293,17 @@ pub async fn rotate_secret(
     let now = Utc::now();
     let id = &current.client_id;
     let mut tx = state.db.begin().await?;
-    directory::set_client_secret(&mut tx, &caller.company, id, &hash, now).await?;
+    // Against the version read: of rotations racing with the same If-Match, one wins and the others get
+    // 412, rather than each being shown a secret that a later one replaced.
+    directory::set_client_secret_if_version(
+        &mut tx,
+        &caller.company,
+        id,
+        current.version,
+        &hash,
+        now,
+    )
+    .await?;
     let client = directory::get_client(&mut tx, &caller.company, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("client {id} not found")))?;
