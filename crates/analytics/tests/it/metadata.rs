@@ -157,6 +157,58 @@ async fn reserved_and_malformed_requests_are_refused_as_text_html(stack: Stack) 
     assert_eq!(a.status, 404);
 }
 
+/// At most 1,000 fields a request, and 1,000 metadata fields a call: a request past either is refused
+/// whole, and the call keeps what it had.
+async fn a_call_keeps_at_most_a_thousand_metadata_fields(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let fields = |from: usize, to: usize| -> Value {
+        Value::Object((from..to).map(|i| (format!("f{i}"), json!("v"))).collect())
+    };
+    let too_many = world
+        .send("PATCH", &path(&call), Some(fields(0, 1001)))
+        .await;
+    assert_eq!(too_many.status, 400, "{}", too_many.text);
+    assert!(too_many.text.contains("at most 1000"), "{}", too_many.text);
+    let names: Vec<String> = (0..1001).map(|i| format!("f{i}")).collect();
+    let too_many = world.send("DELETE", &path(&call), Some(json!(names))).await;
+    assert_eq!(too_many.status, 400, "{}", too_many.text);
+
+    let ok = world
+        .send("PATCH", &path(&call), Some(fields(0, 990)))
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.text);
+    // The answer holds the call's own fields beside its metadata fields (those of the upload too).
+    let own = ["tId", "datetime", "last_modified", "filename", "agent_id"];
+    let have = ok
+        .body
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !own.contains(&k.as_str()))
+        .count();
+    assert!((990..1000).contains(&have), "{have}");
+    // Twenty more, some of them new: 1,000 in all.
+    let last = 990 + 1000 - have;
+    let ok = world
+        .send("PATCH", &path(&call), Some(fields(last - 20, last)))
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.text);
+    let past = world
+        .send("PATCH", &path(&call), Some(fields(last - 5, last + 1)))
+        .await;
+    assert_eq!(past.status, 400, "{}", past.text);
+    assert!(past.text.contains("1001 metadata fields"), "{}", past.text);
+    // Changing fields it has is still fine, and what it had is kept.
+    let ok = world
+        .send("PATCH", &path(&call), Some(json!({"f0": "w"})))
+        .await;
+    assert_eq!(ok.status, 200, "{}", ok.text);
+    assert_eq!(ok.body["f0"], "w");
+    assert_eq!(ok.body[format!("f{}", last - 1)], "v");
+    assert!(ok.body.get(format!("f{last}")).is_none());
+}
+
 async fn fifty_concurrent_patches_of_distinct_keys_all_land(stack: Stack) {
     let world = World::with_folder(stack).await;
     let call = world.add_call(&transcript("invoice")).await;
@@ -690,6 +742,7 @@ async fn a_changed_call_is_changed_again_without_reading_its_transcript(stack: S
 }
 
 crate::stack_tests!(
+    a_call_keeps_at_most_a_thousand_metadata_fields,
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,
     reserved_and_malformed_requests_are_refused_as_text_html,

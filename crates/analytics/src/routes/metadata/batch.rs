@@ -269,6 +269,17 @@ fn apply_one(calls: &mut HashMap<String, Working>, folders: &Folders, request: &
         .map_err(|e| e.clone())?;
     match &request.change {
         Change::Set(fields) => {
+            let added = fields
+                .keys()
+                .filter(|field| !metadata.contains_key(*field))
+                .count();
+            if metadata.len() + added > super::MAX_FIELDS {
+                return Err(AnalyticsError::BadRequest(format!(
+                    "the call would have {} metadata fields; a call keeps at most {}: remove some first",
+                    metadata.len() + added,
+                    super::MAX_FIELDS
+                )));
+            }
             for (field, value) in fields {
                 metadata.insert(field.clone(), value.clone());
                 if settings.configures(field) {

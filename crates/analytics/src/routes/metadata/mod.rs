@@ -25,7 +25,7 @@ pub mod batch;
 
 use std::collections::BTreeMap;
 
-use actix_web::web::{Bytes, Data, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 pub use batch::MetadataBatches;
 use batch::{Change, Request};
 
-use super::json_body;
+use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::model::metadata_value;
@@ -42,6 +42,21 @@ use crate::state::AnalyticsState;
 use crate::store::CallRow;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
+
+/// The most fields a PATCH sets, or a DELETE names, and the most metadata fields a call keeps: a call's
+/// metadata is rewritten and answered whole on every change, and the requests of all companies share
+/// the batches that write it, so one call of a hundred thousand fields would slow everyone's.
+pub const MAX_FIELDS: usize = 1000;
+
+/// Refuses a request of more than [`MAX_FIELDS`] fields.
+fn check_count(count: usize, what: &str) -> Result<(), AnalyticsError> {
+    if count > MAX_FIELDS {
+        return Err(AnalyticsError::BadRequest(format!(
+            "the request {what} {count} fields; at most {MAX_FIELDS} are accepted"
+        )));
+    }
+    Ok(())
+}
 
 /// Set or replace metadata fields
 ///
@@ -57,11 +72,12 @@ pub async fn patch(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;
     let fields: Map<String, Value> = json_body(&body, None)?;
+    check_count(fields.len(), "sets")?;
     let mut set = BTreeMap::new();
     for (field, value) in &fields {
         check_field(field)?;
@@ -84,11 +100,12 @@ pub async fn delete(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;
     let names: Vec<String> = json_body(&body, None)?;
+    check_count(names.len(), "names")?;
     for field in &names {
         check_field(field)?;
     }
