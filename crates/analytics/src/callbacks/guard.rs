@@ -170,6 +170,16 @@ impl AddressPolicy {
         Ok(url)
     }
 
+    /// A callback address configured for later (a folder's `callback.url`): checked as `check_url`
+    /// checks one a request gives, except that a name that does not resolve now is taken, since it may
+    /// by the time it is used. Every upload that uses it and every delivery resolve and check it again.
+    pub async fn check_configured_url(&self, text: &str) -> Result<Url, Refused> {
+        match self.check_url(text).await {
+            Err(Refused::Unresolved(_)) => self.parse_url(text),
+            checked => checked,
+        }
+    }
+
     /// The addresses of `host`, every one of them allowed, or why not.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
@@ -330,5 +340,23 @@ mod tests {
             strict.check_url("http://no-such-host.invalid/").await,
             Err(Refused::Unresolved(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn a_configured_address_is_checked_but_may_not_resolve_yet() {
+        let strict = AddressPolicy::default();
+        assert!(strict
+            .check_configured_url("http://no-such-host.invalid/cb")
+            .await
+            .is_ok());
+        for (bad, why) in [
+            ("http://localhost:8080/cb", "loopback"),
+            ("http://127.0.0.1:8080/cb", "loopback"),
+            ("http://169.254.169.254/latest/meta-data/", "unicast"),
+            ("ftp://no-such-host.invalid/", "scheme"),
+        ] {
+            let refused = strict.check_configured_url(bad).await.unwrap_err();
+            assert!(refused.to_string().contains(why), "{bad}: {refused}");
+        }
     }
 }

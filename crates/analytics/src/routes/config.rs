@@ -418,6 +418,16 @@ async fn write_folder(
     check_name("folder", &folder)?;
     let mut settings: FolderSettings = json_body(body, Some(FolderSettings::default()))?;
     settings.check()?;
+    // The address guard of callbacks given with an upload (docs/transcription.md, Callbacks), here
+    // rather than at every upload to the folder.
+    if let Some(url) = &settings.callback.url {
+        state
+            .callbacks
+            .policy
+            .check_configured_url(url)
+            .await
+            .map_err(|refused| AnalyticsError::BadRequest(format!("callback.url: {refused}")))?;
+    }
     settings.created = None;
     settings.status = None;
     let text = serde_json::to_string(&settings).map_err(AnalyticsError::internal)?;

@@ -177,7 +177,61 @@ async fn missing_parents_and_objects_read_as_not_found(stack: Stack) {
     );
 }
 
+/// A folder's `callback.url` passes the address guard of callbacks given at upload when it is set: an
+/// internal address is refused with 400 naming `callback.url`, and nothing changes. Loopback passes where
+/// the operator allows it (as in the callback tests); a metadata service never does.
+async fn a_folders_callback_address_passes_the_address_guard(stack: Stack) {
+    let strict = World::with_folder(stack).await;
+    let path = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    let before = strict.send("GET", &path, None).await.body;
+    for (url, why) in [
+        ("http://127.0.0.1:9/x", "loopback"),
+        ("http://localhost:9/x", "loopback"),
+        ("http://[::1]:9/x", "loopback"),
+        (
+            "http://169.254.169.254/latest/meta-data/",
+            "not a unicast internet address",
+        ),
+        ("http://[fd00:ec2::254]/x", "not a unicast internet address"),
+        ("http://10.1.2.3/x", "private"),
+    ] {
+        let body = json!({"callback": {"url": url}});
+        for (method, target) in [("PUT", path.clone()), ("POST", format!("{path}-new"))] {
+            let a = strict.send(method, &target, Some(body.clone())).await;
+            assert_eq!(a.status, 400, "{method} {url}: {}", a.text);
+            assert!(a.content_type.starts_with("text/html"));
+            assert!(a.text.starts_with("callback.url: "), "{url}: {}", a.text);
+            assert!(a.text.contains(why), "{url}: {}", a.text);
+        }
+    }
+    assert_eq!(strict.send("GET", &path, None).await.body, before);
+    let a = strict.send("GET", &format!("{path}-new"), None).await;
+    assert_eq!(a.status, 404, "{}", a.text);
+
+    let open = World::with(stack, |c| c.callback_allow_loopback = true).await;
+    open.create_folder(ORG, FOLDER, json!({})).await;
+    let a = open
+        .send(
+            "PUT",
+            &path,
+            Some(json!({"callback": {"url": "http://127.0.0.1:9/x"}})),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["callback"]["url"], "http://127.0.0.1:9/x");
+    let a = open
+        .send(
+            "PUT",
+            &path,
+            Some(json!({"callback": {"url": "http://169.254.169.254/latest/meta-data/"}})),
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(a.text.contains("callback.url"), "{}", a.text);
+}
+
 crate::stack_tests!(
+    a_folders_callback_address_passes_the_address_guard,
     a_company_organization_and_folder_are_created_and_read,
     put_replaces_and_a_record_read_back_is_accepted,
     bad_input_is_refused_with_a_message_and_changes_nothing,
