@@ -337,13 +337,9 @@ async fn refresh(
             requested.to_string()
         }
     };
-    if !storage::rotate_refresh(&state.db, &hash, now).await? {
-        // Lost a race with another use of the same token: that is a reuse.
-        storage::revoke_family(&state.db, &record.family_id, now).await?;
-        return Err(OAuthError::invalid_grant(
-            "the refresh token was already used",
-        ));
-    }
+    // The new tokens are made first, so that the rotation and the storing of the successor are one
+    // transaction: a concurrent use of the same token that loses the rotation revokes the family after
+    // the successor is stored, never before (storage::revoke_family).
     let keys = state.keys.get(company).await?;
     let access = issue::access_token(
         &state.issuer(company),
@@ -356,16 +352,21 @@ async fn refresh(
             ttl_secs: client.access_token_ttl,
         },
     )?;
-    let refresh_token = store_refresh(
-        state,
+    let (refresh_token, successor) = new_refresh(
         client,
         &user,
         &scope,
         &record.family_id,
         record.auth_time_ms,
         &access,
-    )
-    .await?;
+    );
+    if !storage::rotate_refresh(&state.db, &hash, now, &successor).await? {
+        // Lost a race with another use of the same token: that is a reuse.
+        storage::revoke_family(&state.db, &record.family_id, now).await?;
+        return Err(OAuthError::invalid_grant(
+            "the refresh token was already used",
+        ));
+    }
     Ok(TokenResponse {
         access_token: access.token,
         token_type: "Bearer",
@@ -413,26 +414,36 @@ async fn store_refresh(
     auth_time_ms: i64,
     access: &issue::Minted,
 ) -> Result<String, OAuthError> {
+    let (token, record) = new_refresh(client, user, scope, family_id, auth_time_ms, access);
+    storage::insert_refresh(&state.db, &record).await?;
+    Ok(token)
+}
+
+/// A new refresh token and the record to store for it.
+fn new_refresh(
+    client: &OAuthClient,
+    user: &User,
+    scope: &str,
+    family_id: &str,
+    auth_time_ms: i64,
+    access: &issue::Minted,
+) -> (String, RefreshRecord) {
     let token = random_token(32);
     let now = now_millis();
-    storage::insert_refresh(
-        &state.db,
-        &RefreshRecord {
-            token_hash: hash_token(&token),
-            family_id: family_id.to_string(),
-            company: client.company.clone(),
-            client_id: client.client_id.clone(),
-            user_id: user.id.clone(),
-            scope: scope.to_string(),
-            auth_time_ms,
-            access_jti: Some(access.jti.clone()),
-            access_exp_ms: Some(access.exp * 1000),
-            created_ms: now,
-            expires_ms: client.refresh_token_ttl.map(|ttl| now + ttl * 1000),
-            used_ms: None,
-            revoked_ms: None,
-        },
-    )
-    .await?;
-    Ok(token)
+    let record = RefreshRecord {
+        token_hash: hash_token(&token),
+        family_id: family_id.to_string(),
+        company: client.company.clone(),
+        client_id: client.client_id.clone(),
+        user_id: user.id.clone(),
+        scope: scope.to_string(),
+        auth_time_ms,
+        access_jti: Some(access.jti.clone()),
+        access_exp_ms: Some(access.exp * 1000),
+        created_ms: now,
+        expires_ms: client.refresh_token_ttl.map(|ttl| now + ttl * 1000),
+        used_ms: None,
+        revoked_ms: None,
+    };
+    (token, record)
 }

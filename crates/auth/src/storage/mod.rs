@@ -171,13 +171,23 @@ pub async fn get_refresh<'a>(
     dispatch!(h, get_refresh(token_hash))
 }
 
-/// Marks the token rotated; false when it was already rotated or revoked (a concurrent or repeated use).
-pub async fn rotate_refresh<'a>(
-    h: impl Into<Handle<'a>>,
+/// Marks the token rotated and stores its successor, in one transaction; false, and nothing stored, when
+/// it was already rotated or revoked (a concurrent or repeated use). The successor is never visible
+/// without the rotation that the losers of a race see, so their `revoke_family` finds it (see there).
+pub async fn rotate_refresh(
+    db: &Database,
     token_hash: &str,
     now_ms: i64,
+    successor: &RefreshRecord,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, rotate_refresh(token_hash, now_ms))
+    let mut tx = db.begin().await?;
+    if !dispatch!(&mut tx, rotate_refresh(token_hash, now_ms))? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    dispatch!(&mut tx, insert_refresh(successor))?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Revokes every refresh token of a user (blocked or deleted users).
@@ -220,14 +230,20 @@ pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<
 
 /// Revokes every refresh token of the family and the access tokens still live that were issued with
 /// them (through the revocation list), in one transaction.
+///
+/// A rotation in flight (`rotate_refresh`) holds the lock of the token it rotates until its successor is
+/// committed. Marking that token waits for it, but on PostgreSQL the statement that waited does not see
+/// the successor, committed after the statement began: so the marking is repeated until it finds nothing
+/// left to mark, and only then are the access tokens of the family (the successor's included) looked up.
+/// A rotation that comes after the mark finds its token revoked and stores nothing.
 pub async fn revoke_family(db: &Database, family_id: &str, now_ms: i64) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
+    while dispatch!(&mut tx, mark_family_revoked(family_id, now_ms))? > 0 {}
     let live: Vec<(String, String, i64)> =
         dispatch!(&mut tx, family_live_access_tokens(family_id, now_ms))?;
     for (jti, company, expires_ms) in &live {
         revocation::revoke(&mut tx, jti, company, *expires_ms).await?;
     }
-    dispatch!(&mut tx, mark_family_revoked(family_id, now_ms))?;
     tx.commit().await
 }
 

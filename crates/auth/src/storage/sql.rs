@@ -239,19 +239,20 @@ pub(crate) async fn family_live_access_tokens(
     .await?)
 }
 
+/// The number of tokens marked (those not revoked before).
 pub(crate) async fn mark_family_revoked(
     c: &mut Conn,
     family_id: &str,
     now_ms: i64,
-) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
+) -> Result<u64, StoreError> {
+    let done = sqlx::query::<Db>(
         "UPDATE refresh_tokens SET revoked_ms = $2 WHERE family_id = $1 AND revoked_ms IS NULL",
     )
     .bind(family_id)
     .bind(now_ms)
     .execute(&mut *c)
     .await?;
-    Ok(())
+    Ok(done.rows_affected())
 }
 
 pub(crate) async fn revoke_user_tokens(

@@ -16,6 +16,7 @@ mod logout;
 mod openapi;
 mod pkce;
 mod refresh;
+mod refresh_race;
 mod relying_party;
 mod support;
 mod verifier;
