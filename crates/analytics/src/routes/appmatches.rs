@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use actix_web::web::{Bytes, Data, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::json_body;
+use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;
@@ -55,7 +55,7 @@ pub async fn app_matches(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Read).await?;

@@ -4,13 +4,13 @@
 //! the change commits; sending the stored definition again changes nothing and publishes nothing.
 //! `DELETE` removes it with a rescore job likewise.
 
-use actix_web::web::{Bytes, Data, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::json_body;
+use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::apps::Definition;
 use crate::error::AnalyticsError;
@@ -99,7 +99,7 @@ pub async fn put_app(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     let (company, name) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;

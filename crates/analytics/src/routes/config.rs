@@ -4,7 +4,7 @@
 //! at once; the job removes every row, stored object and search document, then the object reads as
 //! `Folder not found: <name>`. Nothing can be added to what is being deleted.
 
-use actix_web::web::{Bytes, Data, Path};
+use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
 use common::bus::Message;
@@ -12,7 +12,7 @@ use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
-use super::json_body;
+use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::model::{
@@ -201,7 +201,7 @@ pub async fn create_company(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<String>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_company(&state, &req, &path.into_inner(), &body, false).await
 }
@@ -214,7 +214,7 @@ pub async fn replace_company(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<String>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_company(&state, &req, &path.into_inner(), &body, true).await
 }
@@ -328,7 +328,7 @@ pub async fn create_organization(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_organization(&state, &req, path.into_inner(), &body, false).await
 }
@@ -342,7 +342,7 @@ pub async fn replace_organization(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_organization(&state, &req, path.into_inner(), &body, true).await
 }
@@ -486,7 +486,7 @@ pub async fn create_folder(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_folder(&state, &req, path.into_inner(), &body, false).await
 }
@@ -500,7 +500,7 @@ pub async fn replace_folder(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    body: Bytes,
+    body: Body,
 ) -> Answer {
     write_folder(&state, &req, path.into_inner(), &body, true).await
 }

@@ -11,90 +11,153 @@ pub mod search;
 pub mod stats;
 pub mod transcribe;
 
-use actix_web::web;
+use actix_web::dev::Payload;
+use actix_web::http::{header, StatusCode};
+use actix_web::web::{self, Bytes};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource};
+use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 
-use crate::error::AnalyticsError;
+use crate::error::{escape_html, AnalyticsError};
 
 /// The largest JSON body of `/config`, `/metadata`, `/apps` and `/appmatches`.
 pub const MAX_JSON_BYTES: usize = 1024 * 1024;
 
+/// The answer to a body over [`MAX_JSON_BYTES`] (413).
+pub fn body_too_large() -> AnalyticsError {
+    AnalyticsError::TooLarge(format!("the body is larger than {MAX_JSON_BYTES} bytes"))
+}
+
+/// The body of a `/config`, `/metadata`, `/apps` or `/appmatches` request, read whole up to
+/// [`MAX_JSON_BYTES`]: one declared or found larger is refused with [`body_too_large`], a body that
+/// cannot be read with 400, as this API answers every error (text/html), never with the framework's own
+/// plain-text answers.
+pub struct Body(pub Bytes);
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl FromRequest for Body {
+    type Error = AnalyticsError;
+    type Future = LocalBoxFuture<'static, Result<Body, AnalyticsError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        // The limit of the `PayloadConfig` of `configure`.
+        let read = Bytes::from_request(req, payload);
+        Box::pin(async move {
+            read.await.map(Body).map_err(|e| {
+                if e.as_response_error().status_code() == StatusCode::PAYLOAD_TOO_LARGE {
+                    body_too_large()
+                } else {
+                    AnalyticsError::BadRequest(format!("the body could not be read: {e}"))
+                }
+            })
+        })
+    }
+}
+
+/// A resource of the API, whose methods are `allow`: any other method is answered 405, with an `Allow`
+/// header and this API's error format (text/html), rather than the framework's empty answer.
+fn resource(path: &str, allow: &'static str) -> Resource {
+    web::resource(path).default_service(web::to(move |req: HttpRequest| async move {
+        let message = format!(
+            "the method {} is not allowed here; this path answers {allow}",
+            req.method()
+        );
+        HttpResponse::MethodNotAllowed()
+            .insert_header((header::ALLOW, allow))
+            .content_type("text/html; charset=utf-8")
+            .body(escape_html(&message))
+    }))
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::PayloadConfig::new(MAX_JSON_BYTES))
         .service(
-            web::resource("/config/{company}")
+            resource("/config/{company}", "GET, POST, PUT, DELETE")
                 .route(web::get().to(config::get_company))
                 .route(web::post().to(config::create_company))
                 .route(web::put().to(config::replace_company))
                 .route(web::delete().to(config::delete_company)),
         )
         .service(
-            web::resource("/config/{company}/{organization}")
+            resource("/config/{company}/{organization}", "GET, POST, PUT, DELETE")
                 .route(web::get().to(config::get_organization))
                 .route(web::post().to(config::create_organization))
                 .route(web::put().to(config::replace_organization))
                 .route(web::delete().to(config::delete_organization)),
         )
         .service(
-            web::resource("/config/{company}/{organization}/{folder}")
-                .route(web::get().to(config::get_folder))
-                .route(web::post().to(config::create_folder))
-                .route(web::put().to(config::replace_folder))
-                .route(web::delete().to(config::delete_folder)),
+            resource(
+                "/config/{company}/{organization}/{folder}",
+                "GET, POST, PUT, DELETE",
+            )
+            .route(web::get().to(config::get_folder))
+            .route(web::post().to(config::create_folder))
+            .route(web::put().to(config::replace_folder))
+            .route(web::delete().to(config::delete_folder)),
         )
         .service(
-            web::resource("/transcribe/{company}/{organization}/{folder}")
+            resource("/transcribe/{company}/{organization}/{folder}", "POST")
                 .route(web::post().to(transcribe::folder::add_call)),
         )
-        .service(web::resource("/transcribe").route(web::post().to(transcribe::direct::transcribe)))
         .service(
-            web::resource("/transcribe/{requestid}")
+            resource("/transcribe", "POST").route(web::post().to(transcribe::direct::transcribe)),
+        )
+        .service(
+            resource("/transcribe/{requestid}", "GET")
                 .route(web::get().to(transcribe::progress::progress)),
         )
         .service(
-            web::resource("/transcribe/{requestid}/result")
+            resource("/transcribe/{requestid}/result", "GET")
                 .route(web::get().to(transcribe::progress::result)),
         )
         .service(
-            web::resource("/callbacks/{company}/secret")
+            resource("/callbacks/{company}/secret", "GET, POST")
                 .route(web::get().to(callback_secret::get_secret))
                 .route(web::post().to(callback_secret::rotate_secret)),
         )
         .service(
-            web::resource("/metadata/{company}/{organization}/{call}")
+            resource("/metadata/{company}/{organization}/{call}", "PATCH, DELETE")
                 .route(web::patch().to(metadata::patch))
                 .route(web::delete().to(metadata::delete)),
         )
         .service(
-            web::resource("/apps/{company}/{app}")
+            resource("/apps/{company}/{app}", "GET, PUT, DELETE")
                 .route(web::get().to(apps::get_app))
                 .route(web::put().to(apps::put_app))
                 .route(web::delete().to(apps::delete_app)),
         )
         .service(
-            web::resource("/appmatches/{company}/{organization}/{call}")
+            resource("/appmatches/{company}/{organization}/{call}", "GET")
                 .route(web::get().to(appmatches::app_matches)),
         )
         .service(
-            web::resource("/search/{company}/{organization}").route(web::get().to(search::search)),
+            resource("/search/{company}/{organization}", "GET")
+                .route(web::get().to(search::search)),
         )
         .service(
-            web::resource("/search/{company}/{organization}/{folder}")
+            resource("/search/{company}/{organization}/{folder}", "GET")
                 .route(web::get().to(search::search_folder)),
         )
         .service(
-            web::resource("/appstats/{company}/{organization}/{app}")
+            resource("/appstats/{company}/{organization}/{app}", "GET")
                 .route(web::get().to(appstats::appstats)),
         )
         .service(
-            web::resource("/appstats/{company}/{organization}/{app}/{folder}")
+            resource("/appstats/{company}/{organization}/{app}/{folder}", "GET")
                 .route(web::get().to(appstats::appstats_folder)),
         )
         .service(
-            web::resource("/stats/{company}/{organization}").route(web::get().to(stats::stats)),
+            resource("/stats/{company}/{organization}", "GET").route(web::get().to(stats::stats)),
         )
         .service(
-            web::resource("/stats/{company}/{organization}/{folder}")
+            resource("/stats/{company}/{organization}/{folder}", "GET")
                 .route(web::get().to(stats::stats_folder)),
         );
 }

@@ -12,6 +12,7 @@ mod calls;
 mod config;
 mod deletion;
 mod faults;
+mod http_errors;
 mod metadata;
 mod metadata_stalled;
 mod receiver;
