@@ -441,9 +441,17 @@ fn new_refresh(
         access_jti: Some(access.jti.clone()),
         access_exp_ms: Some(access.exp * 1000),
         created_ms: now,
-        expires_ms: client.refresh_token_ttl.map(|ttl| now + ttl * 1000),
+        expires_ms: client
+            .refresh_token_ttl
+            .map(|ttl| refresh_expiry_ms(now, ttl)),
         used_ms: None,
         revoked_ms: None,
     };
     (token, record)
+}
+
+/// When a refresh token made at `now_ms` with a lifetime of `ttl_secs` expires. A lifetime past what an
+/// i64 of milliseconds holds ends at the largest one: it does not expire within any representable time.
+fn refresh_expiry_ms(now_ms: i64, ttl_secs: i64) -> i64 {
+    now_ms.saturating_add(ttl_secs.saturating_mul(1000))
 }

@@ -128,6 +128,47 @@ async fn a_refresh_token_expires_with_the_clients_lifetime(backend: Backend) {
     assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &second).await);
 }
 
+/// A lifetime whose milliseconds an i64 cannot hold (the first overflows the multiplication, the second
+/// the addition to the clock) is a token that does not expire: never a failed exchange, never a token
+/// born expired.
+async fn a_refresh_token_lifetime_past_any_date_does_not_expire(backend: Backend) {
+    let auth = TestAuth::start(backend).await;
+    auth.add_company("acme").await;
+    auth.add_user("acme", USERNAME, PASSWORD).await;
+    for ttl in [i64::MAX, i64::MAX / 1000] {
+        let spec = ClientSpec {
+            refresh_token_ttl: Some(ttl),
+            ..full_client_spec()
+        };
+        let (client, secret) = auth.add_client("acme", spec).await;
+        let secret = secret.unwrap();
+        let code = authorize(&auth, &client.client_id, &[("scope", "refreshToken")])
+            .await
+            .code;
+        let (status, body, _) = exchange(
+            &auth,
+            &client.client_id,
+            Some(&secret),
+            &code,
+            &[("redirectURI", REDIRECT_URI)],
+        )
+        .await;
+        assert_eq!(status, 200, "ttl {ttl}: {body}");
+        let first = body["refresh_token"].as_str().expect("a refresh token");
+        let (_, introspected) = introspect(&auth, &client.client_id, &secret, first).await;
+        assert_eq!(introspected["active"], true, "ttl {ttl}: {introspected}");
+        assert!(
+            introspected["exp"].as_i64().unwrap() > now_secs() + 100 * 365 * 86400,
+            "ttl {ttl}: {introspected}"
+        );
+        let (status, body, _) = refresh(&auth, &client.client_id, &secret, first).await;
+        assert_eq!(status, 200, "ttl {ttl}: the refresh works: {body}");
+        let second = body["refresh_token"].as_str().unwrap();
+        let (status, body, _) = refresh(&auth, &client.client_id, &secret, second).await;
+        assert_eq!(status, 200, "ttl {ttl}: and its successor: {body}");
+    }
+}
+
 async fn a_revoked_refresh_token_is_refused(backend: Backend) {
     let s = setup(backend).await;
     let body = tokens(&s, &[("scope", "refreshToken openid")]).await;
@@ -177,6 +218,7 @@ common::backend_tests!(
     an_inactive_users_refresh_token_is_refused,
     a_deleted_users_refresh_token_is_refused,
     a_refresh_token_expires_with_the_clients_lifetime,
+    a_refresh_token_lifetime_past_any_date_does_not_expire,
     a_revoked_refresh_token_is_refused,
     another_client_cannot_use_the_refresh_token,
 );
