@@ -1,6 +1,7 @@
 //! Client authentication at the token, introspection and revocation endpoints: HTTP Basic
 //! (`client_secret_basic`), form fields (`client_secret_post`), or client id alone for public clients,
-//! which must then prove possession with PKCE. Exactly one method per request.
+//! which must then prove possession with PKCE. Exactly one method per request. The form fields may be
+//! spelled `clientId` and `clientSecret`, as the platform's clients send them (one spelling per field).
 
 use std::sync::Arc;
 
@@ -63,18 +64,17 @@ pub async fn authenticate_client(
     req: &HttpRequest,
     params: &Params,
 ) -> Result<Arc<OAuthClient>, OAuthError> {
+    let form_id = params.get_either("client_id", "clientId")?;
+    let form_secret = params.get_either("client_secret", "clientSecret")?;
     let basic = basic_credentials(req)?;
     let presented = match basic {
         Some(basic) => {
-            if params.get("client_secret").is_some() {
+            if form_secret.is_some() {
                 return Err(OAuthError::invalid_request(
                     "use one client authentication method, not two",
                 ));
             }
-            if params
-                .get("client_id")
-                .is_some_and(|id| id != basic.client_id)
-            {
+            if form_id.is_some_and(|id| id != basic.client_id) {
                 return Err(OAuthError::invalid_request(
                     "client_id does not match the Basic credentials",
                 ));
@@ -82,13 +82,12 @@ pub async fn authenticate_client(
             basic
         }
         None => Presented {
-            client_id: params
-                .get("client_id")
+            client_id: form_id
                 .ok_or_else(|| {
                     OAuthError::invalid_client(company, "client authentication is required")
                 })?
                 .to_string(),
-            secret: params.get("client_secret").map(str::to_string),
+            secret: form_secret.map(str::to_string),
         },
     };
     let failed = || OAuthError::invalid_client(company, "client authentication failed");

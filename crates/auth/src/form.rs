@@ -28,6 +28,17 @@ impl Params {
         self.0.get(key).map(String::as_str)
     }
 
+    /// A parameter that has a second spelling (`alias`); a request that sends both is refused rather
+    /// than one being picked silently.
+    pub fn get_either(&self, key: &str, alias: &str) -> Result<Option<&str>, OAuthError> {
+        match (self.get(key), self.get(alias)) {
+            (Some(_), Some(_)) => Err(OAuthError::invalid_request(format!(
+                "send {key} or {alias}, not both"
+            ))),
+            (value, None) | (None, value) => Ok(value),
+        }
+    }
+
     pub fn require(&self, key: &str) -> Result<&str, OAuthError> {
         self.get(key)
             .ok_or_else(|| OAuthError::invalid_request(format!("parameter {key} is required")))

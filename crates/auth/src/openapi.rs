@@ -83,7 +83,8 @@ pub enum GrantType {
 }
 
 /// The form of `POST /oauth/{company}/token`. The client authenticates with HTTP Basic or with
-/// `client_id` and `client_secret` in the form (public clients: `client_id` only, with PKCE).
+/// `client_id` and `client_secret` in the form (public clients: `client_id` only, with PKCE); the
+/// platform's spellings `clientId` and `clientSecret` are accepted too, one spelling per field.
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct TokenForm {
@@ -92,6 +93,12 @@ pub struct TokenForm {
     client_id: Option<String>,
     /// Form authentication.
     client_secret: Option<String>,
+    /// Alias of client_id.
+    #[schema(rename = "clientId")]
+    client_id_camel: Option<String>,
+    /// Alias of client_secret.
+    #[schema(rename = "clientSecret")]
+    client_secret_camel: Option<String>,
     /// authorization_code: the code.
     code: Option<String>,
     /// authorization_code: the redirect URI of the authorization request (`redirect_uri` is accepted too).
@@ -135,6 +142,12 @@ pub struct TokenReferenceForm {
     token_type_hint: Option<TokenTypeHint>,
     client_id: Option<String>,
     client_secret: Option<String>,
+    /// Alias of client_id.
+    #[schema(rename = "clientId")]
+    client_id_camel: Option<String>,
+    /// Alias of client_secret.
+    #[schema(rename = "clientSecret")]
+    client_secret_camel: Option<String>,
 }
 
 /// The parameters of the end-session endpoint, in the query (GET) or a form body (POST).

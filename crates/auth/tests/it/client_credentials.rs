@@ -59,6 +59,125 @@ async fn client_secret_post_is_accepted_but_not_two_methods_at_once(backend: Bac
     assert_eq!(body["error"], "invalid_request");
 }
 
+/// SPEC 2.1 names the credentials `clientId` and `clientSecret`: accepted as the form fields' second
+/// spelling at the token endpoint and wherever a client authenticates, never both spellings of one field.
+async fn client_id_and_secret_are_accepted_as_clientid_and_clientsecret(backend: Backend) {
+    let (auth, id, secret) = setup(backend).await;
+    let (status, body, _) = token_form(
+        &auth,
+        "acme",
+        &[
+            ("grant_type", "client_credentials"),
+            ("clientId", id.as_str()),
+            ("clientSecret", secret.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let claims = auth
+        .verifier()
+        .verify(body["access_token"].as_str().unwrap())
+        .await
+        .expect("verifies");
+    assert_eq!(claims.client_id, id);
+
+    let wrong = format!("{secret}x");
+    let (status, body, headers) = token_form(
+        &auth,
+        "acme",
+        &[
+            ("grant_type", "client_credentials"),
+            ("clientId", id.as_str()),
+            ("clientSecret", wrong.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("invalid_client"))
+    );
+    assert!(headers.contains_key("www-authenticate"));
+
+    // The spellings mix (one of each field), but one field in both spellings is refused, even alike.
+    let (status, body, _) = token_form(
+        &auth,
+        "acme",
+        &[
+            ("grant_type", "client_credentials"),
+            ("client_id", id.as_str()),
+            ("clientSecret", secret.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    for (both, other) in [
+        (
+            [("client_id", id.as_str()), ("clientId", id.as_str())],
+            ("client_secret", secret.as_str()),
+        ),
+        (
+            [
+                ("client_secret", secret.as_str()),
+                ("clientSecret", secret.as_str()),
+            ],
+            ("client_id", id.as_str()),
+        ),
+    ] {
+        let mut form = vec![("grant_type", "client_credentials"), other];
+        form.extend_from_slice(&both);
+        let (status, body, _) = token_form(&auth, "acme", &form).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("invalid_request")),
+            "{form:?}: {body}"
+        );
+    }
+    // With HTTP Basic, a form secret under either spelling is a second method.
+    let (status, body, _) = token_basic(
+        &auth,
+        "acme",
+        &id,
+        &secret,
+        &[
+            ("grant_type", "client_credentials"),
+            ("clientSecret", secret.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    // Introspection authenticates the same way.
+    let access = {
+        let (_, body, _) = token_basic(
+            &auth,
+            "acme",
+            &id,
+            &secret,
+            &[("grant_type", "client_credentials")],
+        )
+        .await;
+        body["access_token"].as_str().unwrap().to_string()
+    };
+    let response = reqwest::Client::new()
+        .post(format!("{}/introspect", auth.issuer("acme")))
+        .form(&[
+            ("token", access.as_str()),
+            ("clientId", id.as_str()),
+            ("clientSecret", secret.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let (status, body, _) = read(response).await;
+    assert_eq!(
+        (status, &body["active"]),
+        (200, &serde_json::json!(true)),
+        "{body}"
+    );
+}
+
 async fn bad_client_authentication_is_401_with_www_authenticate(backend: Backend) {
     let (auth, id, secret) = setup(backend).await;
     let wrong_secret = format!("{secret}x");
@@ -233,6 +352,7 @@ async fn lifetime_and_scope_follow_the_client(backend: Backend) {
 common::backend_tests!(
     issues_a_bearer_token_with_exactly_the_spec_fields,
     client_secret_post_is_accepted_but_not_two_methods_at_once,
+    client_id_and_secret_are_accepted_as_clientid_and_clientsecret,
     bad_client_authentication_is_401_with_www_authenticate,
     a_client_of_one_company_is_unknown_to_another,
     grants_the_client_is_not_allowed_are_refused,
