@@ -24,13 +24,13 @@ pub struct TokenResponse {
     pub token_type: &'static str,
     /// Seconds.
     pub expires_in: i64,
-    /// Only in authorization-code and refresh responses.
+    /// Only in authorization-code responses: the granted scope.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// Only when the client issues refresh tokens and the scope asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
-    /// Only for the openid scope.
+    /// In every authorization-code response, whatever the scope; never in the other grants.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_token: Option<String>,
 }

@@ -95,6 +95,35 @@ async fn form_bodies_are_documented_as_schemas(_backend: Backend) {
     assert_eq!(token_form["required"], serde_json::json!(["grant_type"]));
 }
 
+/// The served description of the token response says which grants answer `scope`, `refresh_token` and
+/// `id_token`, as SPEC 2.1 and the handlers do: `scope` and `id_token` in every authorization-code
+/// response and nowhere else.
+async fn the_token_response_fields_say_which_grants_answer_them(backend: Backend) {
+    let auth = TestAuth::start(backend).await;
+    let doc: serde_json::Value = reqwest::get(format!("{}/openapi.json", auth.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let fields = &doc["components"]["schemas"]["TokenResponse"]["properties"];
+    let says = |field: &str| {
+        fields[field]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        says("scope"),
+        "Only in authorization-code responses: the granted scope."
+    );
+    assert_eq!(
+        says("id_token"),
+        "In every authorization-code response, whatever the scope; never in the other grants."
+    );
+    assert!(!says("scope").contains("refresh"), "{}", says("scope"));
+}
+
 /// The Swagger UI at /docs/ comes from the service: the page, every script and style it loads and the
 /// document it reads.
 async fn the_docs_ui_is_served_by_the_service(backend: Backend) {
@@ -130,5 +159,6 @@ async fn the_docs_ui_is_served_by_the_service(backend: Backend) {
 common::backend_tests!(
     every_documented_operation_is_routed,
     form_bodies_are_documented_as_schemas,
+    the_token_response_fields_say_which_grants_answer_them,
     the_docs_ui_is_served_by_the_service,
 );
