@@ -25,6 +25,38 @@ pub fn reindex_message(row: &CallRow) -> Message {
     message(messages::topics::REINDEX, &body)
 }
 
+/// Publishes, inside `tx`, that the search documents of these calls of a folder must be brought up to
+/// date (a configured field of theirs was removed).
+pub async fn reindex_calls(
+    state: &AnalyticsState,
+    tx: &mut common::db::Tx,
+    (company, organization, folder): (&str, &str, &str),
+    calls: &[String],
+) -> Result<(), AnalyticsError> {
+    let changed_at_ms = common::db::now_millis();
+    for chunk in calls.chunks(1000) {
+        let messages: Vec<Message> = chunk
+            .iter()
+            .map(|call| {
+                let body = ReindexCall {
+                    company: company.into(),
+                    organization: organization.into(),
+                    folder: folder.into(),
+                    call_id: call.clone(),
+                    changed_at_ms,
+                };
+                message(messages::topics::REINDEX, &body)
+            })
+            .collect();
+        state
+            .bus
+            .publish_many(tx, &messages)
+            .await
+            .map_err(AnalyticsError::internal)?;
+    }
+    Ok(())
+}
+
 /// The message that has the call's pending metadata change written into its stored transcript.
 pub fn write_metadata_message(row: &CallRow) -> Message {
     let body = WriteMetadata {

@@ -440,6 +440,25 @@ async fn write_folder(
         Some(existing) if replace => {
             usable(&existing.status, &format!("folder {folder}"))?;
             store::set_folder_settings(&mut tx, &company, &organization, &folder, &text).await?;
+            // The values of fields no longer configured leave the database and, through a reindex of
+            // the calls that had them, the search index, with the change: the folder's owner stopped
+            // keeping them, and they may be personal data.
+            let dropped: Vec<String> = existing
+                .usable_settings()?
+                .custom_meta
+                .into_iter()
+                .filter(|field| !settings.custom_meta.contains(field))
+                .collect();
+            let had =
+                store::remove_folder_fields(&mut tx, &company, &organization, &folder, &dropped)
+                    .await?;
+            crate::jobs::announce::reindex_calls(
+                state,
+                &mut tx,
+                (&company, &organization, &folder),
+                &had,
+            )
+            .await?;
             // Its calls are scored by other applications now: a rescore job, committed with the change.
             if existing.usable_settings()?.apps != settings.apps {
                 crate::jobs::announce::rescore_folder(

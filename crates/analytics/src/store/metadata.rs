@@ -114,6 +114,24 @@ pub async fn remove_metadata_rows<'a>(
     dispatch!(h, remove_metadata_rows(rows))
 }
 
+/// Removes the rows of `fields` of every call of the folder `scope` names (a field its `custom_meta` no
+/// longer configures); the calls that had one, each once.
+pub async fn remove_folder_fields<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    fields: &[String],
+) -> Result<Vec<String>, StoreError> {
+    if fields.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(
+        h,
+        remove_folder_fields(company, organization, folder, fields)
+    )
+}
+
 /// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
 /// mark, `(call, last_modified, metadata, reindex_due)`; each call at most once.
 pub async fn set_calls_metadata<'a>(

@@ -156,6 +156,39 @@ pub(crate) async fn remove_metadata_rows(
     Ok(removed)
 }
 
+/// Removes the rows of `fields` of every call of a folder; the calls that had one, each once.
+pub(crate) async fn remove_folder_fields(
+    c: &mut Conn,
+    company: &str,
+    organization: &str,
+    folder: &str,
+    fields: &[String],
+) -> Result<Vec<String>, StoreError> {
+    let mut removed = Vec::new();
+    for chunk in fields.chunks(ROWS_PER_STATEMENT) {
+        let list = (0..chunk.len())
+            .map(|i| format!("${}", i + 4))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "DELETE FROM analytics_call_metadata WHERE field IN ({list}) AND call_id IN \
+             (SELECT id FROM analytics_calls WHERE company = $1 AND organization = $2 AND folder = $3) \
+             RETURNING call_id"
+        );
+        let mut query = sqlx::query_scalar::<Db, String>(&sql)
+            .bind(company)
+            .bind(organization)
+            .bind(folder);
+        for field in chunk {
+            query = query.bind(field);
+        }
+        removed.extend(query.fetch_all(&mut *c).await?);
+    }
+    removed.sort_unstable();
+    removed.dedup();
+    Ok(removed)
+}
+
 /// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
 /// mark, `(call, last_modified, metadata, reindex_due)`, each call at most once.
 pub(crate) async fn set_calls_metadata(

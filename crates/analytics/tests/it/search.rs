@@ -61,6 +61,47 @@ async fn uploads_and_metadata_changes_become_searchable(stack: Stack) {
         .await;
 }
 
+/// A field the folder stops configuring leaves the database and the index with the change: its values
+/// are neither found by a filter or a search nor shown in the hits; the fields still configured stay.
+async fn a_field_no_longer_configured_is_no_longer_searchable(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let a = world
+        .send(
+            "PATCH",
+            &format!("/metadata/{COMPANY}/{ORG}/{call}"),
+            Some(json!({"queue": "vip", "region": "north"})),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    world
+        .search_until("filter=queue:vip", |b| b["total"] == 1)
+        .await;
+    let a = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}/{FOLDER}"),
+            Some(json!({"custom_meta": ["region"]})),
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let rows = analytics::store::metadata(&world.analytics.service.state.db, &call)
+        .await
+        .unwrap();
+    assert_eq!(rows, [("region".to_string(), "north".to_string())]);
+    world
+        .search_until("filter=queue:vip", |b| b["total"] == 0)
+        .await;
+    let none = world
+        .send("GET", &format!("/search/{COMPANY}/{ORG}?q=vip"), None)
+        .await;
+    assert_eq!(none.body["total"], 0, "{}", none.text);
+    let kept = world
+        .search_until("filter=region:north", |b| b["total"] == 1)
+        .await;
+    assert_eq!(kept["hits"][0]["metadata"], json!({"region": "north"}));
+}
+
 async fn results_are_scoped_filtered_and_paged(stack: Stack) {
     let world = World::with_folder(stack).await;
     world
@@ -172,6 +213,7 @@ async fn bad_search_parameters_are_refused(stack: Stack) {
 
 crate::stack_tests!(
     uploads_and_metadata_changes_become_searchable,
+    a_field_no_longer_configured_is_no_longer_searchable,
     results_are_scoped_filtered_and_paged,
     bad_search_parameters_are_refused,
 );
