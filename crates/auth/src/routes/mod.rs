@@ -44,11 +44,7 @@ fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthE
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/x-www-form-urlencoded")
-        });
+        .is_some_and(is_form_media_type);
     if is_form {
         Ok(())
     } else {
@@ -56,6 +52,16 @@ fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthE
             "the body must be application/x-www-form-urlencoded",
         ))
     }
+}
+
+/// Whether a Content-Type names the form media type: the type before any `;` (parameters such as
+/// `charset` are allowed) is `application/x-www-form-urlencoded`, compared whole and case-insensitively,
+/// not as a prefix.
+fn is_form_media_type(content_type: &str) -> bool {
+    let media_type = content_type.split(';').next().unwrap_or_default();
+    media_type
+        .trim_matches([' ', '\t'])
+        .eq_ignore_ascii_case("application/x-www-form-urlencoded")
 }
 
 /// A body over the limit is answered as an RFC 6749 error in JSON, like every other refusal here, not
@@ -71,4 +77,33 @@ fn too_large<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerRespon
     Ok(ErrorHandlerResponse::Response(
         ServiceResponse::new(req, response).map_into_right_body(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_form_media_type;
+
+    #[test]
+    fn the_form_media_type_is_compared_whole() {
+        for yes in [
+            "application/x-www-form-urlencoded",
+            "Application/X-WWW-Form-URLEncoded",
+            "application/x-www-form-urlencoded; charset=UTF-8",
+            "application/x-www-form-urlencoded;charset=utf-8",
+            " application/x-www-form-urlencoded ; charset=utf-8",
+        ] {
+            assert!(is_form_media_type(yes), "{yes:?}");
+        }
+        for no in [
+            "application/x-www-form-urlencodedXYZ",
+            "application/x-www-form-urlencoded-evil; charset=utf-8",
+            "application/x-www-form-urlencoded/json",
+            "application/x-www-form",
+            "application/json",
+            "multipart/form-data",
+            "",
+        ] {
+            assert!(!is_form_media_type(no), "{no:?}");
+        }
+    }
 }

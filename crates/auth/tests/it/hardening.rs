@@ -86,7 +86,52 @@ async fn an_oversized_body_is_an_oauth_json_error(backend: Backend) {
     assert_eq!(body["error"], "invalid_request", "{body}");
 }
 
+/// The body's media type is compared whole (before any `;`), not as a prefix: a Content-Type that merely
+/// starts like the form type is refused at the token, introspection and revocation endpoints.
+async fn only_the_form_media_type_itself_is_a_form(backend: Backend) {
+    let auth = TestAuth::start(backend).await;
+    auth.add_company("acme").await;
+    let (client, secret) = auth.add_client("acme", full_client_spec()).await;
+    let secret = secret.unwrap();
+    let post = |path: &str, content_type: &str, body: String| {
+        reqwest::Client::new()
+            .post(format!("{}/{path}", auth.issuer("acme")))
+            .basic_auth(&client.client_id, Some(&secret))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    for content_type in [
+        "application/x-www-form-urlencodedXYZ",
+        "application/x-www-form-urlencoded-json",
+        "application/x-www-form-urlencoded/x; charset=utf-8",
+    ] {
+        for (path, body) in [
+            ("token", "grant_type=client_credentials".to_string()),
+            ("introspect", "token=x".to_string()),
+            ("revoke", "token=x".to_string()),
+        ] {
+            let (status, body, _) = read(post(path, content_type, body).await.unwrap()).await;
+            assert_eq!(
+                (status, body["error"].as_str()),
+                (400, Some("invalid_request")),
+                "{path} with {content_type}: {body}"
+            );
+        }
+    }
+    for content_type in [
+        "application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; charset=UTF-8",
+        "Application/X-WWW-Form-Urlencoded;charset=utf-8",
+    ] {
+        let body = "grant_type=client_credentials".to_string();
+        let (status, body, _) = read(post("token", content_type, body).await.unwrap()).await;
+        assert_eq!(status, 200, "{content_type}: {body}");
+    }
+}
+
 common::backend_tests!(
+    only_the_form_media_type_itself_is_a_form,
     introspection_says_inactive_for_blocked_users_and_foreign_refresh_tokens,
     a_line_break_in_the_company_cannot_break_a_header,
     an_oversized_body_is_an_oauth_json_error,
