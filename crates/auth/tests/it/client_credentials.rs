@@ -59,7 +59,7 @@ async fn client_secret_post_is_accepted_but_not_two_methods_at_once(backend: Bac
     assert_eq!(body["error"], "invalid_request");
 }
 
-/// SPEC 2.1 names the credentials `clientId` and `clientSecret`: accepted as the form fields' second
+/// The credentials may be sent as `clientId` and `clientSecret` (docs/token-service.md): the form fields' second
 /// spelling at the token endpoint and wherever a client authenticates, never both spellings of one field.
 async fn client_id_and_secret_are_accepted_as_clientid_and_clientsecret(backend: Backend) {
     let (auth, id, secret) = setup(backend).await;

@@ -96,7 +96,7 @@ async fn form_bodies_are_documented_as_schemas(_backend: Backend) {
 }
 
 /// The served description of the token response says which grants answer `scope`, `refresh_token` and
-/// `id_token`, as SPEC 2.1 and the handlers do: `scope` and `id_token` in every authorization-code
+/// `id_token`, as docs/token-service.md and the handlers do: `scope` and `id_token` in every authorization-code
 /// response and nowhere else.
 async fn the_token_response_fields_say_which_grants_answer_them(backend: Backend) {
     let auth = TestAuth::start(backend).await;

@@ -16,4 +16,4 @@ mod verifier;
 pub use claims::{AccessClaims, ACCESS_TOKEN_TYPE, DEFAULT_AUDIENCE};
 pub use company::{valid_company, MAX_COMPANY_LEN};
 pub use extract::{bearer_token, Authenticated};
-pub use verifier::{JwtVerifier, VerifierConfig, VerifyError};
+pub use verifier::{JwtVerifier, VerifierConfig, VerifyError, CLOCK_SKEW_SECS};

@@ -37,9 +37,14 @@ pub struct VerifierConfig {
     pub max_companies: usize,
     /// Verified tokens remembered at most (the cache is emptied when full).
     pub cache_capacity: usize,
-    /// Clock skew tolerated on `exp`, in seconds.
+    /// Clock skew tolerated on `exp`, in seconds ([`CLOCK_SKEW_SECS`] by default).
     pub leeway: u64,
 }
+
+/// The clock skew a service tolerates on a token's `exp`: the services run beside the token service, on
+/// clocks kept in step, so a few seconds; a token is not taken long after its expiry. The token service
+/// itself, whose clock set `exp`, tolerates none (docs/decisions.md).
+pub const CLOCK_SKEW_SECS: u64 = 5;
 
 impl VerifierConfig {
     pub fn new(auth_url: &str, issuer_base: &str) -> VerifierConfig {
@@ -52,7 +57,7 @@ impl VerifierConfig {
             unknown_company_ttl: Duration::from_secs(60),
             max_companies: 10_000,
             cache_capacity: 100_000,
-            leeway: 30,
+            leeway: CLOCK_SKEW_SECS,
         }
     }
 }
