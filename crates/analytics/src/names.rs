@@ -78,14 +78,41 @@ pub fn check_app(name: &str) -> Result<(), AnalyticsError> {
     }
 }
 
-/// A metadata field name: not reserved, 1 to 64 characters, no control characters; letters, digits,
-/// `_`, `-`, `.` and spaces.
+/// The reserved field name `name` is in any case (`TID` is `tId`): case-insensitive readers of the
+/// metadata (spreadsheets, some search backends) would see two values for one name.
+pub fn reserved_field(name: &str) -> Option<&'static str> {
+    RESERVED_FIELDS
+        .iter()
+        .copied()
+        .find(|reserved| reserved.eq_ignore_ascii_case(name))
+}
+
+/// A metadata field name: not reserved in any case, 1 to 64 characters, no control characters; letters,
+/// digits, `_`, `-`, `.` and spaces.
 pub fn check_field(name: &str) -> Result<(), AnalyticsError> {
-    if RESERVED_FIELDS.contains(&name) {
-        return Err(AnalyticsError::BadRequest(format!(
+    match reserved_field(name) {
+        Some(reserved) if reserved == name => Err(AnalyticsError::BadRequest(format!(
             "{name} is a reserved field name and cannot be set or removed through metadata"
-        )));
+        ))),
+        Some(reserved) => Err(AnalyticsError::BadRequest(format!(
+            "{name} is the reserved field name {reserved} in another case and cannot be set through \
+             metadata"
+        ))),
+        None => check_field_syntax(name),
     }
+}
+
+/// A metadata field name a `DELETE` may name: as [`check_field`], except that a reserved name in another
+/// case (`TID`) may be removed, since calls may hold one set before such names were refused.
+pub fn check_removable_field(name: &str) -> Result<(), AnalyticsError> {
+    if RESERVED_FIELDS.contains(&name) {
+        return check_field(name);
+    }
+    check_field_syntax(name)
+}
+
+/// 1 to 64 characters, no control characters; letters, digits, `_`, `-`, `.` and inner spaces.
+fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
     let valid = (1..=MAX_FIELD_LEN).contains(&name.chars().count())
         && name
             .chars()
@@ -135,7 +162,20 @@ mod tests {
     fn reserved_and_malformed_fields_are_refused() {
         for reserved in ["tId", "datetime", "last_modified", "filename", "agent_id"] {
             assert!(check_field(reserved).is_err(), "{reserved}");
+            assert!(check_removable_field(reserved).is_err(), "{reserved}");
         }
+        for other_case in [
+            "TID",
+            "tid",
+            "Datetime",
+            "LAST_MODIFIED",
+            "Agent_Id",
+            "METADATA",
+        ] {
+            assert!(check_field(other_case).is_err(), "{other_case}");
+            assert!(check_removable_field(other_case).is_ok(), "{other_case}");
+        }
+        assert!(check_removable_field("a\nb").is_err());
         assert!(check_field("queue").is_ok());
         assert!(check_field("customer id").is_ok());
         assert!(check_field(" queue").is_err());

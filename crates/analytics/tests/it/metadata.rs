@@ -157,6 +157,64 @@ async fn reserved_and_malformed_requests_are_refused_as_text_html(stack: Stack) 
     assert_eq!(a.status, 404);
 }
 
+/// Reserved names are matched in any case: `TID` and `Datetime` are refused like `tId` and
+/// `datetime`, by metadata requests, uploads and `custom_meta`; a `DELETE` may still name them, so that a
+/// field set before they were refused can be removed.
+async fn reserved_names_are_refused_in_any_case(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let call = world.add_call(&transcript("invoice")).await;
+    let before = world.stored_transcript(&call).await.unwrap();
+    for field in [
+        "TID",
+        "tid",
+        "Datetime",
+        "LAST_MODIFIED",
+        "Agent_Id",
+        "Metadata",
+    ] {
+        let a = world
+            .send("PATCH", &path(&call), Some(json!({ field: "x" })))
+            .await;
+        assert_eq!(a.status, 400, "{field}: {}", a.text);
+        assert!(a.content_type.starts_with("text/html"), "{field}");
+        assert!(a.text.contains("reserved"), "{field}: {}", a.text);
+        assert!(a.text.contains(field), "{field}: {}", a.text);
+    }
+    assert_eq!(
+        world.written_transcript(&call).await,
+        before,
+        "nothing changed"
+    );
+    let a = world
+        .upload_to(
+            ORG,
+            FOLDER,
+            &transcript("x"),
+            Some(json!({"Filename": "x"})),
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(a.text.contains("reserved"), "{}", a.text);
+    let a = world
+        .send(
+            "PUT",
+            &format!("/config/{COMPANY}/{ORG}/{FOLDER}"),
+            Some(json!({"custom_meta": ["queue", "Folder"]})),
+        )
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(a.text.contains("custom_meta[1]"), "{}", a.text);
+
+    let a = world
+        .send("DELETE", &path(&call), Some(json!(["TID", "Datetime"])))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let a = world
+        .send("DELETE", &path(&call), Some(json!(["tId"])))
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+}
+
 /// At most 1,000 fields a request, and 1,000 metadata fields a call: a request past either is refused
 /// whole, and the call keeps what it had.
 async fn a_call_keeps_at_most_a_thousand_metadata_fields(stack: Stack) {
@@ -742,6 +800,7 @@ async fn a_changed_call_is_changed_again_without_reading_its_transcript(stack: S
 }
 
 crate::stack_tests!(
+    reserved_names_are_refused_in_any_case,
     a_call_keeps_at_most_a_thousand_metadata_fields,
     patch_sets_fields_where_the_folder_says,
     delete_removes_fields_everywhere_and_every_request_moves_last_modified,

@@ -37,7 +37,7 @@ use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::model::metadata_value;
-use crate::names::check_field;
+use crate::names::{check_field, check_removable_field};
 use crate::state::AnalyticsState;
 use crate::store::CallRow;
 
@@ -107,7 +107,7 @@ pub async fn delete(
     let names: Vec<String> = json_body(&body, None)?;
     check_count(names.len(), "names")?;
     for field in &names {
-        check_field(field)?;
+        check_removable_field(field)?;
     }
     commit(state, company, organization, call, Change::Remove(names)).await
 }
