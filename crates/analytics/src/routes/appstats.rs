@@ -2,7 +2,8 @@
 //! application's categories (docs/figures.md, `/appstats`), read from the daily rollups. Options:
 //! `daterange` (default: every day up to today), `category` (a period-separated path; its upper levels
 //! are returned too), `depth` (levels below it: 0 by default with a category, all (-1) without),
-//! `agents` (comma-separated ids) and `zeros` (also categories no call hit).
+//! `agents` (comma-separated ids) and `zeros` (also categories no call hit). A category that is not one of
+//! the application's is refused (400), as `/appmatches` does.
 
 use std::collections::BTreeSet;
 
@@ -79,6 +80,20 @@ fn options(req: &HttpRequest) -> Result<Options, AnalyticsError> {
         }
     }
     Ok(o)
+}
+
+/// Whether `path` (levels joined by `.`) is a category of the stored definition (its normalized JSON,
+/// docs/scoring.md), as `/appmatches` checks the paths it is asked for.
+fn has_category(definition: &str, path: &str) -> Result<bool, AnalyticsError> {
+    let definition: Value = serde_json::from_str(definition).map_err(AnalyticsError::internal)?;
+    let mut level = definition.get("categories");
+    for name in path.split('.') {
+        let Some(category) = level.and_then(|categories| categories.get(name)) else {
+            return Ok(false);
+        };
+        level = category.get("subcategories");
+    }
+    Ok(true)
 }
 
 fn level(path: &str) -> i64 {
@@ -287,15 +302,19 @@ async fn run(
     (company, organization, app, folder): (String, String, String, Option<String>),
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "-").await?;
-    if crate::store::get_app(&state.db, &company, &app)
-        .await?
-        .is_none()
-    {
+    let Some(row) = crate::store::get_app(&state.db, &company, &app).await? else {
         return Err(AnalyticsError::NotFound(format!(
             "Application not found: {app}"
         )));
-    }
+    };
     let o = options(req)?;
+    if let Some(category) = &o.category {
+        if !has_category(&row.definition, category)? {
+            return Err(AnalyticsError::BadRequest(format!(
+                "unknown category {category:?} of application {app:?}"
+            )));
+        }
+    }
     let Some(range) = range else {
         return Ok(HttpResponse::Ok().json(Vec::<Value>::new()));
     };
@@ -357,7 +376,27 @@ pub async fn appstats_folder(
 
 #[cfg(test)]
 mod tests {
-    use super::{selected, Entry, Json};
+    use super::{has_category, selected, Entry, Json};
+
+    #[test]
+    fn categories_are_looked_up_level_by_level() {
+        let definition = r#"{"categories":{"Greeting":{"phrases":["hello"]},
+            "Sales":{"subcategories":{"Upsell":{"phrases":["premium"]}}}}}"#;
+        for known in ["Greeting", "Sales", "Sales.Upsell"] {
+            assert!(has_category(definition, known).unwrap(), "{known}");
+        }
+        for unknown in [
+            "Nope",
+            "sales",
+            "Greeting.Upsell",
+            "Sales.Upsell.More",
+            "Upsell",
+            "",
+        ] {
+            assert!(!has_category(definition, unknown).unwrap(), "{unknown}");
+        }
+        assert!(!has_category("{}", "Sales").unwrap());
+    }
 
     #[test]
     fn an_entry_named_like_a_fixed_key_never_replaces_it() {

@@ -1,6 +1,7 @@
 //! `GET /stats/<company>/<organization>[/<folder>]?daterange=`: per day with calls, the figures of the
 //! calls of a folder or of every folder of an organization (docs/figures.md, `/stats`), read from the
-//! daily rollups. Without `daterange`, the current date in the organization's time zone.
+//! daily rollups. Without `daterange`, the current date in the organization's time zone. Any other query
+//! parameter but `token`, or one given twice, is refused (400), as `/appstats` does.
 
 use std::collections::BTreeMap;
 
@@ -47,6 +48,24 @@ pub(crate) async fn request_range(
         None if default.is_empty() => Some(DateRange::day(today)),
         None => DateRange::parse(default, today),
     })
+}
+
+/// Refuses a query parameter that is not one of `allowed`, or that is given twice (400).
+pub(crate) fn check_query(req: &HttpRequest, allowed: &[&str]) -> Result<(), AnalyticsError> {
+    let mut seen = Vec::new();
+    for (name, _) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+        if seen.contains(&name) {
+            return Err(AnalyticsError::BadRequest(format!("{name} is given twice")));
+        }
+        if !allowed.contains(&name.as_ref()) {
+            return Err(AnalyticsError::BadRequest(format!(
+                "unknown query parameter {name}: expected {}",
+                allowed.join(", ")
+            )));
+        }
+        seen.push(name);
+    }
+    Ok(())
 }
 
 fn day_label(day: &str) -> String {
@@ -116,6 +135,7 @@ async fn run(
     folder: Option<String>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "").await?;
+    check_query(req, &["token", "daterange"])?;
     let Some(range) = range else {
         return Ok(HttpResponse::Ok().json(Vec::<Value>::new()));
     };

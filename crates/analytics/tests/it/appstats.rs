@@ -13,7 +13,7 @@ async fn add_app(world: &World, name: &str) {
     let row = store::AppRow {
         company: COMPANY.into(),
         name: name.into(),
-        definition: "{}".into(),
+        definition: r#"{"categories":{"Greeting":{"phrases":["thank* for calling"]},"Sales":{"subcategories":{"Upsell":{"phrases":["premium"]}}}}}"#.into(),
         revision: "r1".into(),
         updated: "2026-11-01T00:00:00Z".into(),
     };
@@ -456,7 +456,34 @@ async fn agents_named_like_the_days_keys_never_replace_them(stack: Stack) {
     assert_eq!(a.text.matches(r#""date":"#).count(), 1, "{}", a.text);
 }
 
+/// A category that is not one of the application's is a 400, as `/appmatches` answers it; its
+/// categories at any level, and an empty one (none), are taken.
+async fn an_unknown_category_is_refused(stack: Stack) {
+    let world = world(stack).await;
+    for category in ["Nope", "sales", "Upsell", "Sales.Nope", "Greeting.Upsell"] {
+        let path = format!(
+            "/appstats/{COMPANY}/{ORG}/sales?daterange=20261120-20261120&category={category}"
+        );
+        let a = world.send("GET", &path, None).await;
+        assert_eq!(a.status, 400, "{category}: {}", a.text);
+        assert!(a.content_type.starts_with("text/html"));
+        assert_eq!(
+            a.text,
+            format!("unknown category &quot;{category}&quot; of application &quot;sales&quot;")
+        );
+    }
+    for category in ["Sales", "Sales.Upsell", "Greeting", ""] {
+        let days = get(
+            &world,
+            &format!("daterange=20261120-20261120&category={category}"),
+        )
+        .await;
+        assert_eq!(days[0]["agents"], 2, "{category}");
+    }
+}
+
 crate::stack_tests!(
+    an_unknown_category_is_refused,
     agents_named_like_the_days_keys_never_replace_them,
     every_field_and_category_options,
     former_rollup_rows_are_moved_once,

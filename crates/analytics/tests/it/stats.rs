@@ -233,4 +233,48 @@ async fn who_may_read(stack: Stack) {
     );
 }
 
-crate::stack_tests!(every_field_of_a_day, daterange_rules, who_may_read);
+/// Query parameters are checked as `/appstats` checks them: an unknown one, or one given twice, is a
+/// 400 (the first `daterange` was taken, the rest ignored).
+async fn unknown_and_repeated_parameters_are_refused(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    calls(&world).await;
+    for (query, says) in [
+        ("foo=1&daterange=20261120-", "unknown query parameter foo"),
+        (
+            "daterange=20261120-&category=x",
+            "unknown query parameter category",
+        ),
+        (
+            "daterange=-&daterange=20261120-20261120",
+            "daterange is given twice",
+        ),
+    ] {
+        for path in [
+            format!("/stats/{COMPANY}/{ORG}?{query}"),
+            format!("/stats/{COMPANY}/{ORG}/{FOLDER}?{query}"),
+        ] {
+            let a = world.send("GET", &path, None).await;
+            assert_eq!(a.status, 400, "{path}: {}", a.text);
+            assert!(a.content_type.starts_with("text/html"));
+            assert!(a.text.starts_with(says), "{path}: {}", a.text);
+        }
+    }
+    // The token may come as a parameter, once.
+    let path = format!(
+        "/stats/{COMPANY}/{ORG}?daterange=20261120-20261120&token={}",
+        world.token
+    );
+    let a = world.send_as(None, "GET", &path, None).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body[0]["calls"], 3);
+    let a = world.send("GET", &path, None).await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert!(a.text.contains("token is given twice"), "{}", a.text);
+}
+
+crate::stack_tests!(
+    every_field_of_a_day,
+    daterange_rules,
+    who_may_read,
+    unknown_and_repeated_parameters_are_refused
+);
