@@ -238,6 +238,18 @@ async fn validation_errors_name_the_field(backend: Backend) {
         assert_eq!(a.field(), field, "{what}: {:?}", a.body);
     }
     w.create_user(user_body("valid")).await;
+    // Nor in another case: it would pass for the first in lists and the audit trail.
+    let alike = w.post("/users", user_body("Valid")).await;
+    assert_eq!((alike.status, alike.code()), (409, "already_exists"));
+    assert!(
+        alike.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("user valid, which differs from Valid only in case"),
+        "{:?}",
+        alike.body
+    );
+    assert_eq!(w.get("/users/Valid").await.status, 404);
     let again = w.post("/users", user_body("valid")).await;
     assert_eq!(again.status, 409);
     assert_eq!(again.code(), "already_exists");

@@ -279,6 +279,21 @@ async fn write_roles(c: &mut Conn, u: &User) -> Result<(), StoreError> {
 }
 
 pub(crate) async fn insert_user(c: &mut Conn, u: &User) -> Result<(), StoreError> {
+    // Unique without regard to case (usernames are ASCII); the exact name is left to the unique key.
+    let alike: Option<String> = sqlx::query_scalar::<Db, String>(
+        "SELECT username FROM users WHERE company = $1 AND lower(username) = lower($2) \
+         AND username <> $2 LIMIT 1",
+    )
+    .bind(&u.company)
+    .bind(&u.username)
+    .fetch_optional(&mut *c)
+    .await?;
+    if let Some(existing) = alike {
+        return Err(StoreError::Conflict(format!(
+            "user {existing}, which differs from {} only in case,",
+            u.username
+        )));
+    }
     let sql = format!(
         "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
          $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)"
