@@ -1,6 +1,6 @@
 //! Shared pieces of the handlers: query parameters, cursors and the page envelope, ETags and `If-Match`,
-//! the text checks of typed bodies (each error names its field), timestamps, and running a write to
-//! completion even when the request is cut off.
+//! the text checks of typed bodies (each error names its field), timestamps, and password hashing off the
+//! async workers.
 
 use std::collections::HashMap;
 

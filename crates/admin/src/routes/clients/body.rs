@@ -138,6 +138,18 @@ fn check_redirect_uri(uri: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Refuses item `i` of the list `field` when an earlier item is the same.
+fn listed_once(field: &str, items: &[String], i: usize) -> Result<(), ApiError> {
+    let item = &items[i];
+    if items[..i].contains(item) {
+        return Err(ApiError::field(
+            format!("{field}[{i}]"),
+            format!("{field}[{i}]: {item} is listed twice"),
+        ));
+    }
+    Ok(())
+}
+
 fn secret_rotated_on_schema() -> Object {
     schema::ignored("Read-only, ignored")
 }
@@ -205,12 +217,7 @@ impl ClientBody {
                     ),
                 ));
             }
-            if grant_types[..i].contains(g) {
-                return Err(ApiError::field(
-                    format!("grant_types[{i}]"),
-                    format!("grant_types[{i}]: {g} is listed twice"),
-                ));
-            }
+            listed_once("grant_types", &grant_types, i)?;
         }
         let has = |g: &str| grant_types.iter().any(|x| x == g);
         if public && has(grants::CLIENT_CREDENTIALS) {
@@ -228,12 +235,7 @@ impl ClientBody {
                     format!("redirect_uris[{i}] {why}"),
                 ));
             }
-            if redirect_uris[..i].contains(uri) {
-                return Err(ApiError::field(
-                    format!("redirect_uris[{i}]"),
-                    format!("redirect_uris[{i}]: {uri} is listed twice"),
-                ));
-            }
+            listed_once("redirect_uris", &redirect_uris, i)?;
         }
         if has(grants::AUTHORIZATION_CODE) && redirect_uris.is_empty() {
             return Err(ApiError::field(
@@ -253,12 +255,7 @@ impl ClientBody {
                     ),
                 ));
             }
-            if client_scopes[..i].contains(s) {
-                return Err(ApiError::field(
-                    format!("scopes[{i}]"),
-                    format!("scopes[{i}]: {s} is listed twice"),
-                ));
-            }
+            listed_once("scopes", &client_scopes, i)?;
         }
         let issue_refresh_token = self.issue_refresh_token.unwrap_or(false);
         if issue_refresh_token && !has(grants::REFRESH_TOKEN) {

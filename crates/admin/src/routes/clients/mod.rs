@@ -1,8 +1,9 @@
 //! `/admin/v1/clients`: the company's OAuth clients (permission Manage Clients): grants, redirect URIs,
 //! the Issue Refresh Token setting, token lifetimes and secret rotation. A secret is shown once, in the
 //! answer that creates or rotates it; the directory keeps only its keyed hash. `admin_access` (off unless
-//! set) decides whether user tokens issued to the client may call this API, so only a caller holding every
-//! permission manages a client that has it. A change and its audit entry are one transaction. The body and its checks are in `body`, the record in `record`.
+//! set) decides whether user tokens issued to the client may call this API, so only a caller holding
+//! every permission manages a client that has it. A change and its audit entry are one transaction. The
+//! body and its checks are in `body`, the record in `record`.
 
 mod body;
 mod record;

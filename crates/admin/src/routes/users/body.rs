@@ -30,9 +30,9 @@ pub const ACCESS_MAX: usize = 200;
 pub const PASSWORD_MIN: usize = 8;
 pub const PASSWORD_MAX: usize = 1024;
 
-/// Usernames: 1 to `USERNAME_MAX` characters of `A-Z a-z 0-9 . _ @ -`, at least one a letter or digit.
-/// Letters, digits and `._@-`, with at least one letter or digit: a name of dots only (`.`, `..`) would
-/// not survive the normalization of a URL path.
+/// Usernames: 1 to `USERNAME_MAX` characters (the schema's maxLength) of `A-Z a-z 0-9 . _ @ -`, at least
+/// one a letter or digit: a name of dots only (`.`, `..`) would not survive the normalization of a URL
+/// path.
 pub const USERNAME_PATTERN: &str = "^[A-Za-z0-9._@-]*[A-Za-z0-9][A-Za-z0-9._@-]*$";
 static USERNAME: LazyLock<Regex> = LazyLock::new(|| schema::compile(USERNAME_PATTERN));
 

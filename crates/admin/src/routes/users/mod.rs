@@ -1,7 +1,7 @@
 //! `/admin/v1/users`: the user records of docs/admin-api.md (permission Manage Users). A caller may assign
 //! only roles whose permissions it holds, may not change or delete a user holding a permission it lacks,
-//! and sets another user's password, a new user's included, only with Set Passwords. A change and its audit entry are one
-//! transaction. The body and its checks are in `body`, the record in `record`.
+//! and sets another user's password, a new user's included, only with Set Passwords. A change and its
+//! audit entry are one transaction. The body and its checks are in `body`, the record in `record`.
 
 mod body;
 mod record;
