@@ -15,11 +15,16 @@ use crate::store::CallRow;
 
 /// The message that has the call's search document brought up to date.
 pub fn reindex_message(row: &CallRow) -> Message {
+    reindex_of((&row.company, &row.organization, &row.folder), &row.id)
+}
+
+/// The reindex message of call `call_id` of a folder.
+fn reindex_of((company, organization, folder): (&str, &str, &str), call_id: &str) -> Message {
     let body = ReindexCall {
-        company: row.company.clone(),
-        organization: row.organization.clone(),
-        folder: row.folder.clone(),
-        call_id: row.id.clone(),
+        company: company.into(),
+        organization: organization.into(),
+        folder: folder.into(),
+        call_id: call_id.into(),
         changed_at_ms: common::db::now_millis(),
     };
     message(messages::topics::REINDEX, &body)
@@ -30,24 +35,11 @@ pub fn reindex_message(row: &CallRow) -> Message {
 pub async fn reindex_calls(
     state: &AnalyticsState,
     tx: &mut common::db::Tx,
-    (company, organization, folder): (&str, &str, &str),
+    folder: (&str, &str, &str),
     calls: &[String],
 ) -> Result<(), AnalyticsError> {
-    let changed_at_ms = common::db::now_millis();
     for chunk in calls.chunks(1000) {
-        let messages: Vec<Message> = chunk
-            .iter()
-            .map(|call| {
-                let body = ReindexCall {
-                    company: company.into(),
-                    organization: organization.into(),
-                    folder: folder.into(),
-                    call_id: call.clone(),
-                    changed_at_ms,
-                };
-                message(messages::topics::REINDEX, &body)
-            })
-            .collect();
+        let messages: Vec<Message> = chunk.iter().map(|call| reindex_of(folder, call)).collect();
         state
             .bus
             .publish_many(tx, &messages)

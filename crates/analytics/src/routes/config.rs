@@ -439,15 +439,16 @@ async fn write_folder(
     match store::get_folder(&mut tx, &company, &organization, &folder).await? {
         Some(existing) if replace => {
             usable(&existing.status, &format!("folder {folder}"))?;
+            let before = existing.usable_settings()?;
             store::set_folder_settings(&mut tx, &company, &organization, &folder, &text).await?;
             // The values of fields no longer configured leave the database and, through a reindex of
             // the calls that had them, the search index, with the change: the folder's owner stopped
             // keeping them, and they may be personal data.
-            let dropped: Vec<String> = existing
-                .usable_settings()?
+            let dropped: Vec<String> = before
                 .custom_meta
-                .into_iter()
+                .iter()
                 .filter(|field| !settings.custom_meta.contains(field))
+                .cloned()
                 .collect();
             let had =
                 store::remove_folder_fields(&mut tx, &company, &organization, &folder, &dropped)
@@ -460,7 +461,7 @@ async fn write_folder(
             )
             .await?;
             // Its calls are scored by other applications now: a rescore job, committed with the change.
-            if existing.usable_settings()?.apps != settings.apps {
+            if before.apps != settings.apps {
                 crate::jobs::announce::rescore_folder(
                     state,
                     &mut tx,
