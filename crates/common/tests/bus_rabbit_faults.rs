@@ -1,6 +1,6 @@
 //! The RabbitMQ adapter when the broker is out of reach: nothing committed is lost. The broker itself is
 //! never touched; the adapter reaches it through a TCP proxy (`common::testing::proxy`), which plays the
-//! outage by refusing new connections and cutting the live ones.
+//! outage by refusing new connections and cutting the live ones, or by stalling them (open, silent).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -143,7 +143,46 @@ async fn a_connection_cut_with_messages_in_flight_loses_none(backend: Backend) {
     bus.close().await;
 }
 
+/// The relay's and the consumer's connections go silent without closing (a vanished peer): each waits
+/// out the adapter's timeout, gives the connection up and connects again, rather than waiting for good.
+async fn connections_that_go_silent_are_given_up(backend: Backend) {
+    let broker = TestBroker::new(&["jobs"]);
+    let t = bus_db(backend).await;
+    let (proxy, url) = TcpProxy::to_broker(true).await;
+    let policy = RetryPolicy::default();
+    broker.uses(policy);
+    let options = broker.options();
+    let timeout = options.timeout;
+    let bus = RabbitBus::connect(&url, t.db.clone(), policy, options)
+        .await
+        .unwrap();
+    let first = Message::new("jobs", vec![1]);
+    publish(&bus, &t, &first).await;
+    let delivery = next(&bus, &t).await;
+    assert_eq!(delivery.message, first);
+    bus.ack(delivery).await.unwrap();
+
+    proxy.stall();
+    let second = Message::new("jobs", vec![2]);
+    publish(&bus, &t, &second).await;
+    let started = Instant::now();
+    // A wait without a deadline would never end: this one fails the test instead.
+    let delivery = tokio::time::timeout(Duration::from_secs(60), next(&bus, &t))
+        .await
+        .expect("the adapter gave up the silent connections");
+    assert_eq!(delivery.message, second);
+    assert!(
+        started.elapsed() >= timeout,
+        "the silent connections were waited on for the timeout first ({:?})",
+        started.elapsed()
+    );
+    bus.ack(delivery).await.unwrap();
+    assert_eq!(outbox_len(&t.db).await, 0, "relayed rows are deleted");
+    bus.close().await;
+}
+
 common::backend_tests!(
     messages_published_while_the_broker_is_out_of_reach_are_delivered_once_it_is,
     a_connection_cut_with_messages_in_flight_loses_none,
+    connections_that_go_silent_are_given_up,
 );

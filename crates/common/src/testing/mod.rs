@@ -141,11 +141,14 @@ impl TestBroker {
         }
     }
 
-    /// Adapter options for this namespace, polling often so tests wait little.
+    /// Adapter options for this namespace, polling often so tests wait little, and giving up on a
+    /// broker that does not answer after 5 s rather than 10: a fault test that cuts a connection while a
+    /// confirm is on its way waits that long before the relay connects again.
     pub fn options(&self) -> RabbitOptions {
         RabbitOptions {
             prefix: self.topology.prefix().to_string(),
             poll: std::time::Duration::from_millis(20),
+            timeout: std::time::Duration::from_secs(5),
             ..RabbitOptions::default()
         }
     }

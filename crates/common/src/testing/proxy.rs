@@ -1,6 +1,8 @@
 //! A TCP proxy in front of a real server (the test broker), which a fault test takes down and up again:
 //! down, it refuses new connections and cuts the open ones, as a restarting broker or a network outage
-//! would; the server itself, shared by every test running in parallel, is never touched.
+//! would; the server itself, shared by every test running in parallel, is never touched. It can also
+//! stall the open connections: they stay open and carry nothing more, as when a peer or a link between
+//! vanishes without closing anything, which the client notices only by waiting.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,6 +15,7 @@ pub struct TcpProxy {
     pub addr: String,
     up: Arc<AtomicBool>,
     cut: broadcast::Sender<()>,
+    stall: broadcast::Sender<()>,
     accepting: tokio::task::JoinHandle<()>,
 }
 
@@ -23,15 +26,17 @@ impl TcpProxy {
         let addr = listener.local_addr().unwrap().to_string();
         let up = Arc::new(AtomicBool::new(up));
         let (cut, _) = broadcast::channel(1);
+        let (stall, _) = broadcast::channel(1);
         let accepting = {
-            let (up, cut, target) = (up.clone(), cut.clone(), target.to_string());
+            let (up, cut, stall, target) =
+                (up.clone(), cut.clone(), stall.clone(), target.to_string());
             tokio::spawn(async move {
                 while let Ok((mut inbound, _)) = listener.accept().await {
                     if !up.load(Ordering::SeqCst) {
                         // Down: the connection ends before the server's greeting.
                         continue;
                     }
-                    let mut cut = cut.subscribe();
+                    let (mut cut, mut stall) = (cut.subscribe(), stall.subscribe());
                     let target = target.clone();
                     tokio::spawn(async move {
                         let Ok(mut outbound) = TcpStream::connect(&target).await else {
@@ -39,8 +44,11 @@ impl TcpProxy {
                         };
                         tokio::select! {
                             _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                            _ = cut.recv() => {}
+                            _ = cut.recv() => return,
+                            _ = stall.recv() => {}
                         }
+                        // Stalled: both ends stay open, and nothing passes, until the cut.
+                        let _ = cut.recv().await;
                     });
                 }
             })
@@ -49,6 +57,7 @@ impl TcpProxy {
             addr,
             up,
             cut,
+            stall,
             accepting,
         }
     }
@@ -68,11 +77,18 @@ impl TcpProxy {
             let _ = self.cut.send(());
         }
     }
+
+    /// The connections open now carry nothing more, in either direction, and stay open; new ones work.
+    pub fn stall(&self) {
+        let _ = self.stall.send(());
+    }
 }
 
 impl Drop for TcpProxy {
     fn drop(&mut self) {
         self.accepting.abort();
+        // Stalled connections are held until cut.
+        let _ = self.cut.send(());
     }
 }
 

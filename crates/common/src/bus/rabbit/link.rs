@@ -4,9 +4,16 @@
 //! The channels are separate because they fail separately: a failed publish or declaration closes its
 //! channel, and if that were the channel deliveries were fetched on, every message held by every
 //! consumer of this process would go back to its queue.
+//!
+//! Every exchange with the broker on a link has a deadline ([`Link::within`]). The client library notices
+//! a connection that drops in most cases, but not in all: a socket closed by its peer while frames were
+//! still being handled can leave it waiting for an answer that never comes, and a wait without a deadline
+//! would then hold the relay, or every consumer of the process, for good. A link whose exchange missed
+//! its deadline counts as broken, and its users connect again.
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +45,10 @@ pub(super) struct Link {
     pub(super) publish: Channel,
     /// Queues declared on this connection already; declaring again is harmless but costs a round trip.
     declared: Mutex<HashSet<String>>,
+    /// How long one exchange with the broker may take.
+    timeout: Duration,
+    /// An exchange missed its deadline: the connection is not trusted again.
+    broken: AtomicBool,
 }
 
 impl Link {
@@ -48,30 +59,75 @@ impl Link {
         timeout: Duration,
     ) -> Result<Link, BusError> {
         let connection = open(url, name, timeout).await?;
-        let consume = connection.create_channel().await?;
-        let publish = connection.create_channel().await?;
-        publish
-            .confirm_select(ConfirmSelectOptions::default())
-            .await?;
-        topology.declare_exchange(&publish).await?;
+        let setup = async {
+            let consume = connection.create_channel().await?;
+            let publish = connection.create_channel().await?;
+            publish
+                .confirm_select(ConfirmSelectOptions::default())
+                .await?;
+            topology.declare_exchange(&publish).await?;
+            Ok::<_, lapin::Error>((consume, publish))
+        };
+        let (consume, publish) = match tokio::time::timeout(timeout, setup).await {
+            Ok(channels) => channels?,
+            Err(_) => {
+                let _ = tokio::time::timeout(CLOSING, connection.close(200, "OK".into())).await;
+                return Err(BusError::Timeout(format!("opening the channels of {name}")));
+            }
+        };
         Ok(Link {
             connection,
             consume,
             publish,
             declared: Mutex::new(HashSet::new()),
+            timeout,
+            broken: AtomicBool::new(false),
         })
     }
 
-    /// Whether the connection and both channels are still open.
+    /// Whether the connection and both channels are still open, and no exchange on them missed its
+    /// deadline.
     pub(super) fn healthy(&self) -> bool {
-        self.connection.status().connected()
+        !self.broken.load(Ordering::Relaxed)
+            && self.connection.status().connected()
             && self.consume.status().connected()
             && self.publish.status().connected()
     }
 
+    /// One exchange with the broker (`what` names it in the error), within the link's timeout; past it,
+    /// the link is broken.
+    pub(super) async fn within<T>(
+        &self,
+        what: &str,
+        exchange: impl Future<Output = Result<T, lapin::Error>>,
+    ) -> Result<T, BusError> {
+        match tokio::time::timeout(self.timeout, exchange).await {
+            Ok(done) => Ok(done?),
+            Err(_) => {
+                self.broken.store(true, Ordering::Relaxed);
+                Err(BusError::Timeout(what.to_string()))
+            }
+        }
+    }
+
+    /// Waits for the broker's confirm of one publish on this link ([`confirmed`]); one that does not
+    /// come in time breaks the link.
+    pub(super) async fn confirmed(
+        &self,
+        confirm: PublisherConfirm,
+        id: &str,
+    ) -> Result<(), BusError> {
+        let outcome = confirmed(confirm, id, self.timeout).await;
+        if matches!(outcome, Err(BusError::Timeout(_))) {
+            self.broken.store(true, Ordering::Relaxed);
+        }
+        outcome
+    }
+
     /// A channel of its own, for work that must not touch the others' deliveries.
     pub(super) async fn channel(&self) -> Result<Channel, BusError> {
-        Ok(self.connection.create_channel().await?)
+        self.within("opening a channel", self.connection.create_channel())
+            .await
     }
 
     pub(super) async fn ensure_topic(
@@ -119,26 +175,26 @@ impl Link {
         if self.declared.lock().contains(&queue) {
             return Ok(());
         }
-        declare.await?;
+        self.within(&format!("declaring {queue}"), declare).await?;
         self.declared.lock().insert(queue);
         Ok(())
     }
 
-    /// Closes the connection; deliveries not acknowledged go back to their queues.
+    /// Closes the connection; deliveries not acknowledged go back to their queues. A broker that does not
+    /// answer the close within [`CLOSING`] is not waited for: the connection is given up either way.
     pub(super) async fn close(&self) {
         if self.connection.status().connected() {
-            let _ = self.connection.close(200, "OK".into()).await;
+            let _ = tokio::time::timeout(CLOSING, self.connection.close(200, "OK".into())).await;
         }
     }
 }
 
+/// How long closing a connection waits for the broker's answer.
+const CLOSING: Duration = Duration::from_secs(1);
+
 /// Waits for the broker's confirm of one publish: positive, and the message routed to a queue (every
 /// publish is mandatory, so a message with nowhere to go comes back instead of vanishing).
-pub(super) async fn confirmed(
-    confirm: PublisherConfirm,
-    id: &str,
-    timeout: Duration,
-) -> Result<(), BusError> {
+async fn confirmed(confirm: PublisherConfirm, id: &str, timeout: Duration) -> Result<(), BusError> {
     let confirmation = tokio::time::timeout(timeout, confirm)
         .await
         .map_err(|_| BusError::Timeout(format!("the confirm of message {id}")))??;

@@ -186,9 +186,11 @@ impl RabbitBus {
 
     /// Acknowledges the original of a delivery; failing, the broker will deliver it again.
     async fn settle(delivery: &Delivery, receipt: &Receipt) -> Result<(), BusError> {
-        match receipt.acker.ack(BasicAckOptions::default()).await {
+        let ack = receipt.acker.ack(BasicAckOptions::default());
+        match receipt.link.within("an acknowledgement", ack).await {
             Ok(true) => Ok(()),
-            // The channel closed (the lease is gone) or the delivery was settled already.
+            // The channel closed (the lease is gone), the delivery was settled already, or the
+            // connection stopped answering (the link is broken now, and the lease goes with it).
             Ok(false) | Err(_) => Err(BusError::LeaseLost(delivery.message.id.clone())),
         }
     }
@@ -206,21 +208,21 @@ impl RabbitBus {
             // Its channel is gone: the message is back in its queue and must not be copied as well.
             return Err(BusError::LeaseLost(delivery.message.id.clone()));
         }
-        let confirm = receipt
+        let publish = receipt.link.publish.basic_publish(
+            "".into(),
+            queue.into(),
+            BasicPublishOptions {
+                mandatory: true,
+                ..BasicPublishOptions::default()
+            },
+            &delivery.message.body,
+            properties,
+        );
+        let confirm = receipt.link.within("a publish", publish).await?;
+        receipt
             .link
-            .publish
-            .basic_publish(
-                "".into(),
-                queue.into(),
-                BasicPublishOptions {
-                    mandatory: true,
-                    ..BasicPublishOptions::default()
-                },
-                &delivery.message.body,
-                properties,
-            )
+            .confirmed(confirm, &delivery.message.id)
             .await?;
-        link::confirmed(confirm, &delivery.message.id, self.inner.options.timeout).await?;
         Self::settle(delivery, receipt).await
     }
 
@@ -275,13 +277,11 @@ impl Inner {
     async fn fetch(&self, topic: &str) -> Result<Option<Delivery>, BusError> {
         let link = self.link().await?;
         link.ensure_topic(&self.topology, topic).await?;
-        let got = link
-            .consume
-            .basic_get(
-                self.topology.queue(topic).into(),
-                BasicGetOptions { no_ack: false },
-            )
-            .await?;
+        let get = link.consume.basic_get(
+            self.topology.queue(topic).into(),
+            BasicGetOptions { no_ack: false },
+        );
+        let got = link.within("a get", get).await?;
         Ok(got.map(|got| {
             let (message, attempt) = codec::decode(topic, &got.delivery);
             Delivery {
@@ -396,10 +396,8 @@ impl Bus for RabbitBus {
         let mut dead = Vec::new();
         let mut last_tag = None;
         while (dead.len() as i64) < limit {
-            match channel
-                .basic_get(queue.as_str().into(), BasicGetOptions { no_ack: false })
-                .await?
-            {
+            let get = channel.basic_get(queue.as_str().into(), BasicGetOptions { no_ack: false });
+            match link.within("a get", get).await? {
                 Some(got) => {
                     dead.push(codec::dead_letter(topic, &got.delivery));
                     last_tag = Some(got.delivery.delivery_tag);
@@ -408,18 +406,18 @@ impl Bus for RabbitBus {
             }
         }
         if let Some(tag) = last_tag {
-            channel
-                .basic_nack(
-                    tag,
-                    BasicNackOptions {
-                        multiple: true,
-                        requeue: true,
-                    },
-                )
-                .await?;
+            let nack = channel.basic_nack(
+                tag,
+                BasicNackOptions {
+                    multiple: true,
+                    requeue: true,
+                },
+            );
+            link.within("giving dead letters back", nack).await?;
         }
         // Closing gives back anything still held, should the nack not have gone out.
-        channel.close(200, "OK".into()).await?;
+        link.within("closing a channel", channel.close(200, "OK".into()))
+            .await?;
         Ok(dead)
     }
 }

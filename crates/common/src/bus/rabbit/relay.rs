@@ -10,7 +10,7 @@ use std::time::Duration;
 use lapin::options::BasicPublishOptions;
 use tokio::sync::watch;
 
-use super::link::{self, Link};
+use super::link::Link;
 use super::outbox::Outbox;
 use super::{codec, Inner};
 use crate::bus::BusError;
@@ -126,23 +126,20 @@ async fn batch(inner: &Inner, outbox: &mut Outbox, link: &Link) -> Result<usize,
     let mut confirms = Vec::with_capacity(rows.len());
     for (_, message) in &rows {
         let properties = codec::properties(message, Default::default());
-        let confirm = link
-            .publish
-            .basic_publish(
-                exchange.as_str().into(),
-                message.topic.as_str().into(),
-                BasicPublishOptions {
-                    mandatory: true,
-                    ..BasicPublishOptions::default()
-                },
-                &message.body,
-                properties,
-            )
-            .await?;
-        confirms.push(confirm);
+        let publish = link.publish.basic_publish(
+            exchange.as_str().into(),
+            message.topic.as_str().into(),
+            BasicPublishOptions {
+                mandatory: true,
+                ..BasicPublishOptions::default()
+            },
+            &message.body,
+            properties,
+        );
+        confirms.push(link.within("a publish", publish).await?);
     }
     for ((_, message), confirm) in rows.iter().zip(confirms) {
-        link::confirmed(confirm, &message.id, inner.options.timeout).await?;
+        link.confirmed(confirm, &message.id).await?;
     }
     let seqs: Vec<i64> = rows.iter().map(|(seq, _)| *seq).collect();
     outbox.relayed(&seqs).await?;
