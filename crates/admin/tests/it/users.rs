@@ -630,7 +630,35 @@ async fn users_filter_by_status_and_role(backend: Backend) {
     assert_eq!((bad.status, bad.field()), (400, "status"));
 }
 
+/// Names differing only in case, created at the same instant: one user, every other request a 409 (the
+/// check before the insert is serialized per name, so two requests cannot both pass it).
+async fn names_alike_created_at_once_give_one_user(backend: Backend) {
+    let w = World::new(backend).await;
+    let names = [
+        "burst", "Burst", "BURST", "bUrst", "buRst", "burSt", "bursT", "BUrst", "bURST", "BurSt",
+    ];
+    let answers =
+        futures_util::future::join_all(names.iter().map(|name| w.post("/users", user_body(name))))
+            .await;
+    let created: Vec<_> = answers.iter().filter(|a| a.status == 201).collect();
+    assert_eq!(
+        created.len(),
+        1,
+        "{:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
+    for a in answers.iter().filter(|a| a.status != 201) {
+        assert_eq!(
+            (a.status, a.code()),
+            (409, "already_exists"),
+            "{:?}",
+            a.body
+        );
+    }
+}
+
 common::backend_tests!(
+    names_alike_created_at_once_give_one_user,
     the_record_has_every_spec_field_with_the_login_facts,
     validation_errors_name_the_field,
     replace_and_delete_need_the_current_etag,

@@ -1,6 +1,6 @@
 //! The directory's statements, written once and compiled for each database by `postgres.rs` and
-//! `sqlite.rs` (`Db` and `STRING_AGG` come from there). Placeholders are `$1`, `$2`, ..., which both
-//! understand. Each function runs all its statements on the one connection it is given.
+//! `sqlite.rs` (`Db`, `STRING_AGG` and `NAME_LOCK` come from there). Placeholders are `$1`, `$2`, ...,
+//! which both understand. Each function runs all its statements on the one connection it is given.
 
 use std::sync::LazyLock;
 
@@ -9,7 +9,7 @@ use common::db::{Probe, StoreError};
 
 use super::super::rows::{self, to_json, ClientRow, CompanyRow, RoleRow, UserRow, ROLE_SEPARATOR};
 use super::super::{LoginPolicy, RoleFilter, UserFilter};
-use super::{Db, STRING_AGG};
+use super::{Db, NAME_LOCK, STRING_AGG};
 use crate::model::*;
 
 type Conn = <Db as sqlx::Database>::Connection;
@@ -280,6 +280,16 @@ async fn write_roles(c: &mut Conn, u: &User) -> Result<(), StoreError> {
 
 pub(crate) async fn insert_user(c: &mut Conn, u: &User) -> Result<(), StoreError> {
     // Unique without regard to case (usernames are ASCII); the exact name is left to the unique key.
+    if let Some(lock) = NAME_LOCK {
+        sqlx::query::<Db>(lock)
+            .bind(format!(
+                "users {} {}",
+                u.company,
+                u.username.to_ascii_lowercase()
+            ))
+            .execute(&mut *c)
+            .await?;
+    }
     let alike: Option<String> = sqlx::query_scalar::<Db, String>(
         "SELECT username FROM users WHERE company = $1 AND lower(username) = lower($2) \
          AND username <> $2 LIMIT 1",
