@@ -43,7 +43,7 @@ impl TcpProxy {
                             return;
                         };
                         tokio::select! {
-                            _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                            _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => return,
                             _ = cut.recv() => return,
                             _ = stall.recv() => {}
                         }

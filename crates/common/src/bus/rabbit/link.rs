@@ -103,25 +103,41 @@ impl Link {
     ) -> Result<T, BusError> {
         match tokio::time::timeout(self.timeout, exchange).await {
             Ok(done) => Ok(done?),
-            Err(_) => {
-                self.broken.store(true, Ordering::Relaxed);
-                Err(BusError::Timeout(what.to_string()))
-            }
+            Err(_) => Err(self.expired(what.to_string())),
         }
     }
 
-    /// Waits for the broker's confirm of one publish on this link ([`confirmed`]); one that does not
-    /// come in time breaks the link.
+    /// Marks the link broken after an exchange (`what`) missed its deadline.
+    fn expired(&self, what: String) -> BusError {
+        self.broken.store(true, Ordering::Relaxed);
+        BusError::Timeout(what)
+    }
+
+    /// Waits for the broker's confirm of one publish on this link: positive, and the message routed to
+    /// a queue (every publish is mandatory, so a message with nowhere to go comes back instead of
+    /// vanishing). One that does not come in time breaks the link.
     pub(super) async fn confirmed(
         &self,
         confirm: PublisherConfirm,
         id: &str,
     ) -> Result<(), BusError> {
-        let outcome = confirmed(confirm, id, self.timeout).await;
-        if matches!(outcome, Err(BusError::Timeout(_))) {
-            self.broken.store(true, Ordering::Relaxed);
+        let confirmation = match tokio::time::timeout(self.timeout, confirm).await {
+            Ok(confirmation) => confirmation?,
+            Err(_) => return Err(self.expired(format!("the confirm of message {id}"))),
+        };
+        match confirmation {
+            Confirmation::Ack(None) => Ok(()),
+            Confirmation::Ack(Some(returned)) | Confirmation::Nack(Some(returned)) => Err(
+                BusError::Refused(id.into(), returned.reply_text.as_str().into()),
+            ),
+            Confirmation::Nack(None) => {
+                Err(BusError::Refused(id.into(), "negative confirm".into()))
+            }
+            Confirmation::NotRequested => Err(BusError::Refused(
+                id.into(),
+                "the channel is not in confirm mode".into(),
+            )),
         }
-        outcome
     }
 
     /// A channel of its own, for work that must not touch the others' deliveries.
@@ -191,25 +207,6 @@ impl Link {
 
 /// How long closing a connection waits for the broker's answer.
 const CLOSING: Duration = Duration::from_secs(1);
-
-/// Waits for the broker's confirm of one publish: positive, and the message routed to a queue (every
-/// publish is mandatory, so a message with nowhere to go comes back instead of vanishing).
-async fn confirmed(confirm: PublisherConfirm, id: &str, timeout: Duration) -> Result<(), BusError> {
-    let confirmation = tokio::time::timeout(timeout, confirm)
-        .await
-        .map_err(|_| BusError::Timeout(format!("the confirm of message {id}")))??;
-    match confirmation {
-        Confirmation::Ack(None) => Ok(()),
-        Confirmation::Ack(Some(returned)) | Confirmation::Nack(Some(returned)) => Err(
-            BusError::Refused(id.into(), returned.reply_text.as_str().into()),
-        ),
-        Confirmation::Nack(None) => Err(BusError::Refused(id.into(), "negative confirm".into())),
-        Confirmation::NotRequested => Err(BusError::Refused(
-            id.into(),
-            "the channel is not in confirm mode".into(),
-        )),
-    }
-}
 
 /// What settles a RabbitMQ delivery: its acknowledgement handle (the channel and delivery tag), and the
 /// link, kept open while the delivery is held since closing it would give the message back.
