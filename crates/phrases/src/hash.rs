@@ -186,8 +186,14 @@ impl<V: Default> InlineTable<V> {
     /// The entry holding `key`, or the free entry where it would go. The table has a free entry.
     #[inline]
     fn find(&self, key: [u64; 2]) -> Result<usize, usize> {
+        self.find_hashed(key, self.seed.hash_key(key))
+    }
+
+    /// [`Self::find`] with the key's hash given.
+    #[inline]
+    fn find_hashed(&self, key: [u64; 2], hash: u64) -> Result<usize, usize> {
         let mask = self.entries.len() - 1;
-        let mut i = self.seed.hash_key(key) as usize & mask;
+        let mut i = hash as usize & mask;
         loop {
             let entry = &self.entries[i].0;
             if *entry == key {
@@ -200,15 +206,25 @@ impl<V: Default> InlineTable<V> {
         }
     }
 
-    /// Asks for the first entry where `key` is or would be.
+    /// Asks for the first entry where `key` is or would be; its hash, for [`Self::get_hashed`].
     #[inline]
-    fn prefetch(&self, key: u128) {
+    fn prefetch(&self, key: u128) -> u64 {
+        let hash = self.seed.hash_key(halves(key));
+        let mask = self.entries.len().wrapping_sub(1);
+        // Nothing to ask for in an empty table: the address is never read.
+        prefetch::prefetch(self.entries.as_ptr().wrapping_add(hash as usize & mask));
+        hash
+    }
+
+    /// [`Self::get`] of a key other than the empty word's, with its hash given.
+    #[inline]
+    fn get_hashed(&self, key: u128, hash: u64) -> Option<&V> {
         if self.entries.is_empty() {
-            return;
+            return None;
         }
-        let mask = self.entries.len() - 1;
-        let i = self.seed.hash_key(halves(key)) as usize & mask;
-        prefetch::prefetch(self.entries.as_ptr().wrapping_add(i));
+        self.find_hashed(halves(key), hash)
+            .ok()
+            .map(|i| &self.entries[i].1)
     }
 
     #[inline]
@@ -310,16 +326,17 @@ impl<V: Default> WordMap<V> {
         }
     }
 
-    /// Asks for where the word of an inline key is or would be.
+    /// Asks for where the word of an inline key is or would be; the key's hash, for
+    /// [`Self::get_inline_hashed`].
     #[inline]
-    pub(crate) fn prefetch(&self, key: u128) {
+    pub(crate) fn prefetch(&self, key: u128) -> u64 {
         self.short.prefetch(key)
     }
 
-    /// The value of the word of an inline key (see [`inline_key`]).
+    /// [`Self::get_inline`] with the hash [`Self::prefetch`] gave, for a word that is not empty.
     #[inline]
-    pub(crate) fn get_inline(&self, key: u128) -> Option<&V> {
-        self.short.get(key)
+    pub(crate) fn get_inline_hashed(&self, key: u128, hash: u64) -> Option<&V> {
+        self.short.get_hashed(key, hash)
     }
 
     pub(crate) fn get_mut(&mut self, word: &str) -> Option<&mut V> {
@@ -397,7 +414,8 @@ mod tests {
         assert_eq!(map.get("refunds"), None);
         assert_eq!(map.get("a\0"), None);
         assert_eq!(map.get("incomprehensibilitie"), None);
-        assert_eq!(map.get_inline(inline_key("straße").unwrap()), Some(&2));
+        let key = inline_key("straße").unwrap();
+        assert_eq!(map.get_inline_hashed(key, map.prefetch(key)), Some(&2));
         with_inline_word(inline_key("straße").unwrap(), |w| assert_eq!(w, "straße"));
         *map.get_mut("a").unwrap() = 9;
         assert_eq!(map.get("a"), Some(&9));

@@ -10,8 +10,22 @@ use crate::glob::glob_match;
 use crate::hash::{Seed, WordMap};
 use crate::turn::Speaker;
 
-/// The offset of a word without patterns.
-pub(crate) const NO_PATTERNS: u64 = u64::MAX;
+/// Where a word's list is, as the lexicon hands it out (a place): the offset of the list in the low 32
+/// bits, the number of the word's patterns above them, so that a turn's pairs of pattern and position are
+/// counted without reading the lists. The place of a word without patterns: no list, no patterns.
+pub(crate) const NO_PATTERNS: u64 = u32::MAX as u64;
+
+/// The offset in `lists` of a place's list.
+#[inline]
+fn at(place: u64) -> usize {
+    place as u32 as usize
+}
+
+/// How many patterns the word at a place has (none for [`NO_PATTERNS`]).
+#[inline]
+pub(crate) fn pattern_count(place: u64) -> u32 {
+    (place >> 32) as u32
+}
 
 /// The most distinct words, numbers in their lists and bytes of words longer than an inline key a lexicon
 /// keeps; past any of them the scanner starts a new one.
@@ -22,7 +36,7 @@ const MAX_LONG_BYTES: usize = 1 << 26;
 pub(crate) struct Lexicon {
     /// A buffer for normalizing a token.
     pub(crate) word: String,
-    /// Each word met: the offset of its list in `lists`, or [`NO_PATTERNS`].
+    /// Each word met: its place (see [`NO_PATTERNS`]).
     known: WordMap<u64>,
     /// From each word's offset: how many times a scan read it, the stamp of the last turn that read it,
     /// how many numbers its triggers take, its number of patterns, the patterns, then its triggers for
@@ -83,73 +97,64 @@ impl Lexicon {
             || self.long_bytes > MAX_LONG_BYTES
     }
 
-    /// Asks for the entry of an inline key.
+    /// Asks for the entry of an inline key; its hash, for [`Self::place_of_key`].
     #[inline]
-    pub(crate) fn prefetch(&self, key: u128) {
+    pub(crate) fn prefetch(&self, key: u128) -> u64 {
         self.known.prefetch(key)
     }
 
-    /// Asks for the head of the list at `offset` and the line after it (nothing for [`NO_PATTERNS`]): a
+    /// Asks for the head of the list at `place` and the line after it (nothing for [`NO_PATTERNS`]): a
     /// list of a few patterns and their triggers takes one or two lines.
     #[inline]
-    pub(crate) fn prefetch_list(&self, offset: u64) {
-        if offset != NO_PATTERNS {
-            let head = self.lists.as_ptr().wrapping_add(offset as usize);
+    pub(crate) fn prefetch_list(&self, place: u64) {
+        if place != NO_PATTERNS {
+            let head = self.lists.as_ptr().wrapping_add(at(place));
             prefetch::prefetch(head);
             prefetch::prefetch(head.wrapping_add(16));
         }
     }
 
-    /// How many patterns the word at `offset` has (none for [`NO_PATTERNS`]).
-    #[inline]
-    pub(crate) fn pattern_count(&self, offset: u64) -> u32 {
-        if offset == NO_PATTERNS {
-            return 0;
-        }
-        self.lists[offset as usize + PATTERNS]
-    }
-
-    /// The offset of the word of an inline key (see `hash::inline_key`), learning it when it is new. A
+    /// The place of the word of an inline key (see `hash::inline_key`) not empty, whose hash
+    /// [`Self::prefetch`] gave, learning it when it is new. A
     /// word without patterns is kept only when the matcher has wildcard patterns: without them, finding
     /// its patterns again is one lookup, as cheap as the lexicon's, and keeping it would only take room.
     #[inline]
-    pub(crate) fn offset_of_key(&mut self, key: u128, matcher: &Matcher) -> u64 {
-        if let Some(&offset) = self.known.get_inline(key) {
-            return offset;
+    pub(crate) fn place_of_key(&mut self, key: u128, hash: u64, matcher: &Matcher) -> u64 {
+        if let Some(&place) = self.known.get_inline_hashed(key, hash) {
+            return place;
         }
         crate::hash::with_inline_word(key, |word| {
-            let offset = learn(matcher, word, &mut self.lists);
-            if offset != NO_PATTERNS || matcher.has_wildcards() {
-                self.known.insert(word, offset);
+            let place = learn(matcher, word, &mut self.lists);
+            if place != NO_PATTERNS || matcher.has_wildcards() {
+                self.known.insert(word, place);
             }
-            offset
+            place
         })
     }
 
-    /// The offset of the word in the buffer `word` (longer than an inline key), learning it when it is
+    /// The place of the word in the buffer `word` (longer than an inline key), learning it when it is
     /// new. It is kept on the same terms as a short word, and the bytes of those kept are counted
     /// ([`Self::is_full`]), so that a transcript of endless long made-up words starts a new lexicon
     /// rather than filling memory.
-    pub(crate) fn offset_of_word(&mut self, matcher: &Matcher) -> u64 {
-        if let Some(&offset) = self.known.get(&self.word) {
-            return offset;
+    pub(crate) fn place_of_word(&mut self, matcher: &Matcher) -> u64 {
+        if let Some(&place) = self.known.get(&self.word) {
+            return place;
         }
-        let offset = learn(matcher, &self.word, &mut self.lists);
-        if offset != NO_PATTERNS || matcher.has_wildcards() {
-            self.known.insert(&self.word, offset);
+        let place = learn(matcher, &self.word, &mut self.lists);
+        if place != NO_PATTERNS || matcher.has_wildcards() {
+            self.known.insert(&self.word, place);
             self.long_bytes += self.word.len();
         }
-        offset
+        place
     }
 
-    /// Counts one more reading of the word at `offset` (not [`NO_PATTERNS`]) by the turn of `stamp`: its
+    /// Counts one more reading of the word at `place` (not [`NO_PATTERNS`]) by the turn of `stamp`: its
     /// patterns, and whether it has triggers and the turn had not read it yet.
     #[inline]
-    pub(crate) fn read(&mut self, offset: u64, stamp: u32) -> (&[u32], bool) {
+    pub(crate) fn read(&mut self, place: u64, stamp: u32) -> (&[u32], bool) {
         // The head taken apart at once: one check of the list's length where each number read by its
         // index had its own.
-        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[offset as usize..]
-        else {
+        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[at(place)..] else {
             unreachable!("a list holds its head");
         };
         *reads = reads.saturating_add(1);
@@ -167,11 +172,11 @@ impl Lexicon {
         }
     }
 
-    /// The triggers of the word at `offset` for a turn of `speaker`; None when its patterns trigger too
+    /// The triggers of the word at `place` for a turn of `speaker`; None when its patterns trigger too
     /// many phrases to be copied (read them from the matcher, `Matcher::triggered`).
     #[inline]
-    pub(crate) fn triggers(&self, offset: u64, speaker: Speaker) -> Option<Triggers<'_>> {
-        let at = offset as usize;
+    pub(crate) fn triggers(&self, place: u64, speaker: Speaker) -> Option<Triggers<'_>> {
+        let at = at(place);
         if self.lists[at + TRIGGERS] == MANY {
             return None;
         }
@@ -182,9 +187,9 @@ impl Lexicon {
         Some(Triggers::at(&self.lists[first..]))
     }
 
-    /// The patterns of the word at `offset`.
-    pub(crate) fn patterns(&self, offset: u64) -> &[u32] {
-        let at = offset as usize;
+    /// The patterns of the word at `place`.
+    pub(crate) fn patterns(&self, place: u64) -> &[u32] {
+        let at = at(place);
         &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize]
     }
 
@@ -255,7 +260,7 @@ impl<'a> Triggers<'a> {
     }
 }
 
-/// Appends the list of a word met for the first time to `lists`: its offset there, or [`NO_PATTERNS`]
+/// Appends the list of a word met for the first time to `lists`: its place there, or [`NO_PATTERNS`]
 /// when no pattern matches it.
 fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
     let start = lists.len();
@@ -267,6 +272,7 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
         return NO_PATTERNS;
     }
     lists[start + PATTERNS] = count as u32;
+    let place = start as u64 | ((count as u64) << 32);
     let patterns = start + PATTERNS + 1..start + PATTERNS + 1 + count;
     let triggered: usize = patterns
         .clone()
@@ -274,7 +280,7 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
         .sum();
     if triggered > MAX_COPIED {
         lists[start + TRIGGERS] = MANY;
-        return start as u64;
+        return place;
     }
     let first = lists.len();
     for speaker in [Speaker::Agent, Speaker::Client] {
@@ -300,7 +306,7 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
         lists.truncate(first);
     }
     lists[start + TRIGGERS] = (lists.len() - first) as u32;
-    start as u64
+    place
 }
 
 impl Matcher {

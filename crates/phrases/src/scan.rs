@@ -7,7 +7,7 @@
 
 use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
-use crate::lexicon::{Lexicon, NO_PATTERNS};
+use crate::lexicon::{pattern_count, Lexicon, NO_PATTERNS};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::program::{Program, Seq};
 use crate::turn::Turn;
@@ -29,7 +29,7 @@ struct TurnWords {
     /// (pattern, position) of each word matching a pattern, by position: gathered only when
     /// [`Found::spills`].
     occurrences: Vec<(u32, u32)>,
-    /// The lexicon offsets of the words with triggers, once each, by their first position.
+    /// The lexicon places of the words with triggers, once each, by their first position.
     triggering: Vec<u64>,
     /// Marks the turn in the lexicon's lists, so that a word read twice in it is listed in `triggering`
     /// once; never 0.
@@ -43,20 +43,37 @@ impl TurnWords {
     }
 }
 
-/// The words of a turn read ahead of its evaluation.
+/// One word of a turn read ahead of its evaluation.
+#[derive(Clone, Copy)]
+struct Word {
+    /// Its inline key (see `hash::inline_key`) once tokenized, or its place in the lexicon once looked
+    /// up ([`resolved`]).
+    key: u128,
+    /// The hash of its inline key, from asking for its entry to looking it up.
+    hash: u64,
+    /// Its own times when the turn has timed words, the turn's otherwise.
+    start: f64,
+    end: f64,
+}
+
+/// The words of a turn read ahead of its evaluation: key and times side by side, so that each word
+/// tokenized is one push.
 #[derive(Default)]
 struct Staged {
-    /// Each word's inline key (see `hash::inline_key`) once tokenized, or its offset in the lexicon once
-    /// looked up ([`resolved`]).
-    keys: Vec<u128>,
-    /// Each word's own times, when the turn has them.
-    times: Vec<(f64, f64)>,
+    words: Vec<Word>,
+    /// How many (pattern, position) pairs its words make, once they are looked up.
+    occurrences: usize,
 }
 
 impl Staged {
     /// About how many bytes its buffers hold.
     fn bytes(&self) -> usize {
-        16 * (self.times.capacity() + self.keys.capacity())
+        std::mem::size_of::<Word>() * self.words.capacity()
+    }
+
+    /// How many words it holds.
+    fn len(&self) -> usize {
+        self.words.len()
     }
 }
 
@@ -77,14 +94,14 @@ struct Search {
     chosen: Vec<u32>,
 }
 
-/// The last byte of a key that holds a word's lexicon offset rather than the word (an inline key's last
+/// The last byte of a key that holds a word's lexicon place rather than the word (an inline key's last
 /// byte is the word's length, at most 15): for a word too long to be a key, looked up as it is tokenized.
 const RESOLVED: u128 = 0xFF;
 
-/// The key holding the lexicon offset of a word: a long word's as it is tokenized, any other word's once
+/// The key holding the lexicon place of a word: a long word's as it is tokenized, any other word's once
 /// it is looked up.
-fn resolved(offset: u64) -> u128 {
-    (RESOLVED << 120) | u128::from(offset)
+fn resolved(place: u64) -> u128 {
+    (RESOLVED << 120) | u128::from(place)
 }
 
 /// Scans calls with one [`Matcher`], keeping its buffers and the words it has looked up from one call to
@@ -205,7 +222,7 @@ impl Scanner<'_> {
         self.read_from(turns, 0);
         for (index, turn) in turns.iter().enumerate() {
             if self.state.lexicon.is_full() {
-                // The turns read ahead hold offsets in the lexicon replaced: read them again.
+                // The turns read ahead hold places in the lexicon replaced: read them again.
                 self.forget_words();
                 self.read_from(turns, index);
             }
@@ -229,11 +246,11 @@ impl Scanner<'_> {
             let shared = &mut self.state.shared;
             shared.clear();
             let mut kept = 0;
-            for &offset in &self.state.words.triggering {
-                let Some(triggers) = self.state.lexicon.triggers(offset, turn.speaker) else {
+            for &place in &self.state.words.triggering {
+                let Some(triggers) = self.state.lexicon.triggers(place, turn.speaker) else {
                     // Patterns shared by many phrases: their triggers are read from the matcher below,
                     // once per pattern, however many words of the turn match it.
-                    shared.extend_from_slice(self.state.lexicon.patterns(offset));
+                    shared.extend_from_slice(self.state.lexicon.patterns(place));
                     continue;
                 };
                 // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
@@ -284,8 +301,7 @@ impl Scanner<'_> {
                 if !program.in_windows(turn.start, duration) {
                     continue;
                 }
-                if let Some((start, end)) =
-                    evaluate(program, turn, staged, found, &mut self.state.search)
+                if let Some((start, end)) = evaluate(program, staged, found, &mut self.state.search)
                 {
                     hits.push(Hit {
                         phrase: program.id(),
@@ -378,22 +394,33 @@ impl Matcher {
     /// turn later ([`Self::resolve`]). A timed word or a token that is ASCII, one word and short (nearly
     /// all of them) goes from its bytes to its key in one step.
     fn tokenize(&self, turn: &Turn, lexicon: &mut Lexicon, staged: &mut Staged) {
-        staged.times.clear();
-        staged.keys.clear();
+        let words = &mut staged.words;
+        words.clear();
+        // A word whose key is still its bytes has its entry asked for as it is staged; a long word's
+        // place is known already.
+        let mut stage = |lexicon: &Lexicon, key: u128, start: f64, end: f64| {
+            let hash = if key >> 120 != RESOLVED {
+                lexicon.prefetch(key)
+            } else {
+                0
+            };
+            words.push(Word {
+                key,
+                hash,
+                start,
+                end,
+            });
+        };
         match turn.words.as_deref() {
             Some(timed) if !timed.is_empty() => {
                 for word in timed {
                     match ascii_token(word.text.as_bytes()) {
-                        Token::Inline(key) => {
-                            staged.keys.push(key);
-                            staged.times.push((word.start, word.end));
-                        }
+                        Token::Inline(key) => stage(lexicon, key, word.start, word.end),
                         Token::Empty => {}
                         Token::Other => {
                             for token in split_whitespace(&word.text) {
                                 if let Some(key) = self.key_of(token, lexicon) {
-                                    staged.keys.push(key);
-                                    staged.times.push((word.start, word.end));
+                                    stage(lexicon, key, word.start, word.end);
                                 }
                             }
                         }
@@ -403,14 +430,9 @@ impl Matcher {
             _ => {
                 for token in split_whitespace(&turn.text) {
                     if let Some(key) = self.key_of(token, lexicon) {
-                        staged.keys.push(key);
+                        stage(lexicon, key, turn.start, turn.end);
                     }
                 }
-            }
-        }
-        for &key in &staged.keys {
-            if key >> 120 != RESOLVED {
-                lexicon.prefetch(key);
             }
         }
     }
@@ -418,15 +440,19 @@ impl Matcher {
     /// Looks up a tokenized turn's words in the lexicon (learning those it meets first), and asks for the
     /// heads of their lists, read a turn later ([`read_turn`]).
     fn resolve(&self, lexicon: &mut Lexicon, staged: &mut Staged) {
-        for key in &mut staged.keys {
-            if *key >> 120 != RESOLVED {
-                *key = resolved(lexicon.offset_of_key(*key, self));
+        let mut occurrences = 0;
+        for word in &mut staged.words {
+            if word.key >> 120 != RESOLVED {
+                word.key = resolved(lexicon.place_of_key(word.key, word.hash, self));
             }
-            lexicon.prefetch_list(*key as u64);
+            let place = word.key as u64;
+            lexicon.prefetch_list(place);
+            occurrences += pattern_count(place) as usize;
         }
+        staged.occurrences = occurrences;
     }
 
-    /// The key of a token's word (see [`Staged::keys`]); None when it is not a word (nothing left after
+    /// The key of a token's word (see [`Word::key`]); None when it is not a word (nothing left after
     /// normalizing).
     fn key_of(&self, token: &str, lexicon: &mut Lexicon) -> Option<u128> {
         match ascii_token(token.as_bytes()) {
@@ -441,8 +467,8 @@ impl Matcher {
         if let Some(key) = crate::hash::inline_key(&lexicon.word) {
             return Some(key);
         }
-        // Longer than a key: its offset now.
-        Some(resolved(lexicon.offset_of_word(self)))
+        // Longer than a key: its place now.
+        Some(resolved(lexicon.place_of_word(self)))
     }
 }
 
@@ -456,30 +482,26 @@ fn read_turn(staged: &Staged, lexicon: &mut Lexicon, words: &mut TurnWords, foun
         words.stamp = 1;
     }
     let stamp = words.stamp;
-    let mut occurrences = 0;
-    for &key in &staged.keys {
-        occurrences += lexicon.pattern_count(key as u64) as usize;
-    }
-    found.start(occurrences);
-    for (position, &key) in staged.keys.iter().enumerate() {
-        let offset = key as u64;
-        if offset == NO_PATTERNS {
+    found.start(staged.occurrences);
+    for (position, word) in staged.words.iter().enumerate() {
+        let place = word.key as u64;
+        if place == NO_PATTERNS {
             continue;
         }
-        let (patterns, triggers) = lexicon.read(offset, stamp);
+        let (patterns, triggers) = lexicon.read(place, stamp);
         let position = position as u32;
         for &pattern in patterns {
             found.add(pattern, position);
         }
         if triggers {
-            words.triggering.push(offset);
+            words.triggering.push(place);
         }
     }
     if found.spills() {
         words.occurrences.clear();
-        for (position, &key) in staged.keys.iter().enumerate() {
-            if key as u64 != NO_PATTERNS {
-                let patterns = lexicon.patterns(key as u64);
+        for (position, word) in staged.words.iter().enumerate() {
+            if word.key as u64 != NO_PATTERNS {
+                let patterns = lexicon.patterns(word.key as u64);
                 words
                     .occurrences
                     .extend(patterns.iter().map(|&pattern| (pattern, position as u32)));
@@ -493,18 +515,14 @@ fn read_turn(staged: &Staged, lexicon: &mut Lexicon, words: &mut TurnWords, foun
 /// the latest end of the words of their leftmost occurrences.
 fn evaluate(
     program: Program<'_>,
-    turn: &Turn,
     words: &Staged,
     found: &Found,
     search: &mut Search,
 ) -> Option<(f64, f64)> {
     let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
     let time = |position: u32| {
-        words
-            .times
-            .get(position as usize)
-            .copied()
-            .unwrap_or((turn.start, turn.end))
+        let word = &words.words[position as usize];
+        (word.start, word.end)
     };
     if let Some(pattern) = program.one_word() {
         // The most common phrase: its pattern's first position.
@@ -527,7 +545,7 @@ fn evaluate(
                 None => missing = true,
             }
         } else if !missing {
-            if leftmost(&seq, words.keys.len() as u32, found, search) {
+            if leftmost(&seq, words.len() as u32, found, search) {
                 for &position in &search.chosen {
                     let (s, e) = time(position);
                     start = start.min(s);
@@ -769,7 +787,11 @@ mod tests {
         assert_eq!(got, expected);
         // The word's list holds its pattern, not its 80 triggers.
         let key = crate::hash::inline_key("zz").unwrap();
-        let offset = scanner.state.lexicon.offset_of_key(key, &matcher);
+        let offset =
+            scanner
+                .state
+                .lexicon
+                .place_of_key(key, scanner.state.lexicon.prefetch(key), &matcher);
         assert!(scanner
             .state
             .lexicon
