@@ -148,19 +148,35 @@ impl Lexicon {
         place
     }
 
-    /// Counts one more reading of the word at `place` (not [`NO_PATTERNS`]) by the turn of `stamp`: its
-    /// patterns, and whether it has triggers and the turn had not read it yet.
+    /// Counts one more reading of the word at `place` (not [`NO_PATTERNS`]) by the turn of `stamp`, whose
+    /// speaker is `speaker`: its patterns, and where its triggers for that speaker are when it has some
+    /// and the turn had not read it yet ([`Self::triggers`]).
     #[inline]
-    pub(crate) fn read(&mut self, place: u64, stamp: u32) -> (&[u32], bool) {
+    pub(crate) fn read(
+        &mut self,
+        place: u64,
+        stamp: u32,
+        speaker: Speaker,
+    ) -> (&[u32], Option<u64>) {
+        let at = at(place);
         // The head taken apart at once: one check of the list's length where each number read by its
         // index had its own.
-        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[at(place)..] else {
+        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[at..] else {
             unreachable!("a list holds its head");
         };
         *reads = reads.saturating_add(1);
         let first_in_turn = *last_stamp != stamp;
         *last_stamp = stamp;
-        (&rest[..*count as usize], first_in_turn && *triggers != 0)
+        let block = match *triggers {
+            _ if !first_in_turn => None,
+            0 => None,
+            MANY => Some(SHARED | place),
+            agent => {
+                let client = usize::from(speaker == Speaker::Client);
+                Some((at + PATTERNS + 1 + *count as usize + client * agent as usize) as u64)
+            }
+        };
+        (&rest[..*count as usize], block)
     }
 
     /// Forgets which turn read each word last (when the turns' stamps wrap around).
@@ -172,19 +188,15 @@ impl Lexicon {
         }
     }
 
-    /// The triggers of the word at `place` for a turn of `speaker`; None when its patterns trigger too
-    /// many phrases to be copied (read them from the matcher, `Matcher::triggered`).
+    /// The triggers at `block`, as [`Self::read`] gave it; None when its word's patterns trigger too many
+    /// phrases to be copied (read them from the matcher, `Matcher::triggered`), the word's place then
+    /// being [`shared_place`] of it.
     #[inline]
-    pub(crate) fn triggers(&self, place: u64, speaker: Speaker) -> Option<Triggers<'_>> {
-        let at = at(place);
-        if self.lists[at + TRIGGERS] == MANY {
+    pub(crate) fn triggers(&self, block: u64) -> Option<Triggers<'_>> {
+        if block & SHARED != 0 {
             return None;
         }
-        let mut first = at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize;
-        if speaker == Speaker::Client {
-            first += Triggers::at(&self.lists[first..]).len();
-        }
-        Some(Triggers::at(&self.lists[first..]))
+        Some(Triggers::at(&self.lists[block as usize..]))
     }
 
     /// The patterns of the word at `place`.
@@ -195,11 +207,14 @@ impl Lexicon {
 
     /// The offset of the list after the one at `at`.
     fn next_list(&self, at: usize) -> usize {
-        let triggers = match self.lists[at + TRIGGERS] {
-            MANY => 0,
-            numbers => numbers as usize,
-        };
-        at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize + triggers
+        let agent = at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize;
+        match self.lists[at + TRIGGERS] {
+            0 | MANY => agent,
+            numbers => {
+                let client = agent + numbers as usize;
+                client + Triggers::at(&self.lists[client..]).len()
+            }
+        }
     }
 
     /// Adds to `counts[p]` how many words read matched pattern `p`.
@@ -219,7 +234,8 @@ impl Lexicon {
 }
 
 /// Where a list holds how many times a scan read its word, the stamp of the last turn that did, how many
-/// numbers its triggers take, and its number of patterns (the patterns follow).
+/// numbers its triggers for an agent's turn take (those for a client's follow them; 0 when it has no
+/// triggers), and its number of patterns (the patterns follow).
 const READS: usize = 0;
 const STAMP: usize = 1;
 const TRIGGERS: usize = 2;
@@ -232,6 +248,15 @@ const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3
 /// however many phrases share them (a pattern common to thousands of phrases, met in a million words).
 const MANY: u32 = u32::MAX;
 const MAX_COPIED: usize = 32;
+
+/// Set in what [`Lexicon::read`] gives for a word whose triggers are not copied: the rest is its place.
+const SHARED: u64 = 1 << 63;
+
+/// The place of a word whose triggers are not copied, from what [`Lexicon::read`] gave.
+#[inline]
+pub(crate) fn shared_place(block: u64) -> u64 {
+    block & !SHARED
+}
 
 /// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
 /// out: the programs of the phrases it triggers alone (they have one distinct pattern), then the phrases
@@ -283,6 +308,7 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
         return place;
     }
     let first = lists.len();
+    let mut agent = 0;
     for speaker in [Speaker::Agent, Speaker::Client] {
         for alone in [true, false] {
             let at = lists.len();
@@ -300,12 +326,16 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
             let numbers = lists.len() - at - 1;
             lists[at] = if alone { numbers } else { numbers / 2 } as u32;
         }
+        if speaker == Speaker::Agent {
+            agent = lists.len() - first;
+        }
     }
     // Four numbers when the word triggers nothing: then none at all.
     if lists.len() - first == 4 {
         lists.truncate(first);
+        agent = 0;
     }
-    lists[start + TRIGGERS] = (lists.len() - first) as u32;
+    lists[start + TRIGGERS] = agent as u32;
     place
 }
 

@@ -7,10 +7,10 @@
 
 use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
-use crate::lexicon::{pattern_count, Lexicon, NO_PATTERNS};
+use crate::lexicon::{pattern_count, shared_place, Lexicon, NO_PATTERNS};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::program::{Program, Seq};
-use crate::turn::Turn;
+use crate::turn::{Speaker, Turn};
 use prefetch::prefetch;
 
 /// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
@@ -29,7 +29,8 @@ struct TurnWords {
     /// (pattern, position) of each word matching a pattern, by position: gathered only when
     /// [`Found::spills`].
     occurrences: Vec<(u32, u32)>,
-    /// The lexicon places of the words with triggers, once each, by their first position.
+    /// Where the triggers of the words with some are for the turn's speaker ([`Lexicon::read`]), once
+    /// each, by their first position.
     triggering: Vec<u64>,
     /// Marks the turn in the lexicon's lists, so that a word read twice in it is listed in `triggering`
     /// once; never 0.
@@ -230,6 +231,7 @@ impl Scanner<'_> {
             let staged = &self.state.staged[index % STAGES];
             read_turn(
                 staged,
+                turn.speaker,
                 &mut self.state.lexicon,
                 &mut self.state.words,
                 &mut self.state.found,
@@ -246,11 +248,11 @@ impl Scanner<'_> {
             let shared = &mut self.state.shared;
             shared.clear();
             let mut kept = 0;
-            for &place in &self.state.words.triggering {
-                let Some(triggers) = self.state.lexicon.triggers(place, turn.speaker) else {
+            for &block in &self.state.words.triggering {
+                let Some(triggers) = self.state.lexicon.triggers(block) else {
                     // Patterns shared by many phrases: their triggers are read from the matcher below,
                     // once per pattern, however many words of the turn match it.
-                    shared.extend_from_slice(self.state.lexicon.patterns(place));
+                    shared.extend_from_slice(self.state.lexicon.patterns(shared_place(block)));
                     continue;
                 };
                 // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
@@ -474,7 +476,13 @@ impl Matcher {
 
 /// Records which patterns the words of a turn (looked up, [`Matcher::resolve`]) match, in the turn's
 /// table of patterns, and which of its words have triggers.
-fn read_turn(staged: &Staged, lexicon: &mut Lexicon, words: &mut TurnWords, found: &mut Found) {
+fn read_turn(
+    staged: &Staged,
+    speaker: Speaker,
+    lexicon: &mut Lexicon,
+    words: &mut TurnWords,
+    found: &mut Found,
+) {
     words.triggering.clear();
     words.stamp = words.stamp.wrapping_add(1);
     if words.stamp == 0 {
@@ -488,13 +496,13 @@ fn read_turn(staged: &Staged, lexicon: &mut Lexicon, words: &mut TurnWords, foun
         if place == NO_PATTERNS {
             continue;
         }
-        let (patterns, triggers) = lexicon.read(place, stamp);
+        let (patterns, triggers) = lexicon.read(place, stamp, speaker);
         let position = position as u32;
         for &pattern in patterns {
             found.add(pattern, position);
         }
-        if triggers {
-            words.triggering.push(place);
+        if let Some(block) = triggers {
+            words.triggering.push(block);
         }
     }
     if found.spills() {
@@ -787,17 +795,13 @@ mod tests {
         assert_eq!(got, expected);
         // The word's list holds its pattern, not its 80 triggers.
         let key = crate::hash::inline_key("zz").unwrap();
-        let offset =
-            scanner
-                .state
-                .lexicon
-                .place_of_key(key, scanner.state.lexicon.prefetch(key), &matcher);
-        assert!(scanner
-            .state
-            .lexicon
-            .triggers(offset, Speaker::Agent)
-            .is_none());
-        assert_eq!(scanner.state.lexicon.patterns(offset).len(), 1);
+        let lexicon = &mut scanner.state.lexicon;
+        let place = lexicon.place_of_key(key, lexicon.prefetch(key), &matcher);
+        // Read by a turn that has not read it yet: it has triggers, which are not copied.
+        let (patterns, block) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
+        assert_eq!(patterns.len(), 1);
+        assert!(lexicon.triggers(block.unwrap()).is_none());
+        assert_eq!(lexicon.patterns(place).len(), 1);
     }
 
     #[test]
