@@ -115,16 +115,34 @@ impl Found {
         }
     }
 
-    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for).
+    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for). The probe of
+    /// [`Self::slot`], with a new entry made holding the position at once.
     #[inline]
     pub(crate) fn add(&mut self, pattern: u32, position: u32) {
-        let i = self.slot(pattern);
-        let entry = &mut self.entries[i];
-        match entry.positions.get_mut(entry.count as usize) {
-            Some(slot) => *slot = position,
-            None => self.spills = true,
+        let mask = self.entries.len() - 1;
+        let mut i = self.first_entry(pattern);
+        loop {
+            let entry = &mut self.entries[i];
+            if entry.stamp != self.stamp {
+                entry.stamp = self.stamp;
+                entry.pattern = pattern;
+                entry.count = 1;
+                entry.spilled_at = NOT_SPILLED;
+                entry.positions[0] = position;
+                let bit = pattern % PRESENT_BITS;
+                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
+                return;
+            }
+            if entry.pattern == pattern {
+                match entry.positions.get_mut(entry.count as usize) {
+                    Some(slot) => *slot = position,
+                    None => self.spills = true,
+                }
+                entry.count += 1;
+                return;
+            }
+            i = (i + 1) & mask;
         }
-        entry.count += 1;
     }
 
     /// Whether a pattern occurs more often than an entry holds, so that all the turn's occurrences must be
