@@ -8,7 +8,7 @@ use crate::hash::Seed;
 /// `Found::spilled`.
 const INLINE: usize = 12;
 
-/// One pattern of the turn and its positions, ascending: half a cache line.
+/// One pattern of the turn and its positions, ascending: one cache line (64 bytes).
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
     /// The entry is the current turn's when this is the table's stamp.
