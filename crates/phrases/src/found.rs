@@ -71,9 +71,10 @@ impl Found {
         (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize
     }
 
-    /// The index of the pattern's entry in the current turn, which is made when it has none.
+    /// The index of the pattern's entry in the current turn, and whether it was made now: when it had
+    /// none, one is made holding `position` as its first occurrence.
     #[inline]
-    fn slot(&mut self, pattern: u32) -> usize {
+    fn slot(&mut self, pattern: u32, position: u32) -> (usize, bool) {
         let mask = self.entries.len() - 1;
         let mut i = self.first_entry(pattern);
         loop {
@@ -81,14 +82,15 @@ impl Found {
             if entry.stamp != self.stamp {
                 entry.stamp = self.stamp;
                 entry.pattern = pattern;
-                entry.count = 0;
+                entry.count = 1;
                 entry.spilled_at = NOT_SPILLED;
+                entry.positions[0] = position;
                 let bit = pattern % PRESENT_BITS;
                 self.present[(bit / 64) as usize] |= 1 << (bit % 64);
-                return i;
+                return (i, true);
             }
             if entry.pattern == pattern {
-                return i;
+                return (i, false);
             }
             i = (i + 1) & mask;
         }
@@ -115,34 +117,20 @@ impl Found {
         }
     }
 
-    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for). The probe of
-    /// [`Self::slot`], with a new entry made holding the position at once.
+    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for): a pattern's first
+    /// occurrence makes its entry holding the position at once.
     #[inline]
     pub(crate) fn add(&mut self, pattern: u32, position: u32) {
-        let mask = self.entries.len() - 1;
-        let mut i = self.first_entry(pattern);
-        loop {
-            let entry = &mut self.entries[i];
-            if entry.stamp != self.stamp {
-                entry.stamp = self.stamp;
-                entry.pattern = pattern;
-                entry.count = 1;
-                entry.spilled_at = NOT_SPILLED;
-                entry.positions[0] = position;
-                let bit = pattern % PRESENT_BITS;
-                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
-                return;
-            }
-            if entry.pattern == pattern {
-                match entry.positions.get_mut(entry.count as usize) {
-                    Some(slot) => *slot = position,
-                    None => self.spills = true,
-                }
-                entry.count += 1;
-                return;
-            }
-            i = (i + 1) & mask;
+        let (i, made) = self.slot(pattern, position);
+        if made {
+            return;
         }
+        let entry = &mut self.entries[i];
+        match entry.positions.get_mut(entry.count as usize) {
+            Some(slot) => *slot = position,
+            None => self.spills = true,
+        }
+        entry.count += 1;
     }
 
     /// Whether a pattern occurs more often than an entry holds, so that all the turn's occurrences must be
@@ -170,8 +158,9 @@ impl Found {
     #[cold]
     pub(crate) fn spill(&mut self, occurrences: &[(u32, u32)]) {
         let mut total = 0;
-        for &(pattern, _) in occurrences {
-            let i = self.slot(pattern);
+        // Every pattern given has its entry already: `slot` makes none here.
+        for &(pattern, position) in occurrences {
+            let (i, _) = self.slot(pattern, position);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE && entry.spilled_at == NOT_SPILLED {
                 (entry.spilled_at, entry.positions[0]) = (total, total);
@@ -181,7 +170,7 @@ impl Found {
         self.spilled.clear();
         self.spilled.resize(total as usize, 0);
         for &(pattern, position) in occurrences {
-            let i = self.slot(pattern);
+            let (i, _) = self.slot(pattern, position);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE {
                 self.spilled[entry.positions[0] as usize] = position;

@@ -39,8 +39,8 @@ pub(crate) struct Lexicon {
     /// Each word met: its place (see [`NO_PATTERNS`]).
     known: WordMap<u64>,
     /// From each word's offset: how many times a scan read it, the stamp of the last turn that read it,
-    /// how many numbers its triggers take, its number of patterns, the patterns, then its triggers for
-    /// an agent's turn and for a client's ([`Triggers`]).
+    /// how many numbers its triggers for an agent's turn take, its number of patterns, the patterns, then
+    /// its triggers for an agent's turn and for a client's ([`Triggers`]).
     lists: Vec<u32>,
     /// The bytes of the words kept that are longer than an inline key.
     long_bytes: usize,
