@@ -12,8 +12,21 @@ use crate::turn::Speaker;
 
 /// Where a word's list is, as the lexicon hands it out (a place): the offset of the list in the low 32
 /// bits, the number of the word's patterns above them, so that a turn's pairs of pattern and position are
-/// counted without reading the lists. The place of a word without patterns: no list, no patterns.
-pub(crate) const NO_PATTERNS: u64 = u32::MAX as u64;
+/// counted without reading the lists. The place of a word without patterns: the empty list that starts
+/// `lists`, with no patterns and no triggers, read like any other so that the scan has no branch for it.
+pub(crate) const NO_PATTERNS: u64 = 0;
+
+/// Where the triggers of a word without any for the turn are: an alone count and a second count of 0
+/// (`Lexicon::read`), after the empty list's head.
+pub(crate) const NO_TRIGGERS: usize = PATTERNS + 1;
+
+/// The offset of the first list learnt, after the empty list and [`NO_TRIGGERS`].
+const FIRST_LIST: usize = NO_TRIGGERS + 2;
+
+/// How many zeros follow the last list: a scan copies a word's first few patterns, alone triggers and
+/// pairs of triggers as blocks of a fixed length ([`Lexicon::numbers`]), whatever their number, rather
+/// than in loops whose ends, different for each word, the processor mispredicts.
+pub(crate) const SLACK: usize = 16;
 
 /// The offset in `lists` of a place's list.
 #[inline]
@@ -53,7 +66,7 @@ impl Lexicon {
         Lexicon {
             word: String::new(),
             known: WordMap::with_seed(seed),
-            lists: Vec::new(),
+            lists: vec![0; FIRST_LIST + SLACK],
             long_bytes: 0,
             max_words: MAX_WORDS,
         }
@@ -103,15 +116,13 @@ impl Lexicon {
         self.known.prefetch(key)
     }
 
-    /// Asks for the head of the list at `place` and the line after it (nothing for [`NO_PATTERNS`]): a
-    /// list of a few patterns and their triggers takes one or two lines.
+    /// Asks for the head of the list at `place` and the line after it: a list of a few patterns and their
+    /// triggers takes one or two lines.
     #[inline]
     pub(crate) fn prefetch_list(&self, place: u64) {
-        if place != NO_PATTERNS {
-            let head = self.lists.as_ptr().wrapping_add(at(place));
-            prefetch::prefetch(head);
-            prefetch::prefetch(head.wrapping_add(16));
-        }
+        let head = self.lists.as_ptr().wrapping_add(at(place));
+        prefetch::prefetch(head);
+        prefetch::prefetch(head.wrapping_add(16));
     }
 
     /// The place of the word of an inline key (see `hash::inline_key`) not empty, whose hash
@@ -148,41 +159,46 @@ impl Lexicon {
         place
     }
 
-    /// Counts one more reading of the word at `place` (not [`NO_PATTERNS`]) by the turn of `stamp`, whose
-    /// speaker is `speaker`: its patterns, and where its triggers for that speaker are when it has some
-    /// and the turn had not read it yet ([`Self::triggers`]).
+    /// Counts one more reading of the word at `place` by the turn of `stamp`, whose speaker is `speaker`:
+    /// the offset in [`Self::numbers`] of its patterns (`pattern_count(place)` of them), and where its
+    /// triggers for that speaker are: [`NO_TRIGGERS`] when it has none or the turn has read it already,
+    /// [`SHARED`] with its place when they are not copied. Triggers are an alone
+    /// count, the programs triggered alone, a second count and that many pairs of a program and the
+    /// pattern that must be present too.
     #[inline]
-    pub(crate) fn read(
-        &mut self,
-        place: u64,
-        stamp: u32,
-        speaker: Speaker,
-    ) -> (&[u32], Option<u64>) {
+    pub(crate) fn read(&mut self, place: u64, stamp: u32, speaker: Speaker) -> (usize, u64) {
         let at = at(place);
         // The head taken apart at once: one check of the list's length where each number read by its
         // index had its own.
-        let [reads, last_stamp, triggers, count, rest @ ..] = &mut self.lists[at..] else {
+        let [reads, last_stamp, triggers, count, ..] = &mut self.lists[at..] else {
             unreachable!("a list holds its head");
         };
         *reads = reads.saturating_add(1);
         let first_in_turn = *last_stamp != stamp;
         *last_stamp = stamp;
+        let client = usize::from(speaker == Speaker::Client);
+        let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
+        // Selected without a branch but for the rare shared triggers: whether a word has triggers, and
+        // whether its turn read it before, vary from word to word.
         let block = match *triggers {
-            _ if !first_in_turn => None,
-            0 => None,
-            MANY => Some(SHARED | place),
-            agent => {
-                let client = usize::from(speaker == Speaker::Client);
-                Some((at + PATTERNS + 1 + *count as usize + client * agent as usize) as u64)
-            }
+            MANY if first_in_turn => SHARED | place,
+            _ if first_in_turn & (*triggers != 0) & (*triggers != MANY) => own,
+            _ => NO_TRIGGERS as u64,
         };
-        (&rest[..*count as usize], block)
+        (at + PATTERNS + 1, block)
+    }
+
+    /// The numbers of all lists, followed by [`SLACK`] zeros.
+    #[inline]
+    pub(crate) fn numbers(&self) -> &[u32] {
+        &self.lists
     }
 
     /// Forgets which turn read each word last (when the turns' stamps wrap around).
     pub(crate) fn clear_stamps(&mut self) {
-        let mut at = 0;
-        while at < self.lists.len() {
+        self.lists[STAMP] = 0;
+        let mut at = FIRST_LIST;
+        while at < self.lists.len() - SLACK {
             self.lists[at + STAMP] = 0;
             at = self.next_list(at);
         }
@@ -190,8 +206,8 @@ impl Lexicon {
 
     /// The triggers at `block`, as [`Self::read`] gave it; None when its word's patterns trigger too many
     /// phrases to be copied (read them from the matcher, `Matcher::triggered`), the word's place then
-    /// being [`shared_place`] of it.
-    #[inline]
+    /// being the rest of `block`.
+    #[cfg(test)]
     pub(crate) fn triggers(&self, block: u64) -> Option<Triggers<'_>> {
         if block & SHARED != 0 {
             return None;
@@ -200,6 +216,7 @@ impl Lexicon {
     }
 
     /// The patterns of the word at `place`.
+    #[cfg(test)]
     pub(crate) fn patterns(&self, place: u64) -> &[u32] {
         let at = at(place);
         &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize]
@@ -219,8 +236,8 @@ impl Lexicon {
 
     /// Adds to `counts[p]` how many words read matched pattern `p`.
     pub(crate) fn add_counts(&self, counts: &mut [u32]) {
-        let mut at = 0;
-        while at < self.lists.len() {
+        let mut at = FIRST_LIST;
+        while at < self.lists.len() - SLACK {
             let reads = self.lists[at + READS];
             let patterns = self.lists[at + PATTERNS] as usize;
             for &pattern in &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + patterns] {
@@ -250,19 +267,14 @@ const MANY: u32 = u32::MAX;
 const MAX_COPIED: usize = 32;
 
 /// Set in what [`Lexicon::read`] gives for a word whose triggers are not copied: the rest is its place.
-const SHARED: u64 = 1 << 63;
-
-/// The place of a word whose triggers are not copied, from what [`Lexicon::read`] gave.
-#[inline]
-pub(crate) fn shared_place(block: u64) -> u64 {
-    block & !SHARED
-}
+pub(crate) const SHARED: u64 = 1 << 63;
 
 /// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
 /// out: the programs of the phrases it triggers alone (they have one distinct pattern), then the phrases
 /// it triggers with a second pattern that must be present too, as (program, pattern). In `lists`, the
 /// number of the first, the first, the number of the second, the second.
 pub(crate) struct Triggers<'a> {
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) alone: &'a [u32],
     /// Two numbers each.
     pub(crate) with_second: &'a [u32],
@@ -288,6 +300,14 @@ impl<'a> Triggers<'a> {
 /// Appends the list of a word met for the first time to `lists`: its place there, or [`NO_PATTERNS`]
 /// when no pattern matches it.
 fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
+    lists.truncate(lists.len() - SLACK);
+    let place = learn_list(matcher, word, lists);
+    lists.extend([0; SLACK]);
+    place
+}
+
+/// [`learn`], on `lists` without its slack.
+fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
     let start = lists.len();
     lists.extend([0; PATTERNS + 1]);
     matcher.patterns_of(word, lists);

@@ -7,7 +7,7 @@
 
 use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
-use crate::lexicon::{pattern_count, shared_place, Lexicon, NO_PATTERNS};
+use crate::lexicon::{pattern_count, Lexicon, NO_TRIGGERS, SHARED};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::program::{Program, Seq};
 use crate::turn::{Speaker, Turn};
@@ -23,16 +23,19 @@ pub struct Hit {
     pub end: f64,
 }
 
-/// What the turn being scanned has found of its words.
+/// What the turn being scanned has found of its words ([`read_turn`]). Its buffers only grow, and each
+/// holds a few numbers past what the turn filled: words write their patterns and triggers as blocks of a
+/// fixed length, the next word's overwriting what was past this one's.
 #[derive(Default)]
 struct TurnWords {
-    /// (pattern, position) of each word matching a pattern, by position: gathered only when
-    /// [`Found::spills`].
+    /// (pattern, position) of each word matching a pattern, by position.
     occurrences: Vec<(u32, u32)>,
-    /// Where the triggers of the words with some are for the turn's speaker ([`Lexicon::read`]), once
-    /// each, by their first position.
-    triggering: Vec<u64>,
-    /// Marks the turn in the lexicon's lists, so that a word read twice in it is listed in `triggering`
+    /// The programs triggered alone by the turn's words, in its first `alone` numbers.
+    alone: Vec<u32>,
+    /// The pairs of a program and the pattern it needs too triggered by the turn's words, in its first
+    /// `pairs` numbers.
+    pairs: Vec<u32>,
+    /// Marks the turn in the lexicon's lists, so that the triggers of a word read twice in it are taken
     /// once; never 0.
     stamp: u32,
 }
@@ -40,8 +43,15 @@ struct TurnWords {
 impl TurnWords {
     /// About how many bytes its buffers hold.
     fn bytes(&self) -> usize {
-        8 * (self.occurrences.capacity() + self.triggering.capacity())
+        8 * self.occurrences.capacity() + 4 * (self.alone.capacity() + self.pairs.capacity())
     }
+}
+
+/// What [`read_turn`] found: how many numbers of [`TurnWords::alone`] and [`TurnWords::pairs`] the turn
+/// filled.
+struct Triggered {
+    alone: usize,
+    pairs: usize,
 }
 
 /// One word of a turn read ahead of its evaluation.
@@ -229,48 +239,38 @@ impl Scanner<'_> {
             }
             self.read_ahead(turns, index);
             let staged = &self.state.staged[index % STAGES];
-            read_turn(
+            let shared = &mut self.state.shared;
+            shared.clear();
+            let triggered = read_turn(
                 staged,
                 turn.speaker,
                 &mut self.state.lexicon,
                 &mut self.state.words,
                 &mut self.state.found,
+                shared,
             );
             let found = &self.state.found;
+            let words = &self.state.words;
             // The phrases the turn's words trigger alone, and those whose second pattern may be present,
             // the latter without a branch per trigger: a turn has dozens, most of them passing or
             // failing at random, and a mispredicted branch costs more than the check.
-            // Each trigger is written after those kept so far, and kept by counting it; the buffer
+            // Each pair is written after those kept so far, and kept by counting it; the buffer
             // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
             let programs = &mut self.state.programs;
             programs.clear();
+            programs.extend_from_slice(&words.alone[..triggered.alone]);
+            for &program in programs.iter() {
+                prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
+            }
             let candidates = &mut self.state.candidates;
-            let shared = &mut self.state.shared;
-            shared.clear();
+            let count = triggered.pairs / 2;
+            if candidates.len() < count {
+                candidates.resize(count, (0, 0));
+            }
             let mut kept = 0;
-            for &block in &self.state.words.triggering {
-                let Some(triggers) = self.state.lexicon.triggers(block) else {
-                    // Patterns shared by many phrases: their triggers are read from the matcher below,
-                    // once per pattern, however many words of the turn match it.
-                    shared.extend_from_slice(self.state.lexicon.patterns(shared_place(block)));
-                    continue;
-                };
-                // Pushed one by one: a word triggers a few, fewer than a call of `memcpy` is worth.
-                for &program in triggers.alone {
-                    prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
-                    programs.push(program);
-                }
-                let count = triggers.with_second.len() / 2;
-                if candidates.len() < kept + count {
-                    candidates.resize(kept + count, (0, 0));
-                }
-                let room = &mut candidates[kept..kept + count];
-                let mut n = 0;
-                for pair in triggers.with_second.chunks_exact(2) {
-                    room[n] = (pair[0], pair[1]);
-                    n += usize::from(found.may_have(pair[1]));
-                }
-                kept += n;
+            for pair in words.pairs[..triggered.pairs].chunks_exact(2) {
+                candidates[kept] = (pair[0], pair[1]);
+                kept += usize::from(found.may_have(pair[1]));
             }
             programs.extend(
                 candidates[..kept]
@@ -475,48 +475,85 @@ impl Matcher {
 }
 
 /// Records which patterns the words of a turn (looked up, [`Matcher::resolve`]) match, in the turn's
-/// table of patterns, and which of its words have triggers.
+/// table of patterns, and gathers the triggers of its words: those of the words whose triggers are not
+/// copied in the lexicon as their patterns, in `shared`. Each word's patterns, alone triggers and pairs
+/// are copied as blocks of a fixed length (the lexicon's [`SLACK`](crate::lexicon::SLACK) allows it),
+/// with a loop only for the rare word that has more: a loop per word, ending after a different number
+/// of rounds each time, costs a mispredicted branch per word.
 fn read_turn(
     staged: &Staged,
     speaker: Speaker,
     lexicon: &mut Lexicon,
     words: &mut TurnWords,
     found: &mut Found,
-) {
-    words.triggering.clear();
+    shared: &mut Vec<u32>,
+) -> Triggered {
+    /// The numbers copied at once: the most patterns, alone triggers or pairs most words have.
+    const BLOCK: usize = 4;
     words.stamp = words.stamp.wrapping_add(1);
     if words.stamp == 0 {
         lexicon.clear_stamps();
         words.stamp = 1;
     }
     let stamp = words.stamp;
-    found.start(staged.occurrences);
+    let occurrences = &mut words.occurrences;
+    if occurrences.len() < staged.occurrences + BLOCK {
+        occurrences.resize(staged.occurrences + BLOCK, (0, 0));
+    }
+    let (mut alone, mut pairs) = (0, 0);
+    let mut at = 0;
     for (position, word) in staged.words.iter().enumerate() {
         let place = word.key as u64;
-        if place == NO_PATTERNS {
-            continue;
-        }
-        let (patterns, triggers) = lexicon.read(place, stamp, speaker);
+        let count = pattern_count(place) as usize;
+        let (first, mut block) = lexicon.read(place, stamp, speaker);
+        let numbers = lexicon.numbers();
         let position = position as u32;
-        for &pattern in patterns {
-            found.add(pattern, position);
-        }
-        if let Some(block) = triggers {
-            words.triggering.push(block);
-        }
-    }
-    if found.spills() {
-        words.occurrences.clear();
-        for (position, word) in staged.words.iter().enumerate() {
-            if word.key as u64 != NO_PATTERNS {
-                let patterns = lexicon.patterns(word.key as u64);
-                words
-                    .occurrences
-                    .extend(patterns.iter().map(|&pattern| (pattern, position as u32)));
+        let head: &[u32; BLOCK] = numbers[first..first + BLOCK].try_into().unwrap();
+        occurrences[at..at + BLOCK].copy_from_slice(&head.map(|pattern| (pattern, position)));
+        if count > BLOCK {
+            for (i, &pattern) in numbers[first..first + count].iter().enumerate().skip(BLOCK) {
+                occurrences[at + i] = (pattern, position);
             }
         }
-        found.spill(&words.occurrences);
+        at += count;
+        if block & SHARED != 0 {
+            // Patterns shared by many phrases: their triggers are read from the matcher, once per
+            // pattern, however many words of the turn match it.
+            shared.extend_from_slice(&numbers[first..first + count]);
+            block = NO_TRIGGERS as u64;
+        }
+        let block = block as usize;
+        let count = numbers[block] as usize;
+        let from = &numbers[block + 1..];
+        if words.alone.len() < alone + count.max(BLOCK) {
+            words.alone.resize(alone + count.max(BLOCK), 0);
+        }
+        if count <= BLOCK {
+            words.alone[alone..alone + BLOCK].copy_from_slice(&from[..BLOCK]);
+        } else {
+            words.alone[alone..alone + count].copy_from_slice(&from[..count]);
+        }
+        alone += count;
+        let second = numbers[block + 1 + count] as usize * 2;
+        let from = &numbers[block + 2 + count..];
+        if words.pairs.len() < pairs + second.max(2 * BLOCK) {
+            words.pairs.resize(pairs + second.max(2 * BLOCK), 0);
+        }
+        if second <= 2 * BLOCK {
+            words.pairs[pairs..pairs + 2 * BLOCK].copy_from_slice(&from[..2 * BLOCK]);
+        } else {
+            words.pairs[pairs..pairs + second].copy_from_slice(&from[..second]);
+        }
+        pairs += second;
     }
+    found.start(at);
+    for &(pattern, position) in &occurrences[..at] {
+        found.add(pattern, position);
+    }
+    if found.spills() {
+        found.spill(&occurrences[..at]);
+    }
+    Triggered { alone, pairs }
 }
 
 /// The first alternative of a phrase whose every sequence occurs in the turn, as the earliest start and
@@ -798,10 +835,17 @@ mod tests {
         let lexicon = &mut scanner.state.lexicon;
         let place = lexicon.place_of_key(key, lexicon.prefetch(key), &matcher);
         // Read by a turn that has not read it yet: it has triggers, which are not copied.
-        let (patterns, block) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
-        assert_eq!(patterns.len(), 1);
-        assert!(lexicon.triggers(block.unwrap()).is_none());
+        let (first, block) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
+        assert_eq!(crate::lexicon::pattern_count(place), 1);
+        assert_eq!(
+            &lexicon.numbers()[first..first + 1],
+            lexicon.patterns(place)
+        );
+        assert!(lexicon.triggers(block).is_none());
         assert_eq!(lexicon.patterns(place).len(), 1);
+        // Read again by the same turn: its triggers are not given twice.
+        let (_, again) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
+        assert_eq!(again, crate::lexicon::NO_TRIGGERS as u64);
     }
 
     #[test]
