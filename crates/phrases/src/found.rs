@@ -2,6 +2,8 @@
 //! size of the turn, rebuilt for each turn, small enough to stay in the core's fastest cache. A table per
 //! pattern of the matcher would be larger than that cache and cost a miss for each pattern a turn has.
 
+use std::hint::select_unpredictable;
+
 use crate::hash::Seed;
 
 /// The most positions an entry holds itself; a pattern found more often in a turn has its positions in
@@ -11,13 +13,12 @@ const INLINE: usize = 12;
 /// One pattern of the turn and its positions, ascending: one cache line (64 bytes).
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
-    /// The entry is the current turn's when this is the table's stamp.
-    stamp: u32,
-    pattern: u32,
+    /// The table's stamp when the entry is the current turn's, above its pattern ([`key`]).
+    key: u64,
     /// How many words of the turn match the pattern.
     count: u32,
-    /// Where its positions start in `spilled` when there are more than [`INLINE`]; [`NOT_SPILLED`]
-    /// until then.
+    /// Where its positions start in `spilled` when there are more than [`INLINE`]: set by
+    /// [`Found::spill`] only, [`NOT_SPILLED`] while it runs.
     spilled_at: u32,
     /// Its positions, when there are at most [`INLINE`].
     positions: [u32; INLINE],
@@ -25,9 +26,8 @@ struct Entry {
 
 const NOT_SPILLED: u32 = u32::MAX;
 
-/// How many `u64`s the set of patterns present has: 2,048 bits.
-const PRESENT_WORDS: usize = 32;
-const PRESENT_BITS: u32 = PRESENT_WORDS as u32 * 64;
+/// How many marks the set of patterns present has.
+const PRESENT: usize = 2048;
 /// The fewest entries of the table.
 const MIN_ENTRIES: usize = 64;
 
@@ -41,11 +41,25 @@ pub(crate) struct Found {
     shift: u32,
     /// The positions of the patterns found more than [`INLINE`] times in the turn, each pattern's together.
     spilled: Vec<u32>,
-    /// Bit `p % 2048` set for each pattern `p` found: a set that fits in a few cache lines, so that the
-    /// many triggers whose second pattern is absent are told so without a probe of the table.
-    present: [u64; PRESENT_WORDS],
-    /// Whether a pattern of the turn occurs more than [`INLINE`] times.
-    spills: bool,
+    /// `present[p % PRESENT]` is `present_stamp` for each pattern `p` found: a set that fits in a few
+    /// cache lines, so that the many triggers whose second pattern is absent are told so without a probe
+    /// of the table. A mark per byte, where a bit per pattern took a shift and a mask more on each side.
+    present: Box<[u8; PRESENT]>,
+    /// Marks the patterns present in the current turn; never 0.
+    present_stamp: u8,
+}
+
+/// The key of a pattern's entry in the turn of `stamp`.
+#[inline]
+fn key(stamp: u32, pattern: u32) -> u64 {
+    (u64::from(stamp) << 32) | u64::from(pattern)
+}
+
+/// Whether an entry holds a pattern of the turn of its key's stamp other than its key's: its key differs
+/// from it in the pattern bits only, which is one comparison.
+#[inline]
+fn taken_by_other(entry: &Entry, key: u64) -> bool {
+    (entry.key ^ key).wrapping_sub(1) < u64::from(u32::MAX)
 }
 
 impl Found {
@@ -56,8 +70,8 @@ impl Found {
             multiplier: seed.multiplier(),
             shift: 64 - MIN_ENTRIES.trailing_zeros(),
             spilled: Vec::new(),
-            present: [0; PRESENT_WORDS],
-            spills: false,
+            present: Box::new([0; PRESENT]),
+            present_stamp: 0,
         }
     }
 
@@ -71,41 +85,27 @@ impl Found {
         (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize
     }
 
-    /// The index of the pattern's entry in the current turn, and whether it was made now: when it had
-    /// none, one is made holding `position` as its first occurrence.
+    /// The index of the entry of a pattern of the current turn.
     #[inline]
-    fn slot(&mut self, pattern: u32, position: u32) -> (usize, bool) {
+    fn index_of(&self, pattern: u32) -> usize {
         let mask = self.entries.len() - 1;
         let mut i = self.first_entry(pattern);
-        loop {
-            let entry = &mut self.entries[i];
-            if entry.stamp != self.stamp {
-                entry.stamp = self.stamp;
-                entry.pattern = pattern;
-                entry.count = 1;
-                entry.spilled_at = NOT_SPILLED;
-                entry.positions[0] = position;
-                let bit = pattern % PRESENT_BITS;
-                self.present[(bit / 64) as usize] |= 1 << (bit % 64);
-                return (i, true);
-            }
-            if entry.pattern == pattern {
-                return (i, false);
-            }
+        while self.entries[i].key != key(self.stamp, pattern) {
             i = (i + 1) & mask;
         }
+        i
     }
 
-    /// Forgets the last turn and makes room for this one's `occurrences`, the (pattern, position) pairs
-    /// that [`Self::add`] then groups by pattern as they are read, by ascending position: each position
-    /// goes into its pattern's entry, as most patterns occur once or twice in a turn; only when one
-    /// occurs more often ([`Self::spills`]) do two more passes gather its positions.
-    pub(crate) fn start(&mut self, occurrences: usize) {
-        self.present = [0; PRESENT_WORDS];
-        self.spills = false;
+    /// Forgets the last turn and makes room for this one's `occurrences`.
+    fn start(&mut self, occurrences: usize) {
+        self.present_stamp = self.present_stamp.wrapping_add(1);
+        if self.present_stamp == 0 {
+            self.present.fill(0);
+            self.present_stamp = 1;
+        }
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.entries.iter_mut().for_each(|entry| entry.stamp = 0);
+            self.entries.iter_mut().for_each(|entry| entry.key = 0);
             self.stamp = 1;
         }
         // At most half full, so that a probe ends soon.
@@ -117,50 +117,61 @@ impl Found {
         }
     }
 
-    /// Adds one occurrence of the turn (no more than [`Self::start`] made room for): a pattern's first
-    /// occurrence makes its entry holding the position at once.
+    /// Adds the occurrences of the turn, by ascending position (no more than [`Self::start`] made room
+    /// for): each position goes into its pattern's entry, as most patterns occur once or twice in a turn;
+    /// only when one occurs more often than an entry holds do two more passes gather its positions
+    /// ([`Self::spill`]). Whether an occurrence is its pattern's first, which makes the entry, varies
+    /// from word to word: it is chosen without a branch.
     #[inline]
-    pub(crate) fn add(&mut self, pattern: u32, position: u32) {
-        let (i, made) = self.slot(pattern, position);
-        if made {
-            return;
-        }
-        let entry = &mut self.entries[i];
-        match entry.positions.get_mut(entry.count as usize) {
-            Some(slot) => *slot = position,
-            None => self.spills = true,
-        }
-        entry.count += 1;
-    }
-
-    /// Whether a pattern occurs more often than an entry holds, so that all the turn's occurrences must be
-    /// given to [`Self::spill`].
-    #[inline]
-    pub(crate) fn spills(&self) -> bool {
-        self.spills
-    }
-
-    /// [`Self::start`], [`Self::add`] for each occurrence and [`Self::spill`] if needed.
-    #[cfg(test)]
-    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
-        self.start(occurrences.len());
+    fn add_all(&mut self, occurrences: &[(u32, u32)]) {
+        let mask = self.entries.len() - 1;
+        let (stamp, multiplier, shift) = (self.stamp, self.multiplier, self.shift);
+        let entries = &mut self.entries[..];
+        let (present, present_stamp) = (&mut *self.present, self.present_stamp);
+        // The most occurrences of one pattern before the current one.
+        let mut most = 0;
         for &(pattern, position) in occurrences {
-            self.add(pattern, position);
+            let key = key(stamp, pattern);
+            let mut i = (u64::from(pattern).wrapping_mul(multiplier) >> shift) as usize;
+            // Past the entries of the turn's other patterns (few: the table is at most half full).
+            while taken_by_other(&entries[i], key) {
+                i = (i + 1) & mask;
+            }
+            let entry = &mut entries[i];
+            let count = select_unpredictable(entry.key != key, 0, entry.count);
+            entry.key = key;
+            // Past the last inline position, the last is overwritten: the entry's positions are then
+            // gathered again by `spill`.
+            entry.positions[(count as usize).min(INLINE - 1)] = position;
+            entry.count = count + 1;
+            most = most.max(count);
+            present[pattern as usize % PRESENT] = present_stamp;
         }
-        if self.spills() {
+        if most as usize >= INLINE {
             self.spill(occurrences);
         }
+    }
+
+    /// Forgets the last turn and records this one's occurrences: its (pattern, position) pairs, by
+    /// ascending position.
+    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
+        self.start(occurrences.len());
+        self.add_all(occurrences);
     }
 
     /// Gathers in `spilled` the positions of the patterns found more than [`INLINE`] times, from all the
     /// turn's occurrences as added: a range of their count for each such pattern, then each of its
     /// positions in turn, `positions[0]` counting where the next goes.
     #[cold]
-    pub(crate) fn spill(&mut self, occurrences: &[(u32, u32)]) {
+    fn spill(&mut self, occurrences: &[(u32, u32)]) {
         let mut total = 0;
-        // Every pattern given has its entry already: `slot` makes none here.
-        for &(pattern, position) in occurrences {
-            let (i, _) = self.slot(pattern, position);
+        // Every pattern given has its entry already.
+        for &(pattern, _) in occurrences {
+            let i = self.index_of(pattern);
+            self.entries[i].spilled_at = NOT_SPILLED;
+        }
+        for &(pattern, _) in occurrences {
+            let i = self.index_of(pattern);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE && entry.spilled_at == NOT_SPILLED {
                 (entry.spilled_at, entry.positions[0]) = (total, total);
@@ -170,7 +181,7 @@ impl Found {
         self.spilled.clear();
         self.spilled.resize(total as usize, 0);
         for &(pattern, position) in occurrences {
-            let (i, _) = self.slot(pattern, position);
+            let i = self.index_of(pattern);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE {
                 self.spilled[entry.positions[0] as usize] = position;
@@ -182,8 +193,7 @@ impl Found {
     /// False when no word of the turn matches the pattern; true when one may.
     #[inline]
     pub(crate) fn may_have(&self, pattern: u32) -> bool {
-        let bit = pattern % PRESENT_BITS;
-        self.present[(bit / 64) as usize] >> (bit % 64) & 1 == 1
+        self.present[pattern as usize % PRESENT] == self.present_stamp
     }
 
     #[inline]
@@ -195,11 +205,11 @@ impl Found {
         let mut i = self.first_entry(pattern);
         loop {
             let entry = &self.entries[i];
-            if entry.stamp != self.stamp {
-                return None;
-            }
-            if entry.pattern == pattern {
+            if entry.key == key(self.stamp, pattern) {
                 return Some(entry);
+            }
+            if entry.key >> 32 != u64::from(self.stamp) {
+                return None;
             }
             i = (i + 1) & mask;
         }
@@ -306,5 +316,23 @@ mod tests {
         found.group(&[(6, 0)]);
         assert_eq!(found.stamp, 1);
         assert!(found.has(6) && !found.has(5));
+    }
+
+    #[test]
+    fn the_set_of_patterns_present_forgets_them_when_its_stamp_wraps_around() {
+        let mut found = Found::new(Seed::random());
+        found.group(&[(5, 0)]);
+        let mark = found.present_stamp;
+        assert!(found.may_have(5) && !found.may_have(6));
+        // 255 turns later the stamp is the one that marked pattern 5 again: the marks must be gone.
+        for turn in 0..255 {
+            found.group(&[(6, turn)]);
+        }
+        assert_eq!(found.present_stamp, mark);
+        assert!(found.may_have(6) && !found.may_have(5));
+        assert!(!found.has(5));
+        // A pattern sharing its mark with another is only maybe present; the table tells.
+        let alias = 6 + PRESENT as u32;
+        assert!(found.may_have(alias) && !found.has(alias));
     }
 }

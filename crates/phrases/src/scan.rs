@@ -546,13 +546,7 @@ fn read_turn(
         }
         pairs += second;
     }
-    found.start(at);
-    for &(pattern, position) in &occurrences[..at] {
-        found.add(pattern, position);
-    }
-    if found.spills() {
-        found.spill(&occurrences[..at]);
-    }
+    found.group(&occurrences[..at]);
     Triggered { alone, pairs }
 }
 
