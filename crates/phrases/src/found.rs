@@ -123,14 +123,14 @@ impl Found {
     /// ([`Self::spill`]). Whether an occurrence is its pattern's first, which makes the entry, varies
     /// from word to word: it is chosen without a branch.
     #[inline]
-    fn add_all(&mut self, occurrences: &[(u32, u32)]) {
+    fn add_all(&mut self, patterns: &[u32], positions: &[u32]) {
         let mask = self.entries.len() - 1;
         let (stamp, multiplier, shift) = (self.stamp, self.multiplier, self.shift);
         let entries = &mut self.entries[..];
         let (present, present_stamp) = (&mut *self.present, self.present_stamp);
         // The most occurrences of one pattern before the current one.
         let mut most = 0;
-        for &(pattern, position) in occurrences {
+        for (&pattern, &position) in patterns.iter().zip(positions) {
             let key = key(stamp, pattern);
             let mut i = (u64::from(pattern).wrapping_mul(multiplier) >> shift) as usize;
             // Past the entries of the turn's other patterns (few: the table is at most half full).
@@ -148,29 +148,37 @@ impl Found {
             present[pattern as usize % PRESENT] = present_stamp;
         }
         if most as usize >= INLINE {
-            self.spill(occurrences);
+            self.spill(patterns, positions);
         }
     }
 
-    /// Forgets the last turn and records this one's occurrences: its (pattern, position) pairs, by
-    /// ascending position.
-    pub(crate) fn group(&mut self, occurrences: &[(u32, u32)]) {
-        self.start(occurrences.len());
-        self.add_all(occurrences);
+    /// Forgets the last turn and records this one's occurrences: the pattern and position of each,
+    /// side by side, by ascending position.
+    pub(crate) fn group(&mut self, patterns: &[u32], positions: &[u32]) {
+        debug_assert_eq!(patterns.len(), positions.len());
+        self.start(patterns.len());
+        self.add_all(patterns, positions);
+    }
+
+    /// [`Self::group`] of (pattern, position) pairs.
+    #[cfg(test)]
+    pub(crate) fn group_pairs(&mut self, occurrences: &[(u32, u32)]) {
+        let (patterns, positions): (Vec<u32>, Vec<u32>) = occurrences.iter().copied().unzip();
+        self.group(&patterns, &positions);
     }
 
     /// Gathers in `spilled` the positions of the patterns found more than [`INLINE`] times, from all the
     /// turn's occurrences as added: a range of their count for each such pattern, then each of its
     /// positions in turn, `positions[0]` counting where the next goes.
     #[cold]
-    fn spill(&mut self, occurrences: &[(u32, u32)]) {
+    fn spill(&mut self, patterns: &[u32], positions: &[u32]) {
         let mut total = 0;
         // Every pattern given has its entry already.
-        for &(pattern, _) in occurrences {
+        for &pattern in patterns {
             let i = self.index_of(pattern);
             self.entries[i].spilled_at = NOT_SPILLED;
         }
-        for &(pattern, _) in occurrences {
+        for &pattern in patterns {
             let i = self.index_of(pattern);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE && entry.spilled_at == NOT_SPILLED {
@@ -180,7 +188,7 @@ impl Found {
         }
         self.spilled.clear();
         self.spilled.resize(total as usize, 0);
-        for &(pattern, position) in occurrences {
+        for (&pattern, &position) in patterns.iter().zip(positions) {
             let i = self.index_of(pattern);
             let entry = &mut self.entries[i];
             if entry.count as usize > INLINE {
@@ -244,26 +252,26 @@ mod tests {
     #[test]
     fn groups_positions_by_pattern_turn_after_turn() {
         let mut found = Found::new(Seed::random());
-        found.group(&[(7, 0), (3, 1), (7, 2), (9000, 2), (3, 4)]);
+        found.group_pairs(&[(7, 0), (3, 1), (7, 2), (9000, 2), (3, 4)]);
         assert_eq!(found.positions_of(7), [0, 2]);
         assert_eq!(found.positions_of(3), [1, 4]);
         assert_eq!(found.positions_of(9000), [2]);
         assert!(found.has(9000) && !found.has(8) && !found.has(u32::MAX));
         // The next turn forgets the last one's patterns.
-        found.group(&[(8, 0)]);
+        found.group_pairs(&[(8, 0)]);
         assert_eq!(found.positions_of(8), [0]);
         assert!(found.positions_of(7).is_empty() && !found.has(3));
         // A turn with more patterns than the table had room for: it grows.
         let many: Vec<(u32, u32)> = (0..1000).map(|i| (i * 2048, i)).collect();
-        found.group(&many);
+        found.group_pairs(&many);
         assert!(found.entries.len() >= 2000);
         assert!((0..1000).all(|i| found.positions_of(i * 2048) == [i]));
         assert!(!found.has(1) && !found.has(8));
         // After a very long turn, a short one gives the room back.
         let long: Vec<(u32, u32)> = (0..100_000).map(|i| (i, i)).collect();
-        found.group(&long);
+        found.group_pairs(&long);
         assert!(found.entries.len() >= 200_000);
-        found.group(&[(3, 0)]);
+        found.group_pairs(&[(3, 0)]);
         assert_eq!(found.entries.len(), MIN_ENTRIES);
         assert_eq!(found.positions_of(3), [0]);
     }
@@ -288,7 +296,7 @@ mod tests {
             };
             occurrences.push((pattern, position));
         }
-        found.group(&occurrences);
+        found.group_pairs(&occurrences);
         for pattern in [7, 3, 5, 139] {
             let expected: Vec<u32> = occurrences
                 .iter()
@@ -300,20 +308,20 @@ mod tests {
         assert_eq!(found.positions_of(7).len(), 14);
         assert_eq!(found.positions_of(5).len(), INLINE);
         // The next turn, without spilling, forgets them; and one that spills again reuses the room.
-        found.group(&[(7, 0), (7, 1)]);
+        found.group_pairs(&[(7, 0), (7, 1)]);
         assert_eq!(found.positions_of(7), [0, 1]);
         assert!(!found.has(3));
         let again: Vec<(u32, u32)> = (0..20).map(|i| (3, i)).collect();
-        found.group(&again);
+        found.group_pairs(&again);
         assert_eq!(found.positions_of(3), (0..20).collect::<Vec<_>>());
     }
 
     #[test]
     fn stamps_wrap_around() {
         let mut found = Found::new(Seed::random());
-        found.group(&[(5, 0)]);
+        found.group_pairs(&[(5, 0)]);
         found.stamp = u32::MAX;
-        found.group(&[(6, 0)]);
+        found.group_pairs(&[(6, 0)]);
         assert_eq!(found.stamp, 1);
         assert!(found.has(6) && !found.has(5));
     }
@@ -321,12 +329,12 @@ mod tests {
     #[test]
     fn the_set_of_patterns_present_forgets_them_when_its_stamp_wraps_around() {
         let mut found = Found::new(Seed::random());
-        found.group(&[(5, 0)]);
+        found.group_pairs(&[(5, 0)]);
         let mark = found.present_stamp;
         assert!(found.may_have(5) && !found.may_have(6));
         // 255 turns later the stamp is the one that marked pattern 5 again: the marks must be gone.
         for turn in 0..255 {
-            found.group(&[(6, turn)]);
+            found.group_pairs(&[(6, turn)]);
         }
         assert_eq!(found.present_stamp, mark);
         assert!(found.may_have(6) && !found.may_have(5));

@@ -159,39 +159,10 @@ impl Lexicon {
         place
     }
 
-    /// Counts one more reading of the word at `place` by the turn of `stamp`, whose speaker is `speaker`:
-    /// the offset in [`Self::numbers`] of its patterns (`pattern_count(place)` of them), and where its
-    /// triggers for that speaker are: [`NO_TRIGGERS`] when it has none or the turn has read it already,
-    /// [`SHARED`] with its place when they are not copied. Triggers are an alone
-    /// count, the programs triggered alone, a second count and that many pairs of a program and the
-    /// pattern that must be present too.
+    /// The numbers of all lists, followed by [`SLACK`] zeros, to [`read`] words in them.
     #[inline]
-    pub(crate) fn read(&mut self, place: u64, stamp: u32, speaker: Speaker) -> (usize, u64) {
-        let at = at(place);
-        // The head taken apart at once: one check of the list's length where each number read by its
-        // index had its own.
-        let [reads, last_stamp, triggers, count, ..] = &mut self.lists[at..] else {
-            unreachable!("a list holds its head");
-        };
-        *reads = reads.saturating_add(1);
-        let first_in_turn = *last_stamp != stamp;
-        *last_stamp = stamp;
-        let client = usize::from(speaker == Speaker::Client);
-        let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
-        // Selected without a branch but for the rare shared triggers: whether a word has triggers, and
-        // whether its turn read it before, vary from word to word.
-        let block = match *triggers {
-            MANY if first_in_turn => SHARED | place,
-            _ if first_in_turn & (*triggers != 0) & (*triggers != MANY) => own,
-            _ => NO_TRIGGERS as u64,
-        };
-        (at + PATTERNS + 1, block)
-    }
-
-    /// The numbers of all lists, followed by [`SLACK`] zeros.
-    #[inline]
-    pub(crate) fn numbers(&self) -> &[u32] {
-        &self.lists
+    pub(crate) fn numbers(&mut self) -> &mut [u32] {
+        &mut self.lists
     }
 
     /// Forgets which turn read each word last (when the turns' stamps wrap around).
@@ -250,6 +221,35 @@ impl Lexicon {
     }
 }
 
+/// Counts one more reading of the word at `place` of the lexicon's `numbers` ([`Lexicon::numbers`]) by
+/// the turn of `stamp`, whose speaker is `speaker`: the offset in `numbers` of its patterns
+/// (`pattern_count(place)` of them), and where its triggers for that speaker are: [`NO_TRIGGERS`] when it
+/// has none or the turn has read it already, [`SHARED`] with its place when they are not copied.
+/// Triggers are an alone count, the programs triggered alone, a second count and that many pairs of a
+/// program and the pattern that must be present too.
+#[inline]
+pub(crate) fn read(numbers: &mut [u32], place: u64, stamp: u32, speaker: Speaker) -> (usize, u64) {
+    let at = at(place);
+    // The head taken apart at once: one check of the list's length where each number read by its
+    // index had its own.
+    let [reads, last_stamp, triggers, count, ..] = &mut numbers[at..] else {
+        unreachable!("a list holds its head");
+    };
+    *reads = reads.saturating_add(1);
+    let first_in_turn = *last_stamp != stamp;
+    *last_stamp = stamp;
+    let client = usize::from(speaker == Speaker::Client);
+    let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
+    // Selected without a branch but for the rare shared triggers: whether a word has triggers, and
+    // whether its turn read it before, vary from word to word.
+    let block = match *triggers {
+        MANY if first_in_turn => SHARED | place,
+        _ if first_in_turn & (*triggers != 0) & (*triggers != MANY) => own,
+        _ => NO_TRIGGERS as u64,
+    };
+    (at + PATTERNS + 1, block)
+}
+
 /// Where a list holds how many times a scan read its word, the stamp of the last turn that did, how many
 /// numbers its triggers for an agent's turn take (those for a client's follow them; 0 when it has no
 /// triggers), and its number of patterns (the patterns follow).
@@ -264,7 +264,7 @@ const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3
 /// [`MAX_COPIED`] phrases, which are not copied. A word's list then stays about as short as its patterns,
 /// however many phrases share them (a pattern common to thousands of phrases, met in a million words).
 const MANY: u32 = u32::MAX;
-const MAX_COPIED: usize = 32;
+pub(crate) const MAX_COPIED: usize = 32;
 
 /// Set in what [`Lexicon::read`] gives for a word whose triggers are not copied: the rest is its place.
 pub(crate) const SHARED: u64 = 1 << 63;

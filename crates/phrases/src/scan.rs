@@ -7,7 +7,7 @@
 
 use crate::compile::{Matcher, Observed, NONE};
 use crate::found::Found;
-use crate::lexicon::{pattern_count, Lexicon, NO_TRIGGERS, SHARED};
+use crate::lexicon::{self, pattern_count, Lexicon, MAX_COPIED, NO_TRIGGERS, SHARED};
 use crate::normalize::{ascii_token, normalize_into, split_whitespace, Token};
 use crate::program::{Program, Seq};
 use crate::turn::{Speaker, Turn};
@@ -28,8 +28,9 @@ pub struct Hit {
 /// fixed length, the next word's overwriting what was past this one's.
 #[derive(Default)]
 struct TurnWords {
-    /// (pattern, position) of each word matching a pattern, by position.
-    occurrences: Vec<(u32, u32)>,
+    /// The pattern and the position of each word matching a pattern, by position, side by side.
+    patterns: Vec<u32>,
+    positions: Vec<u32>,
     /// The programs triggered alone by the turn's words, in its first `alone` numbers.
     alone: Vec<u32>,
     /// The pairs of a program and the pattern it needs too triggered by the turn's words, in its first
@@ -43,7 +44,10 @@ struct TurnWords {
 impl TurnWords {
     /// About how many bytes its buffers hold.
     fn bytes(&self) -> usize {
-        8 * self.occurrences.capacity() + 4 * (self.alone.capacity() + self.pairs.capacity())
+        4 * (self.patterns.capacity()
+            + self.positions.capacity()
+            + self.alone.capacity()
+            + self.pairs.capacity())
     }
 }
 
@@ -496,24 +500,31 @@ fn read_turn(
         words.stamp = 1;
     }
     let stamp = words.stamp;
-    let occurrences = &mut words.occurrences;
-    if occurrences.len() < staged.occurrences + BLOCK {
-        occurrences.resize(staged.occurrences + BLOCK, (0, 0));
-    }
+    // Room for the most each word can write, made once for the turn: a word has at most
+    // `MAX_COPIED` triggers, and writes at least a block of each kind.
+    let room = |buffer: &mut Vec<u32>, numbers: usize| {
+        if buffer.len() < numbers {
+            buffer.resize(numbers, 0);
+        }
+    };
+    room(&mut words.patterns, staged.occurrences + BLOCK);
+    room(&mut words.positions, staged.occurrences + BLOCK);
+    room(&mut words.alone, staged.len() * MAX_COPIED.max(BLOCK));
+    room(&mut words.pairs, staged.len() * 2 * MAX_COPIED.max(BLOCK));
+    let numbers = lexicon.numbers();
     let (mut alone, mut pairs) = (0, 0);
     let mut at = 0;
     for (position, word) in staged.words.iter().enumerate() {
         let place = word.key as u64;
         let count = pattern_count(place) as usize;
-        let (first, mut block) = lexicon.read(place, stamp, speaker);
-        let numbers = lexicon.numbers();
-        let position = position as u32;
+        let (first, mut block) = lexicon::read(numbers, place, stamp, speaker);
+        let numbers = &*numbers;
         let head: &[u32; BLOCK] = numbers[first..first + BLOCK].try_into().unwrap();
-        occurrences[at..at + BLOCK].copy_from_slice(&head.map(|pattern| (pattern, position)));
+        words.patterns[at..at + BLOCK].copy_from_slice(head);
+        words.positions[at..at + BLOCK].copy_from_slice(&[position as u32; BLOCK]);
         if count > BLOCK {
-            for (i, &pattern) in numbers[first..first + count].iter().enumerate().skip(BLOCK) {
-                occurrences[at + i] = (pattern, position);
-            }
+            words.patterns[at..at + count].copy_from_slice(&numbers[first..first + count]);
+            words.positions[at..at + count].fill(position as u32);
         }
         at += count;
         if block & SHARED != 0 {
@@ -525,9 +536,6 @@ fn read_turn(
         let block = block as usize;
         let count = numbers[block] as usize;
         let from = &numbers[block + 1..];
-        if words.alone.len() < alone + count.max(BLOCK) {
-            words.alone.resize(alone + count.max(BLOCK), 0);
-        }
         if count <= BLOCK {
             words.alone[alone..alone + BLOCK].copy_from_slice(&from[..BLOCK]);
         } else {
@@ -536,9 +544,6 @@ fn read_turn(
         alone += count;
         let second = numbers[block + 1 + count] as usize * 2;
         let from = &numbers[block + 2 + count..];
-        if words.pairs.len() < pairs + second.max(2 * BLOCK) {
-            words.pairs.resize(pairs + second.max(2 * BLOCK), 0);
-        }
         if second <= 2 * BLOCK {
             words.pairs[pairs..pairs + 2 * BLOCK].copy_from_slice(&from[..2 * BLOCK]);
         } else {
@@ -546,7 +551,7 @@ fn read_turn(
         }
         pairs += second;
     }
-    found.group(&occurrences[..at]);
+    found.group(&words.patterns[..at], &words.positions[..at]);
     Triggered { alone, pairs }
 }
 
@@ -829,16 +834,16 @@ mod tests {
         let lexicon = &mut scanner.state.lexicon;
         let place = lexicon.place_of_key(key, lexicon.prefetch(key), &matcher);
         // Read by a turn that has not read it yet: it has triggers, which are not copied.
-        let (first, block) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
+        let (first, block) =
+            crate::lexicon::read(lexicon.numbers(), place, u32::MAX - 7, Speaker::Agent);
         assert_eq!(crate::lexicon::pattern_count(place), 1);
-        assert_eq!(
-            &lexicon.numbers()[first..first + 1],
-            lexicon.patterns(place)
-        );
+        let patterns = lexicon.patterns(place).to_vec();
+        assert_eq!(lexicon.numbers()[first..first + 1], patterns);
         assert!(lexicon.triggers(block).is_none());
         assert_eq!(lexicon.patterns(place).len(), 1);
         // Read again by the same turn: its triggers are not given twice.
-        let (_, again) = lexicon.read(place, u32::MAX - 7, Speaker::Agent);
+        let (_, again) =
+            crate::lexicon::read(lexicon.numbers(), place, u32::MAX - 7, Speaker::Agent);
         assert_eq!(again, crate::lexicon::NO_TRIGGERS as u64);
     }
 
