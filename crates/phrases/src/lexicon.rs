@@ -5,6 +5,8 @@
 //! pattern to triggers cost a cache miss at each step. The calls of a company share most of their words,
 //! so the lists stay few.
 
+use std::hint::select_unpredictable;
+
 use crate::compile::{Matcher, NONE};
 use crate::glob::glob_match;
 use crate::hash::{Seed, WordMap};
@@ -242,11 +244,14 @@ pub(crate) fn read(numbers: &mut [u32], place: u64, stamp: u32, speaker: Speaker
     let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
     // Selected without a branch but for the rare shared triggers: whether a word has triggers, and
     // whether its turn read it before, vary from word to word.
-    let block = match *triggers {
-        MANY if first_in_turn => SHARED | place,
-        _ if first_in_turn & (*triggers != 0) & (*triggers != MANY) => own,
-        _ => NO_TRIGGERS as u64,
-    };
+    if *triggers == MANY && first_in_turn {
+        return (at + PATTERNS + 1, SHARED | place);
+    }
+    let block = select_unpredictable(
+        first_in_turn & (*triggers != 0) & (*triggers != MANY),
+        own,
+        NO_TRIGGERS as u64,
+    );
     (at + PATTERNS + 1, block)
 }
 

@@ -500,17 +500,15 @@ fn read_turn(
         words.stamp = 1;
     }
     let stamp = words.stamp;
-    // Room for the most each word can write, made once for the turn: a word has at most
-    // `MAX_COPIED` triggers, and writes at least a block of each kind.
-    let room = |buffer: &mut Vec<u32>, numbers: usize| {
-        if buffer.len() < numbers {
-            buffer.resize(numbers, 0);
-        }
-    };
     room(&mut words.patterns, staged.occurrences + BLOCK);
     room(&mut words.positions, staged.occurrences + BLOCK);
-    room(&mut words.alone, staged.len() * MAX_COPIED.max(BLOCK));
-    room(&mut words.pairs, staged.len() * 2 * MAX_COPIED.max(BLOCK));
+    // The most numbers of each kind of trigger a word writes: it has at most `MAX_COPIED` triggers, and
+    // writes at least a block.
+    const ALONE: usize = if MAX_COPIED > BLOCK {
+        MAX_COPIED
+    } else {
+        BLOCK
+    };
     let numbers = lexicon.numbers();
     let (mut alone, mut pairs) = (0, 0);
     let mut at = 0;
@@ -533,6 +531,12 @@ fn read_turn(
             shared.extend_from_slice(&numbers[first..first + count]);
             block = NO_TRIGGERS as u64;
         }
+        // Room checked per word, not made for the most a turn could take: a turn of many words would
+        // take many times what its triggers need.
+        if alone + ALONE > words.alone.len() || pairs + 2 * ALONE > words.pairs.len() {
+            room(&mut words.alone, 2 * (alone + ALONE));
+            room(&mut words.pairs, 2 * (pairs + 2 * ALONE));
+        }
         let block = block as usize;
         let count = numbers[block] as usize;
         let from = &numbers[block + 1..];
@@ -553,6 +557,13 @@ fn read_turn(
     }
     found.group(&words.patterns[..at], &words.positions[..at]);
     Triggered { alone, pairs }
+}
+
+/// Grows a buffer of [`TurnWords`] to at least `numbers` numbers.
+fn room(buffer: &mut Vec<u32>, numbers: usize) {
+    if buffer.len() < numbers {
+        buffer.resize(numbers, 0);
+    }
 }
 
 /// The first alternative of a phrase whose every sequence occurs in the turn, as the earliest start and
@@ -871,6 +882,21 @@ mod tests {
                 scanner.state.programs.capacity()
             );
         }
+    }
+
+    #[test]
+    fn a_long_turn_takes_room_for_the_triggers_it_has_not_for_the_most_it_could() {
+        // 100,000 words, of which one distinct word triggers: the trigger buffers stay the size of a
+        // few words' triggers, where room for the most each word could write would be 38 MB.
+        let matcher = matcher_of(&["refund", "refund please"]);
+        let mut text = vec!["refund"; 50_000].join(" x ");
+        text.push_str(" please");
+        let turns = [Turn::new(Speaker::Agent, 0.0, 1.0, text)];
+        let mut scanner = matcher.scanner();
+        assert_eq!(scanner.scan(&turns, 1.0).len(), 2);
+        let words = &scanner.state.words;
+        assert!(words.alone.len() < 1_000, "{}", words.alone.len());
+        assert!(words.pairs.len() < 1_000, "{}", words.pairs.len());
     }
 
     #[test]
