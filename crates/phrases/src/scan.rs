@@ -885,6 +885,48 @@ mod tests {
     }
 
     #[test]
+    fn a_word_with_more_patterns_and_triggers_than_a_block_copies_them_all() {
+        // "refunding" matches six patterns, each triggering a phrase alone and one with "please" as its
+        // second pattern: more than the four of each that a word copies as one block.
+        let patterns = ["refund*", "refun*", "*ding", "*ing", "refunding", "r*g"];
+        let texts: Vec<String> = patterns
+            .iter()
+            .map(|p| p.to_string())
+            .chain(patterns.iter().map(|p| format!("{p} please")))
+            .chain(patterns.iter().map(|p| format!("please & {p}")))
+            .collect();
+        let phrases: Vec<Phrase> = texts.iter().map(|t| Phrase::parse(t).unwrap()).collect();
+        let mut builder = MatcherBuilder::new();
+        for (id, phrase) in phrases.iter().enumerate() {
+            builder.add(id as u32, phrase.clone(), None);
+        }
+        let matcher = builder.build();
+        let turns: Vec<Turn> = ["refunding please", "please refunding", "so refunding, yes"]
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Turn::new(Speaker::Client, i as f64, i as f64 + 1.0, *text))
+            .collect();
+        let mut expected = Vec::new();
+        for (index, turn) in turns.iter().enumerate() {
+            for (id, phrase) in phrases.iter().enumerate() {
+                if crate::reference::matches(phrase, None, turn, 3.0).is_some() {
+                    expected.push((index, id as u32));
+                }
+            }
+        }
+        let got: Vec<(usize, u32)> = matcher
+            .scanner()
+            .scan(&turns, 3.0)
+            .iter()
+            .map(|h| (h.turn, h.phrase))
+            .collect();
+        // Every phrase in the first turn, the alone and `&` ones in the second, the alone ones in the
+        // third.
+        assert_eq!(expected.len(), 18 + 12 + 6);
+        assert_eq!(got, expected);
+    }
+
+    #[test]
     fn a_long_turn_takes_room_for_the_triggers_it_has_not_for_the_most_it_could() {
         // 100,000 words, of which one distinct word triggers: the trigger buffers stay the size of a
         // few words' triggers, where room for the most each word could write would be 38 MB.
