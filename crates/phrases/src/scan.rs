@@ -511,6 +511,8 @@ fn read_turn(
     };
     let numbers = lexicon.numbers();
     let (mut alone, mut pairs) = (0, 0);
+    // Both trigger buffers hold at least this many numbers.
+    let mut held = words.alone.len().min(words.pairs.len());
     let mut at = 0;
     for (position, word) in staged.words.iter().enumerate() {
         let place = word.key as u64;
@@ -532,10 +534,12 @@ fn read_turn(
             block = NO_TRIGGERS as u64;
         }
         // Room checked per word, not made for the most a turn could take: a turn of many words would
-        // take many times what its triggers need.
-        if alone + ALONE > words.alone.len() || pairs + 2 * ALONE > words.pairs.len() {
-            room(&mut words.alone, 2 * (alone + ALONE));
-            room(&mut words.pairs, 2 * (pairs + 2 * ALONE));
+        // take many times what its triggers need. One comparison covers both buffers.
+        if alone + pairs + 2 * ALONE > held {
+            let numbers = 2 * (alone + pairs + 2 * ALONE);
+            room(&mut words.alone, numbers);
+            room(&mut words.pairs, numbers);
+            held = numbers;
         }
         let block = block as usize;
         let count = numbers[block] as usize;
