@@ -49,6 +49,12 @@ pub(crate) struct Found {
     present_stamp: u8,
 }
 
+/// Where the probe for a pattern starts: the top bits of its product with the table's multiplier.
+#[inline]
+fn first_entry(pattern: u32, multiplier: u64, shift: u32) -> usize {
+    (u64::from(pattern).wrapping_mul(multiplier) >> shift) as usize
+}
+
 /// The key of a pattern's entry in the turn of `stamp`.
 #[inline]
 fn key(stamp: u32, pattern: u32) -> u64 {
@@ -82,7 +88,7 @@ impl Found {
 
     #[inline]
     fn first_entry(&self, pattern: u32) -> usize {
-        (u64::from(pattern).wrapping_mul(self.multiplier) >> self.shift) as usize
+        first_entry(pattern, self.multiplier, self.shift)
     }
 
     /// The index of the entry of a pattern of the current turn.
@@ -132,7 +138,7 @@ impl Found {
         let mut most = 0;
         for (&pattern, &position) in patterns.iter().zip(positions) {
             let key = key(stamp, pattern);
-            let mut i = (u64::from(pattern).wrapping_mul(multiplier) >> shift) as usize;
+            let mut i = first_entry(pattern, multiplier, shift);
             // Past the entries of the turn's other patterns (few: the table is at most half full).
             while taken_by_other(&entries[i], key) {
                 i = (i + 1) & mask;

@@ -19,7 +19,7 @@ use crate::turn::Speaker;
 pub(crate) const NO_PATTERNS: u64 = 0;
 
 /// Where the triggers of a word without any for the turn are: an alone count and a second count of 0
-/// (`Lexicon::read`), after the empty list's head.
+/// ([`read`]), after the empty list's head.
 pub(crate) const NO_TRIGGERS: usize = PATTERNS + 1;
 
 /// The offset of the first list learnt, after the empty list and [`NO_TRIGGERS`].
@@ -177,7 +177,7 @@ impl Lexicon {
         }
     }
 
-    /// The triggers at `block`, as [`Self::read`] gave it; None when its word's patterns trigger too many
+    /// The triggers at `block`, as [`read`] gave it; None when its word's patterns trigger too many
     /// phrases to be copied (read them from the matcher, `Matcher::triggered`), the word's place then
     /// being the rest of `block`.
     #[cfg(test)]
@@ -242,16 +242,13 @@ pub(crate) fn read(numbers: &mut [u32], place: u64, stamp: u32, speaker: Speaker
     *last_stamp = stamp;
     let client = usize::from(speaker == Speaker::Client);
     let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
-    // Selected without a branch but for the rare shared triggers: whether a word has triggers, and
-    // whether its turn read it before, vary from word to word.
+    // Selected without a branch but for the rare shared triggers (shared words read again by the turn
+    // fall through to the select, false for them): whether a word has triggers, and whether its turn
+    // read it before, vary from word to word.
     if *triggers == MANY && first_in_turn {
         return (at + PATTERNS + 1, SHARED | place);
     }
-    let block = select_unpredictable(
-        first_in_turn & (*triggers != 0) & (*triggers != MANY),
-        own,
-        NO_TRIGGERS as u64,
-    );
+    let block = select_unpredictable(first_in_turn & (*triggers != 0), own, NO_TRIGGERS as u64);
     (at + PATTERNS + 1, block)
 }
 
@@ -262,7 +259,7 @@ const READS: usize = 0;
 const STAMP: usize = 1;
 const TRIGGERS: usize = 2;
 const PATTERNS: usize = 3;
-// `Lexicon::read` takes a head apart in this order.
+// `read` takes a head apart in this order.
 const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3);
 
 /// In place of how many numbers a word's triggers take: its patterns trigger more than
@@ -271,7 +268,7 @@ const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3
 const MANY: u32 = u32::MAX;
 pub(crate) const MAX_COPIED: usize = 32;
 
-/// Set in what [`Lexicon::read`] gives for a word whose triggers are not copied: the rest is its place.
+/// Set in what [`read`] gives for a word whose triggers are not copied: the rest is its place.
 pub(crate) const SHARED: u64 = 1 << 63;
 
 /// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
@@ -279,7 +276,6 @@ pub(crate) const SHARED: u64 = 1 << 63;
 /// it triggers with a second pattern that must be present too, as (program, pattern). In `lists`, the
 /// number of the first, the first, the number of the second, the second.
 pub(crate) struct Triggers<'a> {
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) alone: &'a [u32],
     /// Two numbers each.
     pub(crate) with_second: &'a [u32],
