@@ -26,13 +26,6 @@ impl Seed {
     }
 }
 
-impl Seed {
-    /// An odd number drawn from the seed, for a multiplicative hash of small numbers.
-    pub(crate) fn multiplier(&self) -> u64 {
-        (self.0[0] ^ self.0[1].rotate_left(17)) | 1
-    }
-}
-
 impl Default for Seed {
     fn default() -> Self {
         Seed::random()

@@ -144,8 +144,9 @@ pub struct ScanState {
     search: Search,
     /// How many hits the last call had.
     last_hits: usize,
-    /// The programs to evaluate on the turn if their second pattern is present: (program, pattern).
-    candidates: Vec<(u32, u32)>,
+    /// The programs triggered with a second pattern whose second pattern the turn has, in its first
+    /// numbers; it only grows.
+    candidates: Vec<u32>,
     /// The programs to evaluate on the turn.
     programs: Vec<u32>,
     /// The turn's patterns whose triggers are not copied in the lexicon (too many).
@@ -157,8 +158,10 @@ impl ScanState {
     /// `lexicon.rs`), so a pool of states can drop those grown too large to be worth keeping.
     pub fn bytes(&self) -> usize {
         self.lexicon.bytes()
-            + 4 * (self.forgotten.capacity() + self.programs.capacity() + self.shared.capacity())
-            + 8 * self.candidates.capacity()
+            + 4 * (self.forgotten.capacity()
+                + self.programs.capacity()
+                + self.shared.capacity()
+                + self.candidates.capacity())
             + self.words.bytes()
             + self.staged.iter().map(Staged::bytes).sum::<usize>()
             + self.found.bytes()
@@ -183,7 +186,7 @@ impl Matcher {
                 forgotten: Vec::new(),
                 words: TurnWords::default(),
                 staged: Default::default(),
-                found: Found::new(self.seed),
+                found: Found::new(self.pattern_count()),
                 search: Search::default(),
                 last_hits: 0,
                 candidates: Vec::new(),
@@ -255,36 +258,28 @@ impl Scanner<'_> {
             );
             let found = &self.state.found;
             let words = &self.state.words;
-            // The phrases the turn's words trigger alone, and those whose second pattern may be present,
-            // the latter without a branch per trigger: a turn has dozens, most of them passing or
-            // failing at random, and a mispredicted branch costs more than the check.
-            // Each pair is written after those kept so far, and kept by counting it; the buffer
-            // only grows, so that in the long run nothing is zeroed, copied or reallocated per turn.
-            let programs = &mut self.state.programs;
-            programs.clear();
-            programs.extend_from_slice(&words.alone[..triggered.alone]);
-            for &program in programs.iter() {
-                prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
-            }
+            // The phrases the turn's words trigger alone, and those whose second pattern is present, the
+            // latter without a branch per trigger: a turn has dozens, most of them passing or failing at
+            // random, and a mispredicted branch costs more than the check. Each program is written
+            // after those kept so far, and kept by counting it; the buffer only grows, so that in the
+            // long run nothing is zeroed, copied or reallocated per turn.
             let candidates = &mut self.state.candidates;
             let count = triggered.pairs / 2;
             if candidates.len() < count {
-                candidates.resize(count, (0, 0));
+                candidates.resize(count, 0);
             }
             let mut kept = 0;
             for pair in words.pairs[..triggered.pairs].chunks_exact(2) {
-                candidates[kept] = (pair[0], pair[1]);
-                kept += usize::from(found.may_have(pair[1]));
+                candidates[kept] = pair[0];
+                kept += usize::from(found.has(pair[1]));
             }
-            programs.extend(
-                candidates[..kept]
-                    .iter()
-                    .filter(|&&(_, also)| found.has(also))
-                    .map(|&(program, _)| {
-                        prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
-                        program
-                    }),
-            );
+            let programs = &mut self.state.programs;
+            programs.clear();
+            programs.extend_from_slice(&words.alone[..triggered.alone]);
+            programs.extend_from_slice(&candidates[..kept]);
+            for &program in programs.iter() {
+                prefetch(matcher.program.as_ptr().wrapping_add(program as usize));
+            }
             if !shared.is_empty() {
                 shared.sort_unstable();
                 shared.dedup();
