@@ -944,3 +944,92 @@ async fn meilisearch_failures_are_backend_errors() {
         Err(SearchError::Backend(_))
     ));
 }
+
+/// A request for a task that fails on the way (here: its connection closed by a proxy before any
+/// answer, as a server closing a kept connection does) is asked again, so the write it waits for is not
+/// reported failed while the server applied it; and a server that stays unreachable still fails the wait.
+#[tokio::test]
+async fn a_task_request_lost_on_the_way_is_made_again() {
+    let Some(server) = MeiliServer::start().await else {
+        return;
+    };
+    // Closes without an answer the connections of the first `lost` requests for a task, and passes
+    // everything else to the server.
+    let lost = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(2));
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let upstream = server.url.trim_start_matches("http://").to_string();
+    let to_lose = lost.clone();
+    tokio::spawn(async move {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut client, _)) = proxy.accept().await {
+            let (upstream, to_lose) = (upstream.clone(), to_lose.clone());
+            tokio::spawn(async move {
+                let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                let mut buffer = vec![0u8; 64 * 1024];
+                loop {
+                    let read = tokio::select! {
+                        read = client.read(&mut buffer) => match read {
+                            Ok(n) if n > 0 => n,
+                            _ => return,
+                        },
+                        answer = async {
+                            let mut answer = vec![0u8; 64 * 1024];
+                            let n = server.read(&mut answer).await;
+                            (answer, n)
+                        } => match answer {
+                            (answer, Ok(n)) if n > 0 => {
+                                if client.write_all(&answer[..n]).await.is_err() {
+                                    return;
+                                }
+                                continue;
+                            }
+                            _ => return,
+                        },
+                    };
+                    let asks_for_task = buffer[..read].starts_with(b"GET /tasks/");
+                    if asks_for_task
+                        && to_lose
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                    {
+                        // Dropped unanswered: the request is lost on the way.
+                        return;
+                    }
+                    if server.write_all(&buffer[..read]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let index = MeiliIndex::connect(&proxy_url, Some(MASTER_KEY), "calls")
+        .await
+        .expect("the lost requests for the task were made again");
+    assert_eq!(
+        lost.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "both were lost"
+    );
+    index
+        .upsert(&[call("c1", ACME_SALES_INBOX, T0, "refund")])
+        .await
+        .unwrap();
+    assert_eq!(
+        run(&index, &query(company("acme"), "refund")).await.total,
+        1
+    );
+
+    // Every request for the task lost: the wait gives up after a few, reported as the backend's failure.
+    lost.store(u32::MAX, std::sync::atomic::Ordering::SeqCst);
+    let written = index
+        .upsert(&[call("c2", ACME_SALES_INBOX, T0, "refund")])
+        .await;
+    assert!(
+        matches!(written, Err(SearchError::Backend(_))),
+        "{written:?}"
+    );
+}

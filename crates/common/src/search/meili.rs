@@ -19,7 +19,7 @@
 //! characters, so every one in a crop is a mark.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use meilisearch_sdk::client::Client;
@@ -44,6 +44,8 @@ use super::{
 const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often a waiting write asks for its task.
 const TASK_POLL: Duration = Duration::from_millis(10);
+/// How many requests for a task may fail on the way in one wait before the wait does.
+const TASK_RETRIES: u32 = 3;
 /// The snippet's length, in words.
 const CROP_WORDS: usize = 30;
 /// Meilisearch's highlight marks, replaced by `<em>`…`</em>` once the crop is escaped.
@@ -120,14 +122,27 @@ impl MeiliIndex {
         self
     }
 
-    /// Waits for the task a request enqueued, and says how it ended.
+    /// Waits for the task a request enqueued, and says how it ended. Asking for the task again is safe
+    /// (the task goes on whatever is asked), so a request for it that fails on the way, such as on a kept
+    /// connection the server has just closed, is made again, up to [`TASK_RETRIES`] times in one wait.
     async fn finish(&self, enqueued: Result<TaskInfo, MeiliError>) -> Result<(), TaskError> {
         let task = enqueued.map_err(|e| TaskError::Request(meili_error(e)))?;
-        let done = self
-            .client
-            .wait_for_task(task, Some(TASK_POLL), Some(self.task_timeout))
-            .await
-            .map_err(|e| TaskError::Request(meili_error(e)))?;
+        let started = Instant::now();
+        let mut failed = 0;
+        let done = loop {
+            let left = self.task_timeout.saturating_sub(started.elapsed());
+            match self
+                .client
+                .wait_for_task(&task, Some(TASK_POLL), Some(left))
+                .await
+            {
+                Err(MeiliError::HttpError(_)) if failed < TASK_RETRIES => {
+                    failed += 1;
+                    tokio::time::sleep(TASK_POLL).await;
+                }
+                waited => break waited.map_err(|e| TaskError::Request(meili_error(e)))?,
+            }
+        };
         match done {
             Task::Succeeded { .. } => Ok(()),
             Task::Failed { content } => Err(TaskError::Failed(
