@@ -15,6 +15,7 @@ use common::search::{
     SearchQuery, MAX_LIMIT,
 };
 use common::testing::meili::{MeiliServer, MASTER_KEY};
+use common::testing::proxy::TcpProxy;
 
 /// Generates, for each behaviour, one test on the embedded index and one on Meilisearch.
 macro_rules! contract {
@@ -953,67 +954,15 @@ async fn a_task_request_lost_on_the_way_is_made_again() {
     let Some(server) = MeiliServer::start().await else {
         return;
     };
-    // Closes without an answer the connections of the first `lost` requests for a task, and passes
+    // Closes without an answer the connections of the first two requests for a task, and passes
     // everything else to the server.
-    let lost = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(2));
-    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
-    let upstream = server.url.trim_start_matches("http://").to_string();
-    let to_lose = lost.clone();
-    tokio::spawn(async move {
-        use std::sync::atomic::Ordering;
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        while let Ok((mut client, _)) = proxy.accept().await {
-            let (upstream, to_lose) = (upstream.clone(), to_lose.clone());
-            tokio::spawn(async move {
-                let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await else {
-                    return;
-                };
-                let mut buffer = vec![0u8; 64 * 1024];
-                loop {
-                    let read = tokio::select! {
-                        read = client.read(&mut buffer) => match read {
-                            Ok(n) if n > 0 => n,
-                            _ => return,
-                        },
-                        answer = async {
-                            let mut answer = vec![0u8; 64 * 1024];
-                            let n = server.read(&mut answer).await;
-                            (answer, n)
-                        } => match answer {
-                            (answer, Ok(n)) if n > 0 => {
-                                if client.write_all(&answer[..n]).await.is_err() {
-                                    return;
-                                }
-                                continue;
-                            }
-                            _ => return,
-                        },
-                    };
-                    let asks_for_task = buffer[..read].starts_with(b"GET /tasks/");
-                    if asks_for_task
-                        && to_lose
-                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                            .is_ok()
-                    {
-                        // Dropped unanswered: the request is lost on the way.
-                        return;
-                    }
-                    if server.write_all(&buffer[..read]).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
+    let proxy = TcpProxy::start(server.url.trim_start_matches("http://"), true).await;
+    let proxy_url = format!("http://{}", proxy.addr);
+    proxy.lose(b"GET /tasks/", 2);
     let index = MeiliIndex::connect(&proxy_url, Some(MASTER_KEY), "calls")
         .await
         .expect("the lost requests for the task were made again");
-    assert_eq!(
-        lost.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "both were lost"
-    );
+    assert_eq!(proxy.left_to_lose(), 0, "both were lost");
     index
         .upsert(&[call("c1", ACME_SALES_INBOX, T0, "refund")])
         .await
@@ -1024,7 +973,7 @@ async fn a_task_request_lost_on_the_way_is_made_again() {
     );
 
     // Every request for the task lost: the wait gives up after a few, reported as the backend's failure.
-    lost.store(u32::MAX, std::sync::atomic::Ordering::SeqCst);
+    proxy.lose(b"GET /tasks/", u32::MAX);
     let written = index
         .upsert(&[call("c2", ACME_SALES_INBOX, T0, "refund")])
         .await;

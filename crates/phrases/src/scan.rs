@@ -107,6 +107,8 @@ struct Search {
     reachable: Vec<Vec<u32>>,
     /// The positions of the leftmost occurrence found.
     chosen: Vec<u32>,
+    /// The positions of the last pattern that can end the sequence.
+    last: Vec<u32>,
 }
 
 /// The last byte of a key that holds a word's lexicon place rather than the word (an inline key's last
@@ -580,18 +582,15 @@ fn evaluate(
     };
     if let Some(pattern) = program.one_word() {
         // The most common phrase: its pattern's first position.
-        return found
-            .positions_of(pattern)
-            .first()
-            .map(|&position| time(position));
+        return found.first_position(pattern).map(time);
     }
     // Whether a sequence of the current alternative is missing: skip to the alternative's end.
     let mut missing = false;
     for seq in program.seqs() {
         if !missing && seq.patterns.len() == 1 && !seq.starts && !seq.ends {
             // One word anywhere (most sequences): its first position.
-            match found.positions_of(seq.patterns[0]).first() {
-                Some(&position) => {
+            match found.first_position(seq.patterns[0]) {
+                Some(position) => {
                     let (s, e) = time(position);
                     start = start.min(s);
                     end = end.max(e);
@@ -631,11 +630,13 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
         return false;
     }
     if k == 1 {
-        let list = found.positions_of(patterns[0]);
         let position = if seq.ends {
-            list.last().copied().filter(|&p| p == last_word)
+            found
+                .positions_of(patterns[0])
+                .last()
+                .filter(|&p| p == last_word)
         } else {
-            list.first().copied()
+            found.first_position(patterns[0])
         };
         return match position {
             Some(p) if !seq.starts || p == 0 => {
@@ -646,13 +647,19 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
         };
     }
     // The last pattern's positions that can end the sequence: all of them, or the last word for `$`.
-    let mut list = found.positions_of(patterns[k - 1]);
+    let list = &mut search.last;
+    list.clear();
+    list.extend(found.positions_of(patterns[k - 1]));
     if seq.ends {
-        list = match list.last() {
-            Some(p) if *p == last_word => std::slice::from_ref(p),
-            _ => &[],
-        };
+        match list.last() {
+            Some(&p) if p == last_word => {
+                list.clear();
+                list.push(p);
+            }
+            _ => list.clear(),
+        }
     }
+    let list = &search.last[..];
     if list.is_empty() {
         return false;
     }
@@ -660,7 +667,7 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
         // Two patterns (most sequences of several): the first position with a second one after it within
         // reach, and that second one, in one pass over both lists.
         let mut j = 0;
-        for &p in found.positions_of(patterns[0]) {
+        for p in found.positions_of(patterns[0]) {
             if seq.starts && p != 0 {
                 return false;
             }
@@ -686,7 +693,7 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
         let next: &[u32] = if i + 2 == k { list } else { &tail[0] };
         current.clear();
         let mut j = 0;
-        for &p in found.positions_of(patterns[i]) {
+        for p in found.positions_of(patterns[i]) {
             while j < next.len() && next[j] <= p {
                 j += 1;
             }
@@ -941,9 +948,9 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_found_more_often_than_an_entry_holds_keeps_every_position() {
-        // "refund" 14 times, then once more right before "now": only that 15th position, past the 12 an
-        // entry of the turn's table holds, completes the sequence.
+    fn a_pattern_found_many_times_keeps_every_position() {
+        // "refund" 14 times, then once more right before "now": only that 15th position completes the
+        // sequence.
         let matcher = matcher_of(&["refund now"]);
         let mut text = vec!["refund"; 14].join(" x ");
         text.push_str(" x refund now");

@@ -2,13 +2,60 @@
 //! down, it refuses new connections and cuts the open ones, as a restarting broker or a network outage
 //! would; the server itself, shared by every test running in parallel, is never touched. It can also
 //! stall the open connections: they stay open and carry nothing more, as when a peer or a link between
-//! vanishes without closing anything, which the client notices only by waiting.
+//! vanishes without closing anything, which the client notices only by waiting. And it can lose
+//! requests: close the connection of a client chunk that starts with given bytes without passing it on, as
+//! a server closing a kept connection just as a request goes out does.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::broadcast;
+
+/// Which client chunks to lose, and how many more ([`TcpProxy::lose`]).
+#[derive(Default)]
+struct Loss {
+    prefix: Mutex<Vec<u8>>,
+    left: AtomicU32,
+}
+
+impl Loss {
+    /// Whether this chunk from a client is to be lost, counting it if so.
+    fn takes(&self, chunk: &[u8]) -> bool {
+        let prefix = self.prefix.lock().unwrap();
+        !prefix.is_empty()
+            && chunk.starts_with(&prefix)
+            && self
+                .left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+    }
+}
+
+/// Passes a client's chunks to the server, but for one to lose: then it returns, which closes the
+/// connection. At the client's end of sending, the server's side is shut for writing and the answers
+/// still flow.
+async fn pass_requests(
+    mut client: tokio::net::tcp::OwnedReadHalf,
+    mut server: tokio::net::tcp::OwnedWriteHalf,
+    loss: &Loss,
+) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let read = match client.read(&mut chunk).await {
+            Ok(0) => {
+                let _ = server.shutdown().await;
+                return std::future::pending().await;
+            }
+            Ok(read) => read,
+            Err(_) => return,
+        };
+        if loss.takes(&chunk[..read]) || server.write_all(&chunk[..read]).await.is_err() {
+            return;
+        }
+    }
+}
 
 pub struct TcpProxy {
     /// The proxy's own address, `127.0.0.1:<port>`.
@@ -16,6 +63,7 @@ pub struct TcpProxy {
     up: Arc<AtomicBool>,
     cut: broadcast::Sender<()>,
     stall: broadcast::Sender<()>,
+    loss: Arc<Loss>,
     accepting: tokio::task::JoinHandle<()>,
 }
 
@@ -27,23 +75,32 @@ impl TcpProxy {
         let up = Arc::new(AtomicBool::new(up));
         let (cut, _) = broadcast::channel(1);
         let (stall, _) = broadcast::channel(1);
+        let loss = Arc::new(Loss::default());
         let accepting = {
-            let (up, cut, stall, target) =
-                (up.clone(), cut.clone(), stall.clone(), target.to_string());
+            let (up, cut, stall, loss, target) = (
+                up.clone(),
+                cut.clone(),
+                stall.clone(),
+                loss.clone(),
+                target.to_string(),
+            );
             tokio::spawn(async move {
-                while let Ok((mut inbound, _)) = listener.accept().await {
+                while let Ok((inbound, _)) = listener.accept().await {
                     if !up.load(Ordering::SeqCst) {
                         // Down: the connection ends before the server's greeting.
                         continue;
                     }
                     let (mut cut, mut stall) = (cut.subscribe(), stall.subscribe());
-                    let target = target.clone();
+                    let (target, loss) = (target.clone(), loss.clone());
                     tokio::spawn(async move {
-                        let Ok(mut outbound) = TcpStream::connect(&target).await else {
+                        let Ok(outbound) = TcpStream::connect(&target).await else {
                             return;
                         };
+                        let (client_reads, mut client_writes) = inbound.into_split();
+                        let (mut server_reads, server_writes) = outbound.into_split();
                         tokio::select! {
-                            _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => return,
+                            _ = pass_requests(client_reads, server_writes, &loss) => return,
+                            _ = tokio::io::copy(&mut server_reads, &mut client_writes) => return,
                             _ = cut.recv() => return,
                             _ = stall.recv() => {}
                         }
@@ -58,6 +115,7 @@ impl TcpProxy {
             up,
             cut,
             stall,
+            loss,
             accepting,
         }
     }
@@ -81,6 +139,18 @@ impl TcpProxy {
     /// The connections open now carry nothing more, in either direction, and stay open; new ones work.
     pub fn stall(&self) {
         let _ = self.stall.send(());
+    }
+
+    /// The next `times` chunks that a client sends starting with `prefix` (a request line, say) are lost:
+    /// the connection that sent each is closed without passing it on, and with no answer. The rest passes.
+    pub fn lose(&self, prefix: &[u8], times: u32) {
+        *self.loss.prefix.lock().unwrap() = prefix.to_vec();
+        self.loss.left.store(times, Ordering::SeqCst);
+    }
+
+    /// How many of the chunks [`Self::lose`] asked for are still to be lost.
+    pub fn left_to_lose(&self) -> u32 {
+        self.loss.left.load(Ordering::SeqCst)
     }
 }
 
