@@ -1,6 +1,7 @@
 //! The object store contract, which every adapter passes: objects round-trip byte for byte, are replaced
 //! whole, are deleted idempotently, list in order by prefix with a resumable cursor, are replaced by a
-//! conditional write only while unchanged since read, and no key reaches outside the store. Run against the local-directory adapter and against the S3 adapter talking to a
+//! conditional write only while unchanged since read, are written and removed side by side in one folder
+//! without failing, and no key reaches outside the store. Run against the local-directory adapter and against the S3 adapter talking to a
 //! real S3-protocol server (s3s-fs over loopback HTTP, with SigV4 signatures).
 
 use common::objects::{LocalDirectory, ObjectError, ObjectStore, S3Options, S3Store};
@@ -187,6 +188,32 @@ async fn a_conditional_write_replaces_only_what_was_read(store: &dyn ObjectStore
     ));
 }
 
+/// Writes and removals of keys of one folder, racing, all succeed: a removal that leaves a folder empty
+/// does not fail a write into it that is under way. In each of 64 folders, one object is removed while
+/// another is written beside it, 8 times over.
+async fn writes_and_removals_racing_in_one_folder_all_succeed(store: &dyn ObjectStore) {
+    for round in 0..8 {
+        let folders = (0..64).map(|i| async move {
+            let (removed, kept) = (
+                format!("acme/org/f{i}/c{round}.json"),
+                format!("acme/org/f{i}/c{}.json", round + 1),
+            );
+            if round == 0 {
+                store.put(&removed, b"x".to_vec()).await?;
+            }
+            let (removal, write) =
+                futures_util::join!(store.delete(&removed), store.put(&kept, b"y".to_vec()));
+            removal.and(write)
+        });
+        for done in futures_util::future::join_all(folders).await {
+            done.unwrap();
+        }
+    }
+    let left = store.list("acme/", None, 100).await.unwrap();
+    assert_eq!(left.len(), 64, "{left:?}");
+    assert!(left.iter().all(|key| key.ends_with("/c8.json")));
+}
+
 /// Of conditional writers racing with one version, one wins, whole. Only the local directory is held
 /// to this here: S3 compares and writes as one step, but the test's S3 server (s3s-fs) checks the
 /// condition and then writes, so two racing requests can both pass its check.
@@ -226,6 +253,61 @@ async fn the_local_directory_keeps_the_contract() {
     a_conditional_write_replaces_only_what_was_read(&store).await;
     let (_h, store) = local();
     racing_conditional_writes_leave_one_winner(&store).await;
+    let (_i, store) = local();
+    writes_and_removals_racing_in_one_folder_all_succeed(&store).await;
+}
+
+/// The directories a removal leaves empty go with it, up to the store's root, so that the folders of
+/// deleted calls do not pile up; a conditional write that does not happen makes none.
+#[tokio::test]
+async fn the_local_directory_removes_the_folders_it_empties() {
+    let (dir, store) = local();
+    let root = &dir.0;
+    store
+        .put("acme/org/f/c1/transcript.json", b"x".to_vec())
+        .await
+        .unwrap();
+    store.put("acme/org/g", b"y".to_vec()).await.unwrap();
+    store.delete("acme/org/f/c1/transcript.json").await.unwrap();
+    assert!(
+        !root.join("acme/org/f").exists(),
+        "the emptied folders are gone"
+    );
+    assert!(
+        root.join("acme/org").is_dir(),
+        "a folder still holding an object stays"
+    );
+    store.delete("acme/org/g").await.unwrap();
+    assert!(!root.join("acme").exists());
+    let mut entries: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        [".incoming"],
+        "the root and its temporary directory stay"
+    );
+    // A write into the emptied folders makes them again.
+    store
+        .put("acme/org/f/c1/transcript.json", b"z".to_vec())
+        .await
+        .unwrap();
+    let (_, version) = store
+        .get_versioned("acme/org/f/c1/transcript.json")
+        .await
+        .unwrap()
+        .unwrap();
+    store.delete("acme/org/f/c1/transcript.json").await.unwrap();
+    assert!(!store
+        .put_if("acme/org/f/c1/transcript.json", b"w".to_vec(), &version)
+        .await
+        .unwrap());
+    assert!(
+        !root.join("acme").exists(),
+        "a refused conditional write makes no folder"
+    );
 }
 
 #[tokio::test]
@@ -239,6 +321,7 @@ async fn the_s3_store_keeps_the_contract() {
     concurrent_writers_leave_one_whole_object(&server.store().await.unwrap()).await;
     unsynced_writes_are_objects_like_the_others(&server.store().await.unwrap()).await;
     a_conditional_write_replaces_only_what_was_read(&server.store().await.unwrap()).await;
+    writes_and_removals_racing_in_one_folder_all_succeed(&server.store().await.unwrap()).await;
 }
 
 #[tokio::test]

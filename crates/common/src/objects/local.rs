@@ -8,6 +8,10 @@
 //! in this process or another sharing the directory (replicas on one volume): the last step of every
 //! write and removal holds an exclusive `flock` on a lock file of the key's stripe (one of 64, under
 //! the temporary directory) for that step only.
+//!
+//! Directories are made for a key as it is written, and a removal takes away the directories it leaves
+//! empty, so the folders of deleted calls do not pile up. A write whose directory a removal of the last
+//! object in it took away meanwhile makes it again.
 
 use std::path::{Path, PathBuf};
 
@@ -66,11 +70,9 @@ impl LocalDirectory {
             .join(TEMP_DIR)
             .join(uuid::Uuid::new_v4().simple().to_string());
         let lock = self.lock_file(key);
+        let root = self.root.clone();
         blocking(move || {
             use std::io::Write;
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
             let mut file = std::fs::File::create(&temp)?;
             file.write_all(&bytes)?;
             if synced {
@@ -84,12 +86,49 @@ impl LocalDirectory {
                     return Ok(false);
                 }
             }
-            std::fs::rename(&temp, &target).inspect_err(|_| {
+            rename_into(&root, &temp, &target).inspect_err(|_| {
                 let _ = std::fs::remove_file(&temp);
             })?;
             Ok(true)
         })
         .await
+    }
+}
+
+/// How many times a write makes its directory again when a removal takes it away before the write's
+/// rename (each time, the last object of the directory was removed in between).
+const RENAME_TRIES: usize = 16;
+
+/// Renames `temp` over `target`, making the directories of `target` (under `root`) first, and again when a
+/// removal took them away before the rename.
+fn rename_into(root: &Path, temp: &Path, target: &Path) -> std::io::Result<()> {
+    let parent = target.parent().unwrap_or(root);
+    let mut tries = 0;
+    loop {
+        // A directory removed between the steps of making the path shows as one found and then
+        // missing: AlreadyExists from `create_dir_all`, NotFound from the rename.
+        let done = std::fs::create_dir_all(parent).and_then(|()| std::fs::rename(temp, target));
+        match done {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
+                ) && tries < RENAME_TRIES =>
+            {
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Removes the directories of `path` under `root` that are empty, from the deepest up; the first that is
+/// not (or is gone already, or is the root) ends it.
+fn remove_empty_parents(root: &Path, path: &Path) {
+    for dir in path.ancestors().skip(1) {
+        if dir == root || !dir.starts_with(root) || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
     }
 }
 
@@ -212,10 +251,14 @@ impl ObjectStore for LocalDirectory {
         check_key(key)?;
         let path = self.path(key);
         let lock = self.lock_file(key);
+        let root = self.root.clone();
         blocking(move || {
             let _turn = hold(&lock)?;
             match std::fs::remove_file(&path) {
-                Ok(()) => Ok(()),
+                Ok(()) => {
+                    remove_empty_parents(&root, &path);
+                    Ok(())
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 Err(_) if path.is_dir() => Ok(()),
                 Err(e) => Err(e),
