@@ -629,12 +629,16 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
     if k == 0 {
         return false;
     }
+    // A pattern's position that can end a sequence with `$`: the last word, if the pattern is there.
+    let at_end = |pattern| {
+        found
+            .positions_of(pattern)
+            .last()
+            .filter(|&p| p == last_word)
+    };
     if k == 1 {
         let position = if seq.ends {
-            found
-                .positions_of(patterns[0])
-                .last()
-                .filter(|&p| p == last_word)
+            at_end(patterns[0])
         } else {
             found.first_position(patterns[0])
         };
@@ -647,17 +651,11 @@ fn leftmost(seq: &Seq<'_>, count: u32, found: &Found, search: &mut Search) -> bo
         };
     }
     // The last pattern's positions that can end the sequence: all of them, or the last word for `$`.
-    let list = &mut search.last;
-    list.clear();
-    list.extend(found.positions_of(patterns[k - 1]));
+    search.last.clear();
     if seq.ends {
-        match list.last() {
-            Some(&p) if p == last_word => {
-                list.clear();
-                list.push(p);
-            }
-            _ => list.clear(),
-        }
+        search.last.extend(at_end(patterns[k - 1]));
+    } else {
+        search.last.extend(found.positions_of(patterns[k - 1]));
     }
     let list = &search.last[..];
     if list.is_empty() {

@@ -70,7 +70,6 @@ impl LocalDirectory {
             .join(TEMP_DIR)
             .join(uuid::Uuid::new_v4().simple().to_string());
         let lock = self.lock_file(key);
-        let root = self.root.clone();
         blocking(move || {
             use std::io::Write;
             let mut file = std::fs::File::create(&temp)?;
@@ -86,7 +85,7 @@ impl LocalDirectory {
                     return Ok(false);
                 }
             }
-            rename_into(&root, &temp, &target).inspect_err(|_| {
+            rename_into(&temp, &target).inspect_err(|_| {
                 let _ = std::fs::remove_file(&temp);
             })?;
             Ok(true)
@@ -99,15 +98,18 @@ impl LocalDirectory {
 /// rename (each time, the last object of the directory was removed in between).
 const RENAME_TRIES: usize = 16;
 
-/// Renames `temp` over `target`, making the directories of `target` (under `root`) first, and again when a
-/// removal took them away before the rename.
-fn rename_into(root: &Path, temp: &Path, target: &Path) -> std::io::Result<()> {
-    let parent = target.parent().unwrap_or(root);
+/// Renames `temp` over `target`, making the directories of `target` first, and again when a removal took
+/// them away before the rename.
+fn rename_into(temp: &Path, target: &Path) -> std::io::Result<()> {
     let mut tries = 0;
     loop {
         // A directory removed between the steps of making the path shows as one found and then
         // missing: AlreadyExists from `create_dir_all`, NotFound from the rename.
-        let done = std::fs::create_dir_all(parent).and_then(|()| std::fs::rename(temp, target));
+        let made = match target.parent() {
+            Some(parent) => std::fs::create_dir_all(parent),
+            None => Ok(()),
+        };
+        let done = made.and_then(|()| std::fs::rename(temp, target));
         match done {
             Err(e)
                 if matches!(
