@@ -7,6 +7,7 @@ pub mod cache;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod halves;
 pub mod http;
 pub mod jwt;
 pub mod objects;

@@ -61,6 +61,7 @@ contract!(
     hostile_queries_never_fail,
     limits_over_the_maximum_are_refused,
     inputs_the_indexes_cannot_take_are_refused,
+    a_refused_document_fails_alone_in_a_batch,
     is_ready,
 );
 
@@ -814,6 +815,33 @@ async fn limits_over_the_maximum_are_refused(index: &dyn SearchIndex) {
     }
 }
 
+/// One company's document the index refuses, written in a batch with another company's, keeps only
+/// itself out of the index.
+async fn a_refused_document_fails_alone_in_a_batch(index: &dyn SearchIndex) {
+    let bad = SearchDocument {
+        datetime: "-0001-01-01T00:00:00".into(),
+        ..call("evil1", ("evil", "main", "calls"), T0, "poison")
+    };
+    let batch = [
+        call("acme1", ACME_SALES_INBOX, T0, "refund please"),
+        bad,
+        call("acme2", ACME_SALES_INBOX, T0, "refund now"),
+        with_fields(
+            call("evil2", ("evil", "main", "calls"), T0, "x"),
+            &[("a..b", "empty part")],
+        ),
+    ];
+    let refused = index.upsert_each(&batch).await.unwrap();
+    let mut refused: Vec<&str> = refused.iter().map(|r| r.id.as_str()).collect();
+    refused.sort();
+    assert_eq!(refused, ["evil1", "evil2"]);
+    let mut found = ids(index, &query(company("acme"), "refund")).await;
+    found.sort();
+    assert_eq!(found, ["acme1", "acme2"]);
+    assert!(ids(index, &query(company("evil"), "")).await.is_empty());
+    assert!(index.upsert_each(&[]).await.unwrap().is_empty());
+}
+
 async fn inputs_the_indexes_cannot_take_are_refused(index: &dyn SearchIndex) {
     let good = call("good", ACME_SALES_INBOX, T0, "x");
     let bad_documents = [
@@ -835,6 +863,14 @@ async fn inputs_the_indexes_cannot_take_are_refused(index: &dyn SearchIndex) {
         },
         SearchDocument {
             datetime: "2024-5-1T9:00:00".into(),
+            ..good.clone()
+        },
+        SearchDocument {
+            datetime: "-0001-01-01T00:00:00".into(),
+            ..good.clone()
+        },
+        SearchDocument {
+            datetime: "1899-12-31T23:59:59".into(),
             ..good.clone()
         },
         SearchDocument {

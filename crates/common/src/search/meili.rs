@@ -1,7 +1,9 @@
 //! The production search adapter: an index of a Meilisearch server, through `meilisearch-sdk`.
 //!
 //! Meilisearch applies writes asynchronously, as tasks; every write here waits for its task and reports a
-//! failed one as `SearchError::Backend`, so a write is visible once the call returns, as the port says.
+//! failed one, so a write is visible once the call returns, as the port says. A task or request the
+//! server refuses as invalid is `SearchError::Invalid` (the documents' fault), any other failure
+//! `SearchError::Backend`.
 //!
 //! Each call is one document of the index: its scope, `datetime`, `text`, and its metadata as the nested
 //! object `fields`, whose every member is filterable (`fields` is a filterable attribute, which covers
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use meilisearch_sdk::client::Client;
 use meilisearch_sdk::documents::DocumentDeletionQuery;
-use meilisearch_sdk::errors::{Error as MeiliError, ErrorCode};
+use meilisearch_sdk::errors::{Error as MeiliError, ErrorCode, MeilisearchError};
 use meilisearch_sdk::indexes::Index;
 use meilisearch_sdk::search::{MatchingStrategies, SearchResult, Selectors};
 use meilisearch_sdk::settings::{PaginationSetting, Settings};
@@ -106,7 +108,11 @@ impl MeiliIndex {
             .finish(meili.client.create_index(index_uid, Some("id")).await)
             .await
         {
-            Ok(()) | Err(TaskError::Failed(ErrorCode::IndexAlreadyExists, _)) => {}
+            Ok(())
+            | Err(TaskError::Failed(MeilisearchError {
+                error_code: ErrorCode::IndexAlreadyExists,
+                ..
+            })) => {}
             Err(e) => return Err(e.into()),
         }
         meili
@@ -126,7 +132,7 @@ impl MeiliIndex {
     /// (the task goes on whatever is asked), so a request for it that fails on the way, such as on a kept
     /// connection the server has just closed, is made again, up to [`TASK_RETRIES`] times in one wait.
     async fn finish(&self, enqueued: Result<TaskInfo, MeiliError>) -> Result<(), TaskError> {
-        let task = enqueued.map_err(|e| TaskError::Request(meili_error(e)))?;
+        let task = enqueued.map_err(|e| TaskError::Request(write_error(e)))?;
         let started = Instant::now();
         let mut failed = 0;
         let done = loop {
@@ -145,10 +151,7 @@ impl MeiliIndex {
         };
         match done {
             Task::Succeeded { .. } => Ok(()),
-            Task::Failed { content } => Err(TaskError::Failed(
-                content.error.error_code,
-                content.error.error_message,
-            )),
+            Task::Failed { content } => Err(TaskError::Failed(content.error)),
             Task::Enqueued { .. } | Task::Processing { .. } => Err(TaskError::Request(
                 SearchError::Backend("task still pending after its wait".to_string()),
             )),
@@ -159,17 +162,39 @@ impl MeiliIndex {
 /// How a write's task ended badly: the request itself, or the task.
 enum TaskError {
     Request(SearchError),
-    Failed(ErrorCode, String),
+    Failed(MeilisearchError),
 }
 
 impl From<TaskError> for SearchError {
     fn from(e: TaskError) -> Self {
         match e {
             TaskError::Request(e) => e,
-            TaskError::Failed(code, message) => {
-                SearchError::Backend(format!("task failed ({code:?}): {message}"))
-            }
+            TaskError::Failed(e) => refusal(e, |code, message| {
+                format!("task failed ({code:?}): {message}")
+            }),
         }
+    }
+}
+
+/// A refusal of the server's: `Invalid` when it is about a document's content (an id or a field it cannot
+/// take, too many fields, a payload too large), so that a batch is
+/// tried again by halves and fails only the document at fault (`SearchIndex::upsert_each`); `Backend`
+/// otherwise: the server's own failure, or an index set up unlike this adapter's (a document without the
+/// index's primary key), which no document can mend.
+fn refusal(e: MeilisearchError, describe: impl Fn(&ErrorCode, &str) -> String) -> SearchError {
+    let message = describe(&e.error_code, &e.error_message);
+    let documents_fault = matches!(
+        e.error_code,
+        ErrorCode::InvalidDocumentId
+            | ErrorCode::InvalidDocumentFields
+            | ErrorCode::InvalidDocumentGeoField
+            | ErrorCode::MaxFieldsLimitExceeded
+            | ErrorCode::PayloadTooLarge
+    );
+    if documents_fault {
+        SearchError::Invalid(message)
+    } else {
+        SearchError::Backend(message)
     }
 }
 
@@ -372,6 +397,14 @@ fn snippet(formatted: Option<&Map<String, Value>>) -> String {
 
 fn meili_error(e: MeiliError) -> SearchError {
     SearchError::Backend(e.to_string())
+}
+
+/// A write's request that failed: refused as the documents' fault (a payload too large), or not.
+fn write_error(e: MeiliError) -> SearchError {
+    match e {
+        MeiliError::Meilisearch(e) => refusal(e, |code, message| format!("{code:?}: {message}")),
+        e => meili_error(e),
+    }
 }
 
 #[cfg(test)]

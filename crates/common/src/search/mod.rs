@@ -19,12 +19,13 @@
 //!   (Meilisearch's own bound); `total` still counts them.
 //! - Inputs the indexes cannot take are refused before either sees them (`check_document`,
 //!   `check_query`): ids other than 1 to 511 bytes of `A-Z a-z 0-9 - _` (Meilisearch's rule), datetimes
-//!   not `YYYY-MM-DDTHH:MM:SS`, empty scope names, a folder scope without its organization, and field names
+//!   not `YYYY-MM-DDTHH:MM:SS` or with a year outside 1900..=9999, empty scope names, a folder scope without its organization, and field names
 //!   that are empty, longer than `MAX_FIELD_NAME_LEN`, hold control characters or empty `.`-separated
 //!   parts (Meilisearch reads `.` as nesting). Deleting an id that could never be indexed is a no-op.
 //! - Snippets are HTML: the text is escaped (`&`, `<`, `>`, `"`, `'`) and only the `<em>` marks are tags.
 
 mod check;
+mod each;
 mod embedded;
 mod meili;
 mod snippet;
@@ -33,7 +34,10 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
-pub use check::{check_document, check_query, check_scope, is_indexable_id, MAX_FIELD_NAME_LEN};
+pub use check::{
+    check_datetime, check_document, check_field_name, check_query, check_scope, is_indexable_id,
+    MAX_FIELD_NAME_LEN, YEARS,
+};
 pub use embedded::EmbeddedIndex;
 pub use meili::MeiliIndex;
 
@@ -110,10 +114,33 @@ pub enum SearchError {
     Backend(String),
 }
 
+/// A document a write refused, and why (`SearchIndex::upsert_each`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub id: String,
+    pub reason: String,
+}
+
+impl Refused {
+    fn new(id: &str, reason: SearchError) -> Refused {
+        Refused {
+            id: id.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 #[async_trait]
 pub trait SearchIndex: Send + Sync {
-    /// Adds the documents, replacing any with the same id.
+    /// Adds the documents, replacing any with the same id; refuses them all when one cannot be taken.
     async fn upsert(&self, documents: &[SearchDocument]) -> Result<(), SearchError>;
+
+    /// Adds the documents the index takes, as `upsert` would, and answers the others, each with why it
+    /// was refused: one document never keeps the rest of a batch out (see `each`). An error is the
+    /// index's own failure, for the whole write.
+    async fn upsert_each(&self, documents: &[SearchDocument]) -> Result<Vec<Refused>, SearchError> {
+        each::upsert_each(self, documents).await
+    }
 
     /// Removes the documents with these ids; ids that are not there are not an error.
     async fn delete(&self, ids: &[String]) -> Result<(), SearchError>;
