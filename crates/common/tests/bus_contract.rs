@@ -333,6 +333,49 @@ async fn a_poison_message_is_a_dead_letter_at_once<A: Adapter>(backend: Backend)
     assert!(bus.dead_letters("other", 10).await.unwrap().is_empty());
 }
 
+async fn dead_letters_are_counted_and_replayed_oldest_first<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start(&t, patient(), LONG_LEASE).await;
+    assert_eq!(bus.dead_letter_count("jobs").await.unwrap(), 0);
+    assert_eq!(
+        bus.replay_dead("jobs", 10).await.unwrap(),
+        0,
+        "nothing to replay"
+    );
+    let sent: Vec<Message> = (0..3)
+        .map(|i| Message::new("jobs", format!("job {i}").into_bytes()))
+        .collect();
+    for message in &sent {
+        publish(&bus, &t, message).await;
+    }
+    for _ in &sent {
+        let d = bus.receive("jobs", SOON).await.unwrap().unwrap();
+        bus.dead_letter(d, "refused by the index").await.unwrap();
+    }
+    assert_eq!(bus.dead_letter_count("jobs").await.unwrap(), 3);
+    assert_eq!(bus.dead_letter_count("other").await.unwrap(), 0);
+
+    assert_eq!(
+        bus.replay_dead("jobs", 2).await.unwrap(),
+        2,
+        "at most the limit"
+    );
+    assert_eq!(bus.dead_letter_count("jobs").await.unwrap(), 1);
+    for expected in &sent[..2] {
+        let d = bus.receive("jobs", SOON).await.unwrap().unwrap();
+        assert_eq!(&d.message, expected, "oldest first, kept whole");
+        assert_eq!(d.attempt, 1, "attempts counted from the start");
+        bus.ack(d).await.unwrap();
+    }
+    assert_eq!(bus.replay_dead("jobs", 10).await.unwrap(), 1);
+    let d = bus.receive("jobs", SOON).await.unwrap().unwrap();
+    assert_eq!(d.message, sent[2]);
+    bus.ack(d).await.unwrap();
+    assert_eq!(bus.dead_letter_count("jobs").await.unwrap(), 0);
+    assert!(bus.dead_letters("jobs", 10).await.unwrap().is_empty());
+    assert!(bus.receive("jobs", NOW).await.unwrap().is_none());
+}
+
 async fn concurrent_consumers_never_share_a_message<A: Adapter>(backend: Backend) {
     let (adapter, t) = (A::new(), bus_db(backend).await);
     let bus = Arc::new(adapter.start(&t, patient(), LONG_LEASE).await);
@@ -532,6 +575,7 @@ contract!(
     a_consumer_may_set_its_own_wait_and_attempt_count,
     a_consumer_at_work_keeps_its_lease,
     a_poison_message_is_a_dead_letter_at_once,
+    dead_letters_are_counted_and_replayed_oldest_first,
     concurrent_consumers_never_share_a_message,
     batches_are_taken_in_order_and_settled_together,
     messages_published_together_arrive_as_each_alone,

@@ -236,6 +236,13 @@ pub trait Bus: Send + Sync {
     /// The dead letters of `topic`, oldest first.
     async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError>;
 
+    /// How many dead letters `topic` holds (what an operator watches: a metric and `/readyz` say it).
+    async fn dead_letter_count(&self, topic: &str) -> Result<u64, BusError>;
+
+    /// Puts up to `limit` of the oldest dead letters of `topic` back in its queue as new deliveries, their
+    /// attempts counted from one again, once what made them fail is mended; how many were.
+    async fn replay_dead(&self, topic: &str, limit: u64) -> Result<u64, BusError>;
+
     /// Whether messages can be received now (for `/readyz`). A bus kept in the service's database is
     /// ready when the database is, which `/readyz` reports on its own.
     async fn ready(&self) -> Result<(), BusError> {

@@ -198,6 +198,18 @@ impl Bus for DatabaseQueue {
     async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError> {
         Ok(dispatch!(&self.db, dead_letters(topic, limit))?)
     }
+
+    async fn dead_letter_count(&self, topic: &str) -> Result<u64, BusError> {
+        Ok(dispatch!(&self.db, count_dead(topic))?)
+    }
+
+    async fn replay_dead(&self, topic: &str, limit: u64) -> Result<u64, BusError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let _turn = self.db.write_turn().await?;
+        let revived = dispatch!(&self.db, revive(topic, limit, now_millis()))?;
+        self.published.notify_waiters();
+        Ok(revived)
+    }
 }
 
 #[cfg(test)]

@@ -231,6 +231,38 @@ pub(crate) async fn dead_letters(
         .collect())
 }
 
+/// How many dead letters `topic` holds.
+pub(crate) async fn count_dead(c: &mut Conn, topic: &str) -> Result<u64, StoreError> {
+    let (count,): (i64,) = sqlx::query_as::<Db, (i64,)>(
+        "SELECT COUNT(*) FROM bus_messages WHERE topic = $1 AND dead_reason IS NOT NULL",
+    )
+    .bind(topic)
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(count as u64)
+}
+
+/// Makes up to `limit` of the oldest dead letters of `topic` ready again at `now_ms`, their attempts
+/// counted from the start; how many.
+pub(crate) async fn revive(
+    c: &mut Conn,
+    topic: &str,
+    limit: i64,
+    now_ms: i64,
+) -> Result<u64, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE bus_messages SET dead_reason = NULL, attempt = 0, lease = NULL, visible_at_ms = $3 \
+         WHERE seq IN (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NOT NULL \
+                       ORDER BY seq LIMIT $2)",
+    )
+    .bind(topic)
+    .bind(limit)
+    .bind(now_ms)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 #[derive(sqlx::FromRow)]
 struct PendingRow {
     seq: i64,

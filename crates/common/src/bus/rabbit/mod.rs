@@ -420,4 +420,56 @@ impl Bus for RabbitBus {
             .await?;
         Ok(dead)
     }
+
+    async fn dead_letter_count(&self, topic: &str) -> Result<u64, BusError> {
+        codec::check_topic(topic)?;
+        let link = self.inner.link().await?;
+        // Declaring the queue again as it is answers how many messages it holds.
+        let declared = self.inner.topology.dead_count(&link.publish, topic);
+        Ok(link.within("counting dead letters", declared).await?)
+    }
+
+    /// Each dead letter is published to the topic's queue as a fresh copy, confirmed, and only then
+    /// taken off the dead-letter queue: a failure in between leaves it in both, delivered at least once.
+    async fn replay_dead(&self, topic: &str, limit: u64) -> Result<u64, BusError> {
+        codec::check_topic(topic)?;
+        let link = self.inner.link().await?;
+        link.ensure_topic(&self.inner.topology, topic).await?;
+        link.ensure_dead(&self.inner.topology, topic).await?;
+        let channel = link.channel().await?;
+        let dead_queue = self.inner.topology.dead_queue(topic);
+        let queue = self.inner.topology.queue(topic);
+        let mut replayed = 0;
+        while replayed < limit {
+            let get = channel.basic_get(
+                dead_queue.as_str().into(),
+                BasicGetOptions { no_ack: false },
+            );
+            let Some(got) = link.within("a get", get).await? else {
+                break;
+            };
+            let message = codec::dead_letter(topic, &got.delivery).message;
+            let properties = codec::properties(&message, codec::copy_headers(0, None));
+            let publish = link.publish.basic_publish(
+                "".into(),
+                queue.as_str().into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                &message.body,
+                properties,
+            );
+            let confirm = link.within("a publish", publish).await?;
+            link.confirmed(confirm, &message.id).await?;
+            let ack = got.delivery.acker.ack(BasicAckOptions::default());
+            link.within("taking a replayed dead letter off its queue", ack)
+                .await?;
+            replayed += 1;
+        }
+        link.within("closing a channel", channel.close(200, "OK".into()))
+            .await?;
+        self.inner.relayed.notify_waiters();
+        Ok(replayed)
+    }
 }

@@ -153,16 +153,25 @@ impl Topology {
         channel: &Channel,
         topic: &str,
     ) -> Result<(), lapin::Error> {
+        self.dead_count(channel, topic).await.map(drop)
+    }
+
+    /// Declares the dead-letter queue of `topic` (again), which answers how many messages it holds.
+    pub(super) async fn dead_count(
+        &self,
+        channel: &Channel,
+        topic: &str,
+    ) -> Result<u64, lapin::Error> {
         let mut args = FieldTable::default();
         args.insert("x-queue-type".into(), text("classic"));
-        channel
+        let queue = channel
             .queue_declare(
                 self.dead_queue(topic).into(),
                 QueueDeclareOptions::durable(),
                 args,
             )
-            .await
-            .map(drop)
+            .await?;
+        Ok(u64::from(queue.message_count()))
     }
 
     /// Deletes the exchange and every queue of `topics` under `policy`, with the messages they hold: for
