@@ -1,6 +1,9 @@
 //! Prometheus metrics of one service: a registry of its own (several services may share a process) with
 //! request counts and latencies by route pattern, never by raw path, so cardinality stays bounded.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::Instrument;
@@ -10,14 +13,25 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::web;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
+
+type Sampler = dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(String, i64)>> + Send>> + Send + Sync;
+
+/// A gauge read afresh at every scrape (a count another system holds, such as a queue's dead letters),
+/// by one label.
+#[derive(Clone)]
+struct Sampled {
+    gauge: IntGaugeVec,
+    sample: Arc<Sampler>,
+}
 
 #[derive(Clone)]
 pub struct HttpMetrics {
     pub registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
+    sampled: Vec<Sampled>,
 }
 
 impl HttpMetrics {
@@ -56,6 +70,42 @@ impl HttpMetrics {
             registry,
             requests,
             latency,
+            sampled: Vec::new(),
+        }
+    }
+
+    /// Adds the gauge `name`, one series per value of `label`, set from what `sample` answers at every
+    /// scrape; a series it no longer answers is dropped.
+    pub fn with_sampled_gauge<F, Fut>(
+        mut self,
+        name: &str,
+        help: &str,
+        label: &str,
+        sample: F,
+    ) -> HttpMetrics
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<(String, i64)>> + Send + 'static,
+    {
+        let gauge = IntGaugeVec::new(Opts::new(name, help), &[label]).expect("valid metric");
+        self.registry
+            .register(Box::new(gauge.clone()))
+            .expect("register once");
+        self.sampled.push(Sampled {
+            gauge,
+            sample: Arc::new(move || Box::pin(sample())),
+        });
+        self
+    }
+
+    /// Reads every sampled gauge afresh.
+    pub async fn sample(&self) {
+        for sampled in &self.sampled {
+            let values = (sampled.sample)().await;
+            sampled.gauge.reset();
+            for (label, value) in values {
+                sampled.gauge.with_label_values(&[&label]).set(value);
+            }
         }
     }
 

@@ -64,6 +64,7 @@ pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
 #[utoipa::path(get, path = "/metrics", tag = "operations", summary = "Prometheus metrics",
     responses((status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain")))]
 pub async fn metrics(metrics: web::Data<HttpMetrics>) -> HttpResponse {
+    metrics.sample().await;
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(metrics.render())
