@@ -12,6 +12,21 @@ pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_FIELD_LEN: usize = 64;
 pub const MAX_VALUE_LEN: usize = 4096;
 
+/// The most metadata fields a call keeps, the most a PATCH sets and a DELETE names: a call's metadata is
+/// rewritten and answered whole on every change, and the requests of all companies share the batches
+/// that write it, so one call of a hundred thousand fields would slow everyone's.
+pub const MAX_FIELDS: usize = 1000;
+
+/// Refuses `count` fields (of a call, or of a request) over [`MAX_FIELDS`]; `what` says whose.
+pub fn check_field_count(count: usize, what: &str) -> Result<(), AnalyticsError> {
+    if count > MAX_FIELDS {
+        return Err(AnalyticsError::BadRequest(format!(
+            "{what} {count} metadata fields; at most {MAX_FIELDS} are accepted"
+        )));
+    }
+    Ok(())
+}
+
 /// Field names a metadata request may not set or remove: the transcript's own fields, which the service
 /// maintains (docs/analytics-api.md, Reserved metadata names).
 pub const RESERVED_FIELDS: &[&str] = &[
@@ -111,20 +126,23 @@ pub fn check_removable_field(name: &str) -> Result<(), AnalyticsError> {
     check_field_syntax(name)
 }
 
-/// 1 to 64 characters, no control characters; letters, digits, `_`, `-`, `.` and inner spaces.
+/// 1 to 64 characters, no control characters; letters, digits, `_`, `-`, `.` and inner spaces; no empty
+/// part between dots, which the search index reads as nesting (its own check is applied too, so no
+/// field accepted here is one it would refuse).
 fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
     let valid = (1..=MAX_FIELD_LEN).contains(&name.chars().count())
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '))
         && !name.starts_with(' ')
-        && !name.ends_with(' ');
+        && !name.ends_with(' ')
+        && common::search::check_field_name(name).is_ok();
     if valid {
         Ok(())
     } else {
         Err(AnalyticsError::BadRequest(format!(
             "invalid metadata field name {name:?}: 1 to {MAX_FIELD_LEN} letters, digits, '_', '-', '.' \
-             or inner spaces"
+             or inner spaces, no empty part between dots"
         )))
     }
 }

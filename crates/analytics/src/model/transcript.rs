@@ -147,6 +147,9 @@ impl Transcript {
         }
         .format(DATETIME_FORMAT)
         .to_string();
+        // The search index's own rule: what it would refuse is never stored.
+        common::search::check_datetime(&datetime)
+            .map_err(|e| AnalyticsError::BadRequest(format!("transcript {e}")))?;
         let filename = view
             .filename
             .clone()
@@ -183,6 +186,7 @@ impl Transcript {
                 metadata.insert(field, value);
             }
         }
+        names::check_field_count(metadata.len(), "the call has")?;
 
         let raw = |value: Value| {
             serde_json::value::to_raw_value(&value).map_err(AnalyticsError::internal)

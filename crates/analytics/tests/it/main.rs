@@ -15,6 +15,7 @@ mod faults;
 mod http_errors;
 mod metadata;
 mod metadata_stalled;
+mod poison;
 mod receiver;
 mod scoring;
 mod search;

@@ -273,11 +273,11 @@ fn apply_one(calls: &mut HashMap<String, Working>, folders: &Folders, request: &
                 .keys()
                 .filter(|field| !metadata.contains_key(*field))
                 .count();
-            if metadata.len() + added > super::MAX_FIELDS {
+            if metadata.len() + added > crate::names::MAX_FIELDS {
                 return Err(AnalyticsError::BadRequest(format!(
                     "the call would have {} metadata fields; a call keeps at most {}: remove some first",
                     metadata.len() + added,
-                    super::MAX_FIELDS
+                    crate::names::MAX_FIELDS
                 )));
             }
             for (field, value) in fields {

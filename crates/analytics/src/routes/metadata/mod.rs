@@ -37,26 +37,11 @@ use super::{json_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::model::metadata_value;
-use crate::names::{check_field, check_removable_field};
+use crate::names::{check_field, check_field_count, check_removable_field};
 use crate::state::AnalyticsState;
 use crate::store::CallRow;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
-
-/// The most fields a PATCH sets, or a DELETE names, and the most metadata fields a call keeps: a call's
-/// metadata is rewritten and answered whole on every change, and the requests of all companies share
-/// the batches that write it, so one call of a hundred thousand fields would slow everyone's.
-pub const MAX_FIELDS: usize = 1000;
-
-/// Refuses a request of more than [`MAX_FIELDS`] fields.
-fn check_count(count: usize, what: &str) -> Result<(), AnalyticsError> {
-    if count > MAX_FIELDS {
-        return Err(AnalyticsError::BadRequest(format!(
-            "the request {what} {count} fields; at most {MAX_FIELDS} are accepted"
-        )));
-    }
-    Ok(())
-}
 
 /// Set or replace metadata fields
 ///
@@ -77,7 +62,7 @@ pub async fn patch(
     let (company, organization, call) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;
     let fields: Map<String, Value> = json_body(&body, None)?;
-    check_count(fields.len(), "sets")?;
+    check_field_count(fields.len(), "the request sets")?;
     let mut set = BTreeMap::new();
     for (field, value) in &fields {
         check_field(field)?;
@@ -105,7 +90,7 @@ pub async fn delete(
     let (company, organization, call) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;
     let names: Vec<String> = json_body(&body, None)?;
-    check_count(names.len(), "names")?;
+    check_field_count(names.len(), "the request names")?;
     for field in &names {
         check_removable_field(field)?;
     }
