@@ -110,11 +110,20 @@ impl AnalyticsService {
     fn serve_with(&self, listener: TcpListener, api: bool) -> std::io::Result<Server> {
         let state = self.state.clone();
         let probe = state.clone();
+        let counted = state.clone().into_inner();
         let spec = ServerSpec {
             name: "analytics",
             openapi: openapi(),
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
-            metrics: HttpMetrics::new("analytics"),
+            metrics: HttpMetrics::new("analytics").with_sampled_gauge(
+                "bus_dead_letters",
+                "Messages set aside as dead letters, by bus topic",
+                "topic",
+                move || {
+                    let state = counted.clone();
+                    async move { jobs::dead::counts(&state).await }
+                },
+            ),
             workers: state.config.common.workers,
         };
         serve(spec, listener, move |cfg| {

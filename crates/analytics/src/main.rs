@@ -1,6 +1,7 @@
 //! `analytics-service`: the analytics API with its bus workers, configured from the environment (see
 //! `AnalyticsConfig`). `analytics-service worker` runs the workers alone, to scale them apart from the API;
-//! it then answers only `/healthz`, `/readyz` and `/metrics` on its address.
+//! it then answers only `/healthz`, `/readyz` and `/metrics` on its address. `dead-letters <topic>` and
+//! `replay-dead <topic>` list a topic's dead letters and put them back in its queue (`jobs::dead`).
 
 use analytics::{AnalyticsConfig, AnalyticsService};
 
@@ -12,12 +13,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> anyhow::Result<()> {
     let config: AnalyticsConfig = common::config::load()?;
     let _telemetry = common::telemetry::init("analytics", &config.common.log_format);
-    let worker_only = match std::env::args().nth(1).as_deref() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let worker_only = match args.first().map(String::as_str) {
         None => false,
         Some("worker") => true,
-        Some(other) => {
-            anyhow::bail!("unknown command {other:?}: run with no argument, or `worker`")
+        Some(command @ ("dead-letters" | "replay-dead")) => {
+            let (Some(topic), limit) = (args.get(1), args.get(2)) else {
+                anyhow::bail!("usage: analytics-service {command} <topic> [limit]");
+            };
+            let limit = limit.map(|l| l.parse::<u64>()).transpose()?;
+            let service = AnalyticsService::connect(config).await?;
+            let replay = command == "replay-dead";
+            return analytics::jobs::dead::command(&service.state, replay, topic, limit).await;
         }
+        Some(other) => anyhow::bail!(
+            "unknown command {other:?}: run with no argument, or `worker`, `dead-letters <topic> \
+             [limit]`, `replay-dead <topic> [limit]`"
+        ),
     };
     let addr = config.common.addr.clone();
     let run_workers = config.run_workers || worker_only;

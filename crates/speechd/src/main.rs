@@ -40,6 +40,21 @@ enum Command {
         #[arg(long)]
         company: String,
     },
+    /// List the oldest dead letters of an analytics topic (reindex, metadata, delete, score, rescore,
+    /// transcribe, callback), one JSON object a line.
+    DeadLetters {
+        topic: String,
+        /// How many at most (100 unless given).
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Put the dead letters of an analytics topic back in its queue, once what failed them is mended.
+    ReplayDead {
+        topic: String,
+        /// How many at most (all unless given).
+        #[arg(long)]
+        limit: Option<u64>,
+    },
 }
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
@@ -85,6 +100,15 @@ async fn main() -> anyhow::Result<()> {
                 common::db::redact(&platform.auth.common.database_url)
             );
             Ok(())
+        }
+        Command::DeadLetters { topic, limit } => {
+            let service = platform.analytics().await?;
+            analytics::jobs::dead::command(&service.state, false, &topic, limit).await
+        }
+        Command::ReplayDead { topic, limit } => {
+            let _telemetry = common::telemetry::init("speechd", "text");
+            let service = platform.analytics().await?;
+            analytics::jobs::dead::command(&service.state, true, &topic, limit).await
         }
         Command::RotateKeys { company } => {
             let _telemetry = common::telemetry::init("speechd", "text");

@@ -110,6 +110,13 @@ impl Platform {
         Ok(())
     }
 
+    /// The analytics service on the platform's database, migrated, for an operator command.
+    pub async fn analytics(&self) -> anyhow::Result<AnalyticsService> {
+        let db = self.database().await?;
+        self.migrate(&db).await?;
+        AnalyticsService::with_database(self.analytics.clone(), db).await
+    }
+
     pub fn auth_url(&self) -> String {
         self.auth.public_url()
     }

@@ -4,6 +4,7 @@
 //! process (`run_workers`) or on their own (`analytics-service worker`).
 
 pub mod announce;
+pub mod dead;
 pub mod delete;
 pub mod metadata;
 pub mod reindex;

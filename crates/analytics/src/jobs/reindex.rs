@@ -3,7 +3,8 @@
 //! twice or out of order: the last one processed always writes the current state. A call that is gone,
 //! or whose folder is being deleted, has its document removed. Messages are taken in batches of up to
 //! `BATCH`, whose documents are written to the index in one write (an index commit is the costly part),
-//! and acknowledged after it.
+//! and acknowledged after it. A document the index refuses fails only the messages of its own call
+//! (`SearchIndex::upsert_each`), which become dead letters; the rest of the batch is written.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{by_call, settle, settle_together, Batching, JobError};
+use super::{by_call, settle, settle_all, settle_together, Batching, JobError};
 use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
@@ -65,8 +66,9 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
             return;
         }
     };
-    let mut ready = Vec::new();
+    let mut upserted = BTreeMap::new();
     let mut upserts = Vec::new();
+    let mut removed = Vec::new();
     let mut removals = Vec::new();
     for (call_id, deliveries) in calls {
         let action = actions
@@ -75,11 +77,11 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
         match action {
             Ok(Action::Upsert(document)) => {
                 upserts.push(*document);
-                ready.extend(deliveries);
+                upserted.insert(call_id, deliveries);
             }
             Ok(Action::Remove(id)) => {
                 removals.push(id);
-                ready.extend(deliveries);
+                removed.extend(deliveries);
             }
             Err(e) => {
                 // Retried, or dead letters when the call's transcript can never be read.
@@ -89,18 +91,41 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
             }
         }
     }
-    let written = async {
-        if !upserts.is_empty() {
-            state.search.upsert(&upserts).await?;
+    // A document the index refuses fails its own messages only: they become dead letters, to be
+    // replayed once what made the index refuse it is mended.
+    let written = state.search.upsert_each(&upserts).await;
+    let mut settled = Vec::new();
+    match written {
+        Ok(refused) => {
+            for refused in refused {
+                let poison = JobError::Poison(refused.reason);
+                for delivery in upserted.remove(&refused.id).into_iter().flatten() {
+                    settled.push((delivery, Err(poison.clone())));
+                }
+            }
+            settled.extend(upserted.into_values().flatten().map(|d| (d, Ok(()))));
         }
-        if !removals.is_empty() {
-            state.search.delete(&removals).await?;
+        Err(e) => {
+            let failed = JobError::retry(e);
+            settled.extend(
+                upserted
+                    .into_values()
+                    .flatten()
+                    .map(|d| (d, Err(failed.clone()))),
+            );
         }
-        Ok::<(), common::search::SearchError>(())
     }
-    .await
-    .map_err(JobError::retry);
-    settle_together(state, messages::topics::REINDEX, ready, &written).await;
+    let deleted = if removals.is_empty() {
+        Ok(())
+    } else {
+        state
+            .search
+            .delete(&removals)
+            .await
+            .map_err(JobError::retry)
+    };
+    settled.extend(removed.into_iter().map(|d| (d, deleted.clone())));
+    settle_all(state, messages::topics::REINDEX, settled).await;
 }
 
 /// What the documents of the calls need, each call with the trace context of a message naming it, read

@@ -14,6 +14,7 @@ use super::JobError;
 use crate::model::FolderSettings;
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
+use common::halves::by_halves;
 
 /// Calls read and written per transaction.
 pub const PAGE: i64 = 500;
@@ -51,8 +52,12 @@ pub async fn handle(state: Arc<AnalyticsState>, body: Vec<u8>) -> Result<(), Job
     tx.commit().await.map_err(JobError::retry)
 }
 
+/// Walks the folder's calls. A call that cannot be scored or written is passed over, so the rest of the
+/// folder is rescored; the job then ends with the first such call's error (retried, its walk finding only
+/// what is still not up to date), or as a dead letter when one of them can never be scored.
 async fn rescore_folder(state: &AnalyticsState, job: &RescoreScope) -> Result<(), JobError> {
     let mut after = String::new();
+    let mut failed: Vec<(String, JobError)> = Vec::new();
     loop {
         // The applications are read again for every page: when one changes meanwhile, the rest of the
         // walk uses the new one (and the job its change published finds less to do).
@@ -73,13 +78,30 @@ async fn rescore_folder(state: &AnalyticsState, job: &RescoreScope) -> Result<()
         .await
         .map_err(JobError::retry)?;
         let Some(last) = calls.last() else {
-            return Ok(());
+            break;
         };
         after = last.id.clone();
         let mut scored = Vec::new();
-        for (_, outcome) in score::score_rows(state, calls, &apps, &score::Traces::new()).await? {
-            scored.extend(outcome?);
+        for (id, outcome) in score::score_rows(state, calls, &apps, &score::Traces::new()).await? {
+            match outcome {
+                Ok(call) => scored.extend(call),
+                Err(e) => failed.push((id, e)),
+            }
         }
-        score::write(state, scored).await.map_err(JobError::retry)?;
+        let unwritten = by_halves(&scored, |_| true, |part| score::write(state, part))
+            .await
+            .unwrap_or_default();
+        failed.extend(
+            unwritten
+                .into_iter()
+                .map(|(s, e)| (s.call.id.clone(), JobError::retry(e))),
+        );
+    }
+    match failed.into_iter().next() {
+        None => Ok(()),
+        Some((call, e)) => {
+            tracing::warn!(call, error = %e, "a call of a rescored folder could not be scored");
+            Err(e)
+        }
     }
 }

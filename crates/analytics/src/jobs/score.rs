@@ -3,7 +3,8 @@
 //! happens outside any transaction; a batch is then written in one transaction that locks its calls and
 //! writes a call only if the applications it was scored with are still the folder's current ones, and
 //! only if its stored scores came from other ones. So a message may arrive late or twice, and a call is
-//! never counted twice.
+//! never counted twice. A call whose write fails fails only its own messages: a failed batch is written
+//! again by halves.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +14,9 @@ use common::db::Tx;
 use messages::v1::ScoreCall;
 use tracing::Instrument;
 
-use super::{settle, settle_together, JobError};
+use common::halves::by_halves;
+
+use super::{settle, settle_all, JobError};
 use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
 use crate::model::utterances::{turns, StoredCall};
@@ -134,7 +137,7 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
             }
         }
     }
-    let mut ready = Vec::new();
+    let mut ready: BTreeMap<String, Vec<Delivery>> = BTreeMap::new();
     let mut scored = Vec::new();
     for ((company, organization, folder), deliveries) in by_folder {
         let outcomes = async {
@@ -170,14 +173,26 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
             match outcomes.remove(&call_id).unwrap_or(Ok(None)) {
                 Ok(call) => {
                     scored.extend(call);
-                    ready.push(delivery);
+                    ready.entry(call_id).or_default().push(delivery);
                 }
                 Err(e) => settle(state, messages::topics::SCORE, delivery, Err(e)).await,
             }
         }
     }
-    let written = write(state, scored).await;
-    settle_together(state, messages::topics::SCORE, ready, &written).await;
+    // A call the transaction cannot take fails its own messages only: the batch is written again by
+    // halves without it.
+    let failed = by_halves(&scored, |_| true, |part| write(state, part))
+        .await
+        .unwrap_or_default();
+    let mut settled = Vec::new();
+    for (call, e) in failed {
+        let failed = JobError::retry(e);
+        for delivery in ready.remove(&call.call.id).into_iter().flatten() {
+            settled.push((delivery, Err(failed.clone())));
+        }
+    }
+    settled.extend(ready.into_values().flatten().map(|d| (d, Ok(()))));
+    settle_all(state, messages::topics::SCORE, settled).await;
 }
 
 /// Scores a call whose row was read already; None when it is already scored by `apps`.
@@ -264,10 +279,11 @@ fn scored(
 /// order), only if it still exists, its folder's applications are still the ones it was scored with, and
 /// its stored scores came from other ones; its old scores are taken out of the rollups and its new ones
 /// added, its figures the first time. Each kind of read and write is one statement for the batch.
-pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<(), AnalyticsError> {
+pub async fn write(state: &AnalyticsState, scored: &[Scored]) -> Result<(), AnalyticsError> {
     if scored.is_empty() {
         return Ok(());
     }
+    let mut scored: Vec<&Scored> = scored.iter().collect();
     scored.sort_by(|a, b| a.call.id.cmp(&b.call.id));
     scored.dedup_by(|a, b| a.call.id == b.call.id);
     let mut tx = state.db.begin().await?;
@@ -291,6 +307,7 @@ pub async fn write(state: &AnalyticsState, mut scored: Vec<Scored>) -> Result<()
     }
     let eligible: Vec<&Scored> = scored
         .iter()
+        .copied()
         .filter(|s| {
             existing.contains(&s.call.id)
                 && current[&s.call.folder_key()].as_deref() == Some(s.fingerprint.as_str())

@@ -294,9 +294,9 @@ async fn late_and_repeated_scores_change_nothing_in(mut world: World) {
     };
     let first = scored_with_first().await.expect("not scored yet");
     let again = scored_with_first().await.expect("still not scored");
-    write(state, vec![first]).await.unwrap();
+    write(state, &[first]).await.unwrap();
     // The same call scored twice before either was written: the second write finds it up to date.
-    write(state, vec![again]).await.unwrap();
+    write(state, &[again]).await.unwrap();
     let (rollups, _) = store::rollup_totals(&state.db, COMPANY).await.unwrap();
     assert_eq!((rollups.calls, rollups.words), (1, 16));
     assert_eq!(
@@ -320,7 +320,7 @@ async fn late_and_repeated_scores_change_nothing_in(mut world: World) {
         score_row(state, b, &apps).await.unwrap().unwrap()
     };
     put_app(&world, support_app(false)).await;
-    write(state, vec![stale]).await.unwrap();
+    write(state, &[stale]).await.unwrap();
     let (rollups, calls) = store::rollup_totals(&state.db, COMPANY).await.unwrap();
     assert_eq!(rollups.calls, 1, "the stale score was not written");
     assert_eq!(rollups, calls);
@@ -374,7 +374,7 @@ async fn a_rescore_killed_midway_counts_no_call_twice_in(mut world: World) {
         .unwrap()
         .remove(0);
     let scored = score_row(&state, first, &apps).await.unwrap().unwrap();
-    write(&state, vec![scored]).await.unwrap();
+    write(&state, &[scored]).await.unwrap();
     stand_in.kill(job).await;
     let (rollups, calls) = store::rollup_totals(&state.db, COMPANY).await.unwrap();
     assert_eq!(rollups, calls, "half rescored, each call counted once");
