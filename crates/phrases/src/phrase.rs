@@ -68,6 +68,16 @@ impl Phrase {
     pub fn end_window(&self) -> Option<f64> {
         self.end_window
     }
+
+    /// The text of every word pattern of the phrase, each sequence's in order, `*` and `?` as written:
+    /// what the matcher compiles, for callers that bound how much of it an application may hold.
+    pub fn word_patterns(&self) -> impl Iterator<Item = &str> {
+        self.alternatives
+            .iter()
+            .flatten()
+            .flat_map(|seq| seq.words.iter())
+            .map(|pattern| pattern.text.as_str())
+    }
 }
 
 impl FromStr for Phrase {

@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 
 use phrases::{Phrase, Speaker};
+
+use super::limits::Tally;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -17,8 +19,6 @@ pub const MAX_DEPTH: usize = 4;
 pub const RESERVED_TOP_LEVEL: [&str; 2] = ["calls", "overall"];
 /// The longest category or application name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
-/// The most phrases of one application (all leaves together).
-pub const MAX_PHRASES: usize = 10_000;
 
 /// A checked application definition.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,8 +91,8 @@ impl Definition {
         let Some(categories) = object.get("categories") else {
             return refuse("categories", "required");
         };
-        let mut phrases = 0;
-        let categories = parse_children(categories, "categories", 1, &mut phrases)?;
+        let mut tally = Tally::default();
+        let categories = parse_children(categories, "categories", 1, &mut tally)?;
         Ok(Definition { categories })
     }
 
@@ -138,7 +138,7 @@ fn parse_children(
     value: &Value,
     path: &str,
     depth: usize,
-    phrases: &mut usize,
+    tally: &mut Tally,
 ) -> Result<BTreeMap<String, Category>, DefinitionError> {
     let Some(object) = value.as_object() else {
         return refuse(path, "must be an object of categories by name");
@@ -168,7 +168,7 @@ fn parse_children(
         let category_path = format!("{path}.{name}");
         categories.insert(
             name.clone(),
-            parse_category(category, &category_path, depth, phrases)?,
+            parse_category(category, &category_path, depth, tally)?,
         );
     }
     Ok(categories)
@@ -178,7 +178,7 @@ fn parse_category(
     value: &Value,
     path: &str,
     depth: usize,
-    phrases: &mut usize,
+    tally: &mut Tally,
 ) -> Result<Category, DefinitionError> {
     let shape = r#"must be {"phrases": [PHRASE, ...]} or {"subcategories": {NAME: CATEGORY}}"#;
     let Some(object) = value.as_object() else {
@@ -206,7 +206,7 @@ fn parse_category(
                     format!("at most {MAX_DEPTH} levels of categories"),
                 );
             }
-            let children = parse_children(children, path, depth + 1, phrases)?;
+            let children = parse_children(children, path, depth + 1, tally)?;
             Ok(Category::Parent(children))
         }
         (Some(list), None) => {
@@ -217,17 +217,20 @@ fn parse_category(
             if list.is_empty() {
                 return refuse(&list_path, "at least one phrase");
             }
-            *phrases += list.len();
-            if *phrases > MAX_PHRASES {
-                return refuse(
-                    &list_path,
-                    format!("an application holds at most {MAX_PHRASES} phrases"),
-                );
+            if let Err(limit) = tally.phrases(list.len()) {
+                return refuse(&list_path, limit);
             }
             let specs = list
                 .iter()
                 .enumerate()
-                .map(|(i, p)| parse_phrase(p, &format!("{list_path}[{i}]")))
+                .map(|(i, p)| {
+                    let path = format!("{list_path}[{i}]");
+                    let spec = parse_phrase(p, &path)?;
+                    match tally.phrase(&spec.text, &spec.phrase) {
+                        Ok(()) => Ok(spec),
+                        Err(limit) => refuse(&path, limit),
+                    }
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Category::Leaf(specs))
         }
@@ -523,11 +526,16 @@ mod tests {
 
     #[test]
     fn an_application_holds_a_bounded_number_of_phrases() {
-        let many: Vec<Value> = (0..MAX_PHRASES).map(|i| json!(format!("w{i}"))).collect();
+        let many: Vec<Value> = (0..crate::apps::limits::MAX_PHRASES)
+            .map(|i| json!(format!("w{i}")))
+            .collect();
         let body = json!({"categories": {"A": {"phrases": many}, "B": {"phrases": ["one"]}}});
         assert_eq!(
             error_of(body),
-            format!("categories.B.phrases: an application holds at most {MAX_PHRASES} phrases")
+            format!(
+                "categories.B.phrases: an application holds at most {} phrases",
+                crate::apps::limits::MAX_PHRASES
+            )
         );
     }
 

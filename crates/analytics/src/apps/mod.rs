@@ -6,6 +6,7 @@ pub mod cache;
 pub mod compiled;
 pub mod definition;
 pub mod kept;
+pub mod limits;
 pub mod scorecard;
 
 pub use cache::AppCache;

@@ -166,6 +166,43 @@ async fn bad_definitions_are_refused_with_their_path(stack: Stack) {
     assert_eq!(nothing.status, 404, "nothing was stored");
 }
 
+/// Four-letter words over `a` to `z`, `n` of them from `from` on, each written `*word*`.
+fn unanchored(from: usize, n: usize) -> Vec<String> {
+    (from..from + n)
+        .map(|i| {
+            let letter = |k: usize| char::from(b'a' + ((i / 26usize.pow(k as u32)) % 26) as u8);
+            format!("*{}{}{}{}*", letter(3), letter(2), letter(1), letter(0))
+        })
+        .collect()
+}
+
+/// An application whose worst call would hold the workers of every company (thousands of words
+/// starting and ending with a wildcard, each tried on every word of a call) is refused with the limit
+/// it passes, and nothing is stored.
+async fn an_application_past_its_limits_is_refused_naming_the_limit(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    // 35 alternatives a phrase, as `*aaaa*|*aaab*|...`: the third phrase passes 100 such words.
+    let phrases: Vec<String> = (0..4).map(|p| unanchored(p * 35, 35).join("|")).collect();
+    let body = json!({"categories": {"Evil": {"phrases": phrases}}});
+    let a = world.send("PUT", &path("evil"), Some(body)).await;
+    assert_eq!(
+        (a.status, a.text.as_str()),
+        (
+            400,
+            "categories.Evil.phrases[2]: an application&#39;s phrases hold at most 100 words both \
+             starting and ending with a wildcard (such as *fee*)"
+        )
+    );
+    assert_eq!(world.send("GET", &path("evil"), None).await.status, 404);
+
+    // Up to the limit, and words with a literal start beside them, are taken.
+    let mut phrases = vec![unanchored(0, 35).join("|"), unanchored(35, 35).join("|")];
+    phrases.extend((0..2000).map(|i| format!("fee{i}* & refund")));
+    let body = json!({"categories": {"Fees": {"phrases": phrases}}});
+    let a = world.send("PUT", &path("fees"), Some(body)).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+}
+
 async fn scopes_and_the_company_are_checked(stack: Stack) {
     let world = World::with_folder(stack).await;
     assert_eq!(
@@ -305,6 +342,7 @@ crate::stack_tests!(
     applications_are_stored_read_replaced_and_deleted,
     a_company_unknown_to_analytics_reads_as_not_found,
     bad_definitions_are_refused_with_their_path,
+    an_application_past_its_limits_is_refused_naming_the_limit,
     scopes_and_the_company_are_checked,
     every_real_change_publishes_one_rescore_job,
 );
