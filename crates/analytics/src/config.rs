@@ -83,6 +83,9 @@ pub struct AnalyticsConfig {
     /// The MB of scanner states the compiled applications of a process keep in all between calls
     /// (`SPEECH_ANALYTICS_SCANNER_MEMORY_MB`); 0 keeps none.
     pub scanner_memory_mb: usize,
+    /// Calls matched at once per process, on threads apart from the HTTP workers, taken in turn by the
+    /// companies waiting (`SPEECH_ANALYTICS_MATCH_THREADS`); 0 for the number of CPUs.
+    pub match_threads: usize,
 }
 
 /// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
@@ -118,6 +121,7 @@ impl Default for AnalyticsConfig {
             callback_secret_overlap_s: 86_400,
             transcribe_wait_ms: 600_000,
             scanner_memory_mb: crate::apps::cache::DEFAULT_SCANNER_BYTES >> 20,
+            match_threads: 0,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),
@@ -243,6 +247,15 @@ impl AnalyticsConfig {
     pub fn recognizers(&self) -> usize {
         if self.asr_workers > 0 {
             self.asr_workers
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
+    /// Matches at once: `match_threads`, or the number of CPUs.
+    pub fn matchers(&self) -> usize {
+        if self.match_threads > 0 {
+            self.match_threads
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         }

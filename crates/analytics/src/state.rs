@@ -12,6 +12,7 @@ use common::jwt::JwtVerifier;
 use common::objects::ObjectStore;
 use common::search::SearchIndex;
 
+use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
 use crate::callbacks::Deliverer;
 use crate::calls::batch::CallBatches;
@@ -30,6 +31,8 @@ pub struct AnalyticsState {
     pub revocations: TtlCache<String, bool>,
     /// Compiled applications by company, name and revision.
     pub apps: AppCache,
+    /// Where calls are matched and scored, a fair share per company.
+    pub matching: MatchPool,
     /// The guarded, signing HTTP client of result callbacks.
     pub callbacks: Deliverer,
     /// The recognizer the transcription workers use (PocketSphinx loads its models on first use, so a
@@ -61,6 +64,7 @@ impl AnalyticsState {
                 crate::apps::cache::DEFAULT_CAPACITY,
                 config.scanner_memory_mb.saturating_mul(1 << 20),
             ),
+            matching: MatchPool::new(config.matchers()),
             callbacks: Deliverer::new(&config),
             transcriber: crate::speech::build(&config.speech())
                 .expect("a recognizer from settings the configuration checked"),

@@ -7,6 +7,7 @@ pub mod compiled;
 pub mod definition;
 pub mod kept;
 pub mod limits;
+pub mod pool;
 pub mod scorecard;
 
 pub use cache::AppCache;

@@ -31,6 +31,7 @@ use crate::store::{self, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK}
 pub const BATCH: usize = 100;
 
 /// A folder's applications as they are now, compiled, and the fingerprint naming them.
+#[derive(Clone)]
 pub struct FolderApps {
     pub apps: Vec<Arc<CompiledApp>>,
     /// `name@revision` of each application that exists, by name, joined by ','.
@@ -239,7 +240,15 @@ pub async fn score_rows(
                 return (call.id, Ok(None));
             }
             let transcript = state.objects.get(&call.transcript_key()).await;
-            (call.id.clone(), scored(call, transcript, apps).map(Some))
+            let (id, company, apps) = (call.id.clone(), call.company.clone(), apps.clone());
+            // Matching is CPU work: on the matching pool, in turn with other companies' calls.
+            let outcome = state
+                .matching
+                .run(&company, move || scored(call, transcript, &apps))
+                .await
+                .map_err(JobError::retry)
+                .and_then(|scored| scored);
+            (id, outcome.map(Some))
         }
         .instrument(span)
     });

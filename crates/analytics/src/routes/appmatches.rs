@@ -1,7 +1,8 @@
 //! `GET /appmatches/<company>/<organization>/<tId>`: where the applications of a call's folder matched
 //! (docs/analytics-api.md, Application matches). The matches are not stored: the call's transcript is
 //! scanned again with each application's compiled matcher (cached per revision), so the answer always
-//! reflects the applications as they are now.
+//! reflects the applications as they are now. The scan runs on the matching pool (`apps::pool`), a fair
+//! share per company, never on the HTTP worker.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -83,22 +84,29 @@ pub async fn app_matches(
     let bytes = state.objects.get(&key).await?.ok_or_else(|| {
         AnalyticsError::internal(format!("the transcript of call {call} is missing"))
     })?;
-    let turns = turns(
-        StoredCall::read(&bytes)
-            .map_err(AnalyticsError::internal)?
-            .utterances,
-    );
-
-    let mut card = Map::new();
-    let mut matched = false;
-    for (app, selection) in &selected {
-        let evaluation = app.evaluate(&turns, row.audio_seconds);
-        matched |= evaluation.scores.categories[0].score > 0;
-        card.insert(
-            app.app.clone(),
-            scorecard(app, &evaluation, &turns, selection),
-        );
-    }
+    // Reading the transcript and matching it are CPU work: on the matching pool, never on this worker.
+    let seconds = row.audio_seconds;
+    let (card, matched) = state
+        .matching
+        .run(&company, move || -> Result<_, AnalyticsError> {
+            let turns = turns(
+                StoredCall::read(&bytes)
+                    .map_err(AnalyticsError::internal)?
+                    .utterances,
+            );
+            let mut card = Map::new();
+            let mut matched = false;
+            for (app, selection) in &selected {
+                let evaluation = app.evaluate(&turns, seconds);
+                matched |= evaluation.scores.categories[0].score > 0;
+                card.insert(
+                    app.app.clone(),
+                    scorecard(app, &evaluation, &turns, selection),
+                );
+            }
+            Ok((card, matched))
+        })
+        .await??;
     Ok(HttpResponse::Ok().json(AppMatches {
         filename: row.filename,
         t_id: row.id,

@@ -13,6 +13,7 @@ mod config;
 mod deletion;
 mod faults;
 mod http_errors;
+mod matching_pool;
 mod metadata;
 mod metadata_stalled;
 mod poison;

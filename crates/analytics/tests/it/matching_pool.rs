@@ -1,0 +1,101 @@
+//! Matching runs on the matching pool, never on an HTTP worker: while one company's `/appmatches`
+//! requests scan a call as slowly as its application's limits allow, another company's requests are
+//! answered by the service's one HTTP worker, before those scans end.
+
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+/// 100 words starting and ending with a wildcard (the most an application holds), each a long run of
+/// `a` before a letter that never comes: every one backtracks through every long word of a call.
+fn slow_application() -> Value {
+    let phrases: Vec<String> = (0..100)
+        .map(|i| format!("*{}{}*", "a".repeat(200), char::from(b'b' + (i % 24) as u8)))
+        .collect();
+    json!({"categories": {"Slow": {"phrases": phrases}}})
+}
+
+/// A call of 300 long words, each distinct.
+fn long_words_call() -> Value {
+    let text: Vec<String> = (0..300)
+        .map(|i| format!("{}{i}", "a".repeat(390)))
+        .collect();
+    json!({"datetime": "2026-11-20T10:15:00", "utterances": [
+        {"speaker": "client", "start": 0.0, "end": 60.0, "text": text.join(" ")}
+    ]})
+}
+
+async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) {
+    // One HTTP worker (the test configuration's), so a match on it would hold every request.
+    let world = World::with(stack, |c| c.match_threads = 1).await;
+    let acme = world.token.clone();
+    let evil = world.other_company("evil").await;
+    for (path, body) in [
+        ("/config/evil".to_string(), json!({})),
+        ("/config/evil/main".to_string(), json!({"timezone": "UTC"})),
+        ("/apps/evil/slow".to_string(), slow_application()),
+        (
+            "/config/evil/main/calls".to_string(),
+            json!({"apps": ["slow"]}),
+        ),
+        (format!("/config/{COMPANY}"), json!({})),
+    ] {
+        let a = world
+            .send_as(
+                Some(&evil_or(&acme, &evil, &path)),
+                "PUT",
+                &path,
+                Some(body),
+            )
+            .await;
+        assert_eq!(a.status, 200, "{path}: {}", a.text);
+    }
+    let form = reqwest::multipart::Form::new()
+        .text("token", evil.clone())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(long_words_call().to_string().into_bytes())
+                .file_name("call.json"),
+        );
+    let upload = reqwest::Client::new()
+        .post(world.url("/transcribe/evil/main/calls", None))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let upload = read(upload).await;
+    assert_eq!(upload.status, 200, "{}", upload.text);
+    let call = upload.body["tId"].as_str().unwrap().to_string();
+
+    let path = format!("/appmatches/evil/main/{call}");
+    let scans: Vec<_> = (0..3)
+        .map(|_| {
+            let url = world.url(&path, Some(&evil));
+            tokio::spawn(async move {
+                let response = reqwest::get(url).await.unwrap();
+                let status = response.status().as_u16();
+                (status, std::time::Instant::now())
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let a = world
+        .send_as(Some(&acme), "GET", &format!("/config/{COMPANY}"), None)
+        .await;
+    let answered = std::time::Instant::now();
+    assert_eq!(a.status, 200, "{}", a.text);
+    for scan in scans {
+        let (status, ended) = scan.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            ended > answered,
+            "acme's request waited for evil's scans to end"
+        );
+    }
+}
+
+fn evil_or(acme: &str, evil: &str, path: &str) -> String {
+    if path.contains("/evil") { evil } else { acme }.to_string()
+}
+
+crate::stack_tests!(another_companys_slow_matches_leave_the_http_worker_free);
