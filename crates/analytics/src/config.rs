@@ -86,6 +86,10 @@ pub struct AnalyticsConfig {
     /// Calls matched at once per process, on threads apart from the HTTP workers, taken in turn by the
     /// companies waiting (`SPEECH_ANALYTICS_MATCH_THREADS`); 0 for the number of CPUs.
     pub match_threads: usize,
+    /// The wildcard matching one call may take per application to learn its new words, in steps of one
+    /// character against one (`SPEECH_ANALYTICS_SCAN_BUDGET_STEPS`); past it the call is not scored by
+    /// that application, and `/appmatches` says so.
+    pub scan_budget_steps: u64,
 }
 
 /// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
@@ -122,6 +126,7 @@ impl Default for AnalyticsConfig {
             transcribe_wait_ms: 600_000,
             scanner_memory_mb: crate::apps::cache::DEFAULT_SCANNER_BYTES >> 20,
             match_threads: 0,
+            scan_budget_steps: crate::apps::compiled::SCAN_BUDGET,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),

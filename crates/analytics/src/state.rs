@@ -63,7 +63,8 @@ impl AnalyticsState {
             apps: AppCache::new(
                 crate::apps::cache::DEFAULT_CAPACITY,
                 config.scanner_memory_mb.saturating_mul(1 << 20),
-            ),
+            )
+            .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
             callbacks: Deliverer::new(&config),
             transcriber: crate::speech::build(&config.speech())

@@ -12,13 +12,16 @@ fn char_len(b: u8) -> usize {
     }
 }
 
-/// Whether `pattern` (lowercased, with `*` and `?`) matches all of `word`.
-pub(crate) fn glob_match(pattern: &str, word: &str) -> bool {
+/// Whether `pattern` (lowercased, with `*` and `?`) matches all of `word`; adds to `steps` the steps it
+/// took (at most the pattern's length times the word's), the cost a scan's budget counts.
+pub(crate) fn glob_match(pattern: &str, word: &str, steps: &mut u64) -> bool {
     let (p, w) = (pattern.as_bytes(), word.as_bytes());
     let (mut pi, mut wi) = (0, 0);
     // After the last `*` seen: where the pattern goes on, and where in the word that `*` stops for now.
     let mut star: Option<(usize, usize)> = None;
+    let mut taken = 0u64;
     while wi < w.len() {
+        taken += 1;
         if pi < p.len() {
             match p[pi] {
                 b'*' => {
@@ -47,15 +50,36 @@ pub(crate) fn glob_match(pattern: &str, word: &str) -> bool {
                 pi = resume;
                 wi = next;
             }
-            None => return false,
+            None => {
+                *steps += taken;
+                return false;
+            }
         }
     }
+    *steps += taken;
     p[pi..].iter().all(|&b| b == b'*')
 }
 
 #[cfg(test)]
 mod tests {
-    use super::glob_match;
+    #[test]
+    fn steps_grow_with_backtracking_and_stay_bounded() {
+        let mut steps = 0;
+        assert!(!super::glob_match("*aab", "aaaaaaaa", &mut steps));
+        assert!(steps > 8, "backtracking counts: {steps}");
+        assert!(
+            steps <= 4 * 8,
+            "at most the pattern's length times the word's: {steps}"
+        );
+        let mut steps = 0;
+        assert!(super::glob_match("ab", "ab", &mut steps));
+        assert_eq!(steps, 2);
+    }
+
+    /// `glob_match` with its steps left uncounted.
+    fn glob_match(pattern: &str, word: &str) -> bool {
+        super::glob_match(pattern, word, &mut 0)
+    }
 
     #[test]
     fn literals_and_wildcards() {

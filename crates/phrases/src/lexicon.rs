@@ -61,6 +61,27 @@ pub(crate) struct Lexicon {
     long_bytes: usize,
     /// The most distinct words it keeps: [`MAX_WORDS`], lower in tests.
     max_words: usize,
+    /// What the scan under way may still spend trying wildcard patterns on new words.
+    pub(crate) budget: Budget,
+}
+
+/// The wildcard matching a scan may spend learning new words, in steps of `glob_match`: an
+/// application's words that start and end with a wildcard are tried on every new word, at a cost that
+/// grows with both lengths. Once it is spent no pattern is tried any more, the words learned since are
+/// incomplete, and the scan is over its budget ([`crate::Scanner::scan_within`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
+    pub(crate) left: u64,
+    pub(crate) spent: bool,
+}
+
+impl Budget {
+    pub(crate) fn of(steps: u64) -> Budget {
+        Budget {
+            left: steps,
+            spent: false,
+        }
+    }
 }
 
 impl Lexicon {
@@ -71,6 +92,7 @@ impl Lexicon {
             lists: vec![0; FIRST_LIST + SLACK],
             long_bytes: 0,
             max_words: MAX_WORDS,
+            budget: Budget::of(u64::MAX),
         }
     }
 
@@ -87,6 +109,7 @@ impl Lexicon {
     pub(crate) fn renewed(&self, seed: Seed) -> Self {
         Lexicon {
             max_words: self.max_words,
+            budget: self.budget,
             ..Lexicon::new(seed)
         }
     }
@@ -137,7 +160,7 @@ impl Lexicon {
             return place;
         }
         crate::hash::with_inline_word(key, |word| {
-            let place = learn(matcher, word, &mut self.lists);
+            let place = learn(matcher, word, &mut self.lists, &mut self.budget);
             if place != NO_PATTERNS || matcher.has_wildcards() {
                 self.known.insert(word, place);
             }
@@ -153,7 +176,7 @@ impl Lexicon {
         if let Some(&place) = self.known.get(&self.word) {
             return place;
         }
-        let place = learn(matcher, &self.word, &mut self.lists);
+        let place = learn(matcher, &self.word, &mut self.lists, &mut self.budget);
         if place != NO_PATTERNS || matcher.has_wildcards() {
             self.known.insert(&self.word, place);
             self.long_bytes += self.word.len();
@@ -300,18 +323,18 @@ impl<'a> Triggers<'a> {
 
 /// Appends the list of a word met for the first time to `lists`: its place there, or [`NO_PATTERNS`]
 /// when no pattern matches it.
-fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
+fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> u64 {
     lists.truncate(lists.len() - SLACK);
-    let place = learn_list(matcher, word, lists);
+    let place = learn_list(matcher, word, lists, budget);
     lists.extend([0; SLACK]);
     place
 }
 
 /// [`learn`], on `lists` without its slack.
-fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
+fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> u64 {
     let start = lists.len();
     lists.extend([0; PATTERNS + 1]);
-    matcher.patterns_of(word, lists);
+    matcher.patterns_of(word, lists, budget);
     let count = lists.len() - start - PATTERNS - 1;
     if count == 0 {
         lists.truncate(start);
@@ -362,17 +385,23 @@ fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>) -> u64 {
 
 impl Matcher {
     /// Every pattern matching a normalized word, appended to `out`: its literal, and the wildcard
-    /// patterns sharing its prefix or suffix or having neither.
-    fn patterns_of(&self, word: &str, out: &mut Vec<u32>) {
+    /// patterns sharing its prefix or suffix or having neither, as long as `budget` lasts.
+    fn patterns_of(&self, word: &str, out: &mut Vec<u32>, budget: &mut Budget) {
         if let Some(&pattern) = self.literals.get(word) {
             out.push(pattern);
         }
         let wildcards = &self.wildcards;
         let mut try_pattern = |index: u32| {
+            if budget.left == 0 {
+                budget.spent = true;
+                return;
+            }
             let (pattern, text) = &wildcards.texts[index as usize];
-            if glob_match(text, word) {
+            let mut steps = 0;
+            if glob_match(text, word, &mut steps) {
                 out.push(*pattern);
             }
+            budget.left = budget.left.saturating_sub(steps);
         };
         for &length in &wildcards.prefix_lengths {
             if length > word.len() {

@@ -44,6 +44,6 @@ pub use compile::{Matcher, MatcherBuilder, Observed};
 pub use error::PhraseError;
 pub use parse::{MAX_PHRASE_CHARS, MAX_WITHIN};
 pub use phrase::Phrase;
-pub use scan::{Hit, ScanState, Scanner};
+pub use scan::{Hit, OverBudget, ScanState, Scanner};
 pub use score::{score_leaf, LeafScore, PhraseMatches, TurnMatch};
 pub use turn::{PhraseMatch, Speaker, TimedWord, Turn};

@@ -13,6 +13,25 @@ use crate::program::{Program, Seq};
 use crate::turn::{Speaker, Turn};
 use prefetch::prefetch;
 
+/// A call given up by [`Scanner::scan_within`]: learning its words would have taken more wildcard
+/// matching than its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget {
+    pub budget: u64,
+}
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "matching the call's words would take more than its budget of {} steps",
+            self.budget
+        )
+    }
+}
+
+impl std::error::Error for OverBudget {}
+
 /// One phrase matching one turn: the phrase's id, the turn's index in the call, and the earliest start and
 /// latest end of the words that satisfied it (docs/phrases.md, Matching).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,12 +254,43 @@ impl Scanner<'_> {
 
     /// As [`Matcher::scan`].
     pub fn scan(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+        self.scan_within(turns, duration, u64::MAX)
+            .expect("an unbounded budget is never spent")
+    }
+
+    /// As [`Scanner::scan`], trying wildcard patterns on the call's new words for at most `budget`
+    /// steps of wildcard matching (each step one character of a word against one of a pattern, a
+    /// backtrack included): a call whose words would take more is given up with [`OverBudget`], its
+    /// partly learned words forgotten, so that the scanner goes on with the next call as if it had not
+    /// seen it. Calls of words the scanner knew already cost nothing of it.
+    pub fn scan_within(
+        &mut self,
+        turns: &[Turn],
+        duration: f64,
+        budget: u64,
+    ) -> Result<Vec<Hit>, OverBudget> {
+        self.state.lexicon.budget = lexicon::Budget::of(budget);
+        let hits = self.scan_turns(turns, duration);
+        let spent = self.state.lexicon.budget.spent;
+        self.state.lexicon.budget = lexicon::Budget::of(u64::MAX);
+        if spent {
+            self.forget_words();
+            return Err(OverBudget { budget });
+        }
+        Ok(hits)
+    }
+
+    fn scan_turns(&mut self, turns: &[Turn], duration: f64) -> Vec<Hit> {
         let matcher = self.matcher;
         // As many as the last call had: calls alike have about as many hits, and growing the vector
         // from nothing takes a dozen reallocations for a call with hundreds.
         let mut hits = Vec::with_capacity(self.state.last_hits);
         self.read_from(turns, 0);
         for (index, turn) in turns.iter().enumerate() {
+            if self.state.lexicon.budget.spent {
+                // Given up: what follows would be read with words learned in part.
+                break;
+            }
             if self.state.lexicon.is_full() {
                 // The turns read ahead hold places in the lexicon replaced: read them again.
                 self.forget_words();

@@ -26,6 +26,8 @@ pub struct AppCache {
     inner: Mutex<Entries>,
     /// The bytes of the scanner states its applications keep, against their limit.
     budget: Arc<ScanBudget>,
+    /// The wildcard matching each call may take per application (`CompiledApp::with_scan_steps`).
+    scan_steps: u64,
 }
 
 #[derive(Default)]
@@ -43,7 +45,14 @@ impl AppCache {
             capacity: capacity.max(1),
             inner: Mutex::new(Entries::default()),
             budget: ScanBudget::new(scanner_bytes),
+            scan_steps: super::compiled::SCAN_BUDGET,
         }
+    }
+
+    /// Gives each call `steps` of wildcard matching per application (`SPEECH_ANALYTICS_SCAN_BUDGET_STEPS`).
+    pub fn with_scan_steps(mut self, steps: u64) -> AppCache {
+        self.scan_steps = steps;
+        self
     }
 
     /// The application of `row` compiled, from the cache or compiled now (outside the lock, so other
@@ -59,7 +68,8 @@ impl AppCache {
                 return Ok(compiled.clone());
             }
         }
-        let compiled = Arc::new(compile(row, self.budget.clone())?);
+        let compiled =
+            Arc::new(compile(row, self.budget.clone())?.with_scan_steps(self.scan_steps));
         let mut entries = self.inner.lock();
         entries.clock += 1;
         let now = entries.clock;
@@ -166,7 +176,7 @@ mod tests {
         let call = [Turn::new(Speaker::Client, 0.0, 1.0, "a refund please")];
         let cache = AppCache::new(1, DEFAULT_SCANNER_BYTES);
         let billing = cache.compiled(&row("billing", "refund*")).unwrap();
-        billing.score(&call, 1.0);
+        billing.score(&call, 1.0).unwrap();
         assert_eq!(billing.kept_scanners(), 1);
         let bytes = cache.scanner_bytes();
         assert!(bytes > 0);
@@ -176,12 +186,12 @@ mod tests {
         assert_eq!(cache.scanner_bytes(), bytes);
         drop(billing);
         assert_eq!(cache.scanner_bytes(), 0);
-        sales.score(&call, 1.0);
+        sales.score(&call, 1.0).unwrap();
         assert_eq!(sales.kept_scanners(), 1);
         // A budget of nothing keeps no state: every call learns its words anew.
         let none = AppCache::new(4, 0);
         let billing = none.compiled(&row("billing", "refund*")).unwrap();
-        billing.score(&call, 1.0);
+        billing.score(&call, 1.0).unwrap();
         assert_eq!((billing.kept_scanners(), none.scanner_bytes()), (0, 0));
     }
 

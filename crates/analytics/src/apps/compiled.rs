@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, Speaker, Turn};
+use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, OverBudget, Speaker, Turn};
 
 use super::definition::{Category, Definition};
 use super::kept::{KeptStates, ScanBudget};
@@ -43,6 +43,11 @@ pub struct PhraseText {
 /// met: a few hundred calls show which words are frequent in the company's calls.
 const RETUNE_AFTER_TURNS: usize = 20_000;
 
+/// The most wildcard matching one call may take to learn its new words, per application, in steps of
+/// one character of a word against one of a pattern: about 50 ms of one core. Calls of real speech take
+/// a small part of it; past it the call is not scored by that application (docs/scoring.md, Limits).
+pub const SCAN_BUDGET: u64 = 50_000_000;
+
 /// A compiled application.
 pub struct CompiledApp {
     pub app: String,
@@ -53,6 +58,8 @@ pub struct CompiledApp {
     scanned_turns: AtomicUsize,
     retune_after: usize,
     retuned: AtomicBool,
+    /// The wildcard matching a call may take to learn its new words.
+    scan_steps: u64,
     /// The states of scanners of `matcher` that have scanned calls, for the next calls: a scanner learns
     /// each word's patterns the first time it meets it, and most words of a call were met in the calls
     /// before (docs/phrases.md, How matching is fast).
@@ -86,6 +93,7 @@ impl CompiledApp {
             scanned_turns: AtomicUsize::new(0),
             retune_after: RETUNE_AFTER_TURNS,
             retuned: AtomicBool::new(false),
+            scan_steps: SCAN_BUDGET,
             scanners: KeptStates::new(budget),
             nodes: vec![Node {
                 path: String::new(),
@@ -161,21 +169,40 @@ impl CompiledApp {
     /// The call that brings the turns scanned to `retune_after` retunes the matcher to what its scanner
     /// met; the states of the matcher as built are then dropped as they come back (a state serves only
     /// its own matcher).
-    fn scan(&self, turns: &[Turn], duration: f64) -> Vec<Hit> {
+    ///
+    /// A call whose new words would take more than its budget ([`SCAN_BUDGET`] unless set) of wildcard
+    /// matching is given
+    /// up with [`OverBudget`]: an application's words that start and end with a wildcard are tried on
+    /// every new word of a call, and a call of long made-up words could otherwise hold a matching thread
+    /// for seconds.
+    fn scan(&self, turns: &[Turn], duration: f64) -> Result<Vec<Hit>, OverBudget> {
         let matcher = self.matcher();
         let mut scanner = match self.scanners.take() {
             Some(state) => matcher.scanner_from(state),
             None => matcher.scanner(),
         };
-        let hits = scanner.scan(turns, duration);
+        let hits = match scanner.scan_within(turns, duration, self.scan_steps) {
+            Ok(hits) => hits,
+            Err(over) => {
+                // The scanner forgot what it learned of the call: its state is as sound as before.
+                self.scanners.keep(scanner.into_state());
+                return Err(over);
+            }
+        };
         let scanned = self.scanned_turns.fetch_add(turns.len(), Ordering::Relaxed) + turns.len();
         if scanned >= self.retune_after && !self.retuned.swap(true, Ordering::Relaxed) {
             let retuned = matcher.retuned(&scanner.observed());
             *self.matcher.write() = Arc::new(retuned);
-            return hits;
+            return Ok(hits);
         }
         self.scanners.keep(scanner.into_state());
-        hits
+        Ok(hits)
+    }
+
+    /// Gives each call `steps` of wildcard matching to learn its new words, in place of [`SCAN_BUDGET`].
+    pub fn with_scan_steps(mut self, steps: u64) -> CompiledApp {
+        self.scan_steps = steps;
+        self
     }
 
     /// How many scanners' states it keeps.
@@ -198,9 +225,10 @@ impl CompiledApp {
         self.nodes.iter().position(|n| n.path == path)
     }
 
-    /// The call's score in every category at every level, and '' for the application.
-    pub fn score(&self, turns: &[Turn], duration: f64) -> AppScores {
-        self.score_hits(&self.scan(turns, duration))
+    /// The call's score in every category at every level, and '' for the application; none for a call
+    /// over its scan budget.
+    pub fn score(&self, turns: &[Turn], duration: f64) -> Result<AppScores, OverBudget> {
+        Ok(self.score_hits(&self.scan(turns, duration)?))
     }
 
     /// [`score`](Self::score) from the hits of a scan by this application's matcher.
@@ -208,9 +236,10 @@ impl CompiledApp {
         self.evaluate_hits(hits).scores
     }
 
-    /// The scores with every leaf's phrase matches (for `/appmatches`).
-    pub fn evaluate(&self, turns: &[Turn], duration: f64) -> Evaluation {
-        self.evaluate_hits(&self.scan(turns, duration))
+    /// The scores with every leaf's phrase matches (for `/appmatches`); none for a call over its scan
+    /// budget.
+    pub fn evaluate(&self, turns: &[Turn], duration: f64) -> Result<Evaluation, OverBudget> {
+        Ok(self.evaluate_hits(&self.scan(turns, duration)?))
     }
 
     fn evaluate_hits(&self, hits: &[Hit]) -> Evaluation {
@@ -312,7 +341,7 @@ mod tests {
             "Refund": {"phrases": [{"text": "refund", "speaker": "client"}, "-no premium"]}
         }})));
         assert_eq!(compiled.kept_scanners(), 0);
-        let expected = compiled.score(&call(), 15.0);
+        let expected = compiled.score(&call(), 15.0).unwrap();
         assert_eq!(compiled.kept_scanners(), 1);
         assert_eq!(score_of(&expected, "Refund"), (2, true, 1.0));
         // Eight threads scoring at once, each call by a kept scanner or a new one: the same scores, and
@@ -322,7 +351,7 @@ mod tests {
                 let compiled = compiled.clone();
                 std::thread::spawn(move || {
                     (0..50)
-                        .map(|_| compiled.score(&call(), 15.0).categories)
+                        .map(|_| compiled.score(&call(), 15.0).unwrap().categories)
                         .collect::<Vec<_>>()
                 })
             })
@@ -334,7 +363,7 @@ mod tests {
         }
         assert!((1..=crate::apps::kept::KEPT_SCANNERS).contains(&compiled.kept_scanners()));
         // The scorecard's evaluation goes through the same scanners.
-        let evaluation = compiled.evaluate(&call(), 15.0);
+        let evaluation = compiled.evaluate(&call(), 15.0).unwrap();
         assert_eq!(evaluation.scores.categories, expected.categories);
     }
 
@@ -347,10 +376,10 @@ mod tests {
         // Three calls of four turns: the third brings the turns to 12.
         compiled.retune_after = 10;
         let built = compiled.matcher();
-        let expected = compiled.score(&call(), 15.0);
-        assert_eq!(compiled.score(&call(), 15.0), expected);
+        let expected = compiled.score(&call(), 15.0).unwrap();
+        assert_eq!(compiled.score(&call(), 15.0).unwrap(), expected);
         assert!(Arc::ptr_eq(&built, &compiled.matcher()));
-        assert_eq!(compiled.score(&call(), 15.0), expected);
+        assert_eq!(compiled.score(&call(), 15.0).unwrap(), expected);
         let retuned = compiled.matcher();
         assert!(!Arc::ptr_eq(&built, &retuned));
         assert_eq!(retuned.len(), built.len());
@@ -358,12 +387,12 @@ mod tests {
         // state of the retuned matcher, which is kept.
         assert_eq!(compiled.kept_scanners(), 0);
         for _ in 0..3 {
-            assert_eq!(compiled.score(&call(), 15.0), expected);
+            assert_eq!(compiled.score(&call(), 15.0).unwrap(), expected);
         }
         assert_eq!(compiled.kept_scanners(), 1);
         // Once only.
         assert!(Arc::ptr_eq(&retuned, &compiled.matcher()));
-        assert_eq!(compiled.evaluate(&call(), 15.0).scores, expected);
+        assert_eq!(compiled.evaluate(&call(), 15.0).unwrap().scores, expected);
     }
 
     #[test]
@@ -379,7 +408,7 @@ mod tests {
                 }}
             }}
         }}));
-        let scores = compiled.score(&call(), 15.0);
+        let scores = compiled.score(&call(), 15.0).unwrap();
         assert_eq!(
             (scores.app.as_str(), scores.revision.len()),
             ("billing", 16)
@@ -424,7 +453,7 @@ mod tests {
             "B": {"subcategories": {"B1": {"phrases": ["manager"]}, "B2": {"phrases": ["^hello"]}}},
             "C": {"phrases": ["-refund"]}
         }}));
-        let scores = compiled.score(&call(), 15.0);
+        let scores = compiled.score(&call(), 15.0).unwrap();
         // A: turns 1, 2, 3 = 3. B2: "^hello" only where hello starts the turn: turn 3 (client). C has only an
         // exclude phrase: never above 0.
         assert_eq!(score_of(&scores, "A"), (3, true, 1.0));
@@ -434,7 +463,7 @@ mod tests {
         assert_eq!(score_of(&scores, "C"), (0, false, 0.0));
         assert_eq!(score_of(&scores, ""), (4, true, 2.0 / 3.0));
 
-        let silent = compiled.score(&[], 0.0);
+        let silent = compiled.score(&[], 0.0).unwrap();
         assert!(silent
             .categories
             .iter()
@@ -447,7 +476,7 @@ mod tests {
         let compiled = app(json!({"categories": {
             "Upsell": {"phrases": ["premium", "-no premium", {"text": "plan", "speaker": "agent"}]}
         }}));
-        let evaluation = compiled.evaluate(&call(), 15.0);
+        let evaluation = compiled.evaluate(&call(), 15.0).unwrap();
         let leaf = &evaluation.leaves[&compiled.find("Upsell").unwrap()];
         assert_eq!(leaf.score, 1);
         let listed: Vec<(&str, bool, Vec<usize>)> = leaf

@@ -147,7 +147,7 @@ mod tests {
     fn every_leaf_has_its_match_data_without_a_selection() {
         let app = compiled();
         let turns = turns();
-        let evaluation = app.evaluate(&turns, 8.0);
+        let evaluation = app.evaluate(&turns, 8.0).unwrap();
         let card = scorecard(&app, &evaluation, &turns, &Selection::All);
         // Turn 1: "premium" and "-no premium" both match: max(1 - 1, 0) = 0; the exclude is listed anyway.
         assert_eq!(
@@ -175,7 +175,7 @@ mod tests {
     fn a_selection_keeps_match_data_at_and_below_its_paths_only() {
         let app = compiled();
         let turns = turns();
-        let evaluation = app.evaluate(&turns, 8.0);
+        let evaluation = app.evaluate(&turns, 8.0).unwrap();
         let card = scorecard(
             &app,
             &evaluation,

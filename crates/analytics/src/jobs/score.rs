@@ -273,7 +273,15 @@ fn scored(
         let turns = turns(stored.utterances);
         apps.apps
             .iter()
-            .map(|app| app.score(&turns, facts.duration))
+            .filter_map(|app| match app.score(&turns, facts.duration) {
+                Ok(scores) => Some(scores),
+                Err(over) => {
+                    // Not scored by this application; /appmatches says why.
+                    tracing::warn!(call = %call.id, app = %app.app, error = %over,
+                        "a call went over its scan budget");
+                    None
+                }
+            })
             .collect()
     };
     Ok(Scored {

@@ -97,12 +97,17 @@ pub async fn app_matches(
             let mut card = Map::new();
             let mut matched = false;
             for (app, selection) in &selected {
-                let evaluation = app.evaluate(&turns, seconds);
-                matched |= evaluation.scores.categories[0].score > 0;
-                card.insert(
-                    app.app.clone(),
-                    scorecard(app, &evaluation, &turns, selection),
-                );
+                let card_of_app = match app.evaluate(&turns, seconds) {
+                    Ok(evaluation) => {
+                        matched |= evaluation.scores.categories[0].score > 0;
+                        scorecard(app, &evaluation, &turns, selection)
+                    }
+                    Err(over) => {
+                        matched = true;
+                        serde_json::json!({ "failed": over.to_string() })
+                    }
+                };
+                card.insert(app.app.clone(), card_of_app);
             }
             Ok((card, matched))
         })

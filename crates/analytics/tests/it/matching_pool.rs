@@ -1,6 +1,7 @@
 //! Matching runs on the matching pool, never on an HTTP worker: while one company's `/appmatches`
-//! requests scan a call as slowly as its application's limits allow, another company's requests are
-//! answered by the service's one HTTP worker, before those scans end.
+//! requests scan a call slowly, another company's requests are answered by the service's one HTTP
+//! worker, before those scans end. And a call whose words would take a scan past its budget is not
+//! scored by that application, which `/appmatches` says, at once.
 
 use serde_json::{json, Value};
 
@@ -25,11 +26,9 @@ fn long_words_call() -> Value {
     ]})
 }
 
-async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) {
-    // One HTTP worker (the test configuration's), so a match on it would hold every request.
-    let world = World::with(stack, |c| c.match_threads = 1).await;
+/// Evil's folder `main/calls` using the slow application, and its call of long words; the call's id.
+async fn slow_call(world: &World, evil: &str) -> String {
     let acme = world.token.clone();
-    let evil = world.other_company("evil").await;
     for (path, body) in [
         ("/config/evil".to_string(), json!({})),
         ("/config/evil/main".to_string(), json!({"timezone": "UTC"})),
@@ -41,17 +40,12 @@ async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) 
         (format!("/config/{COMPANY}"), json!({})),
     ] {
         let a = world
-            .send_as(
-                Some(&evil_or(&acme, &evil, &path)),
-                "PUT",
-                &path,
-                Some(body),
-            )
+            .send_as(Some(&evil_or(&acme, evil, &path)), "PUT", &path, Some(body))
             .await;
         assert_eq!(a.status, 200, "{path}: {}", a.text);
     }
     let form = reqwest::multipart::Form::new()
-        .text("token", evil.clone())
+        .text("token", evil.to_string())
         .part(
             "file",
             reqwest::multipart::Part::bytes(long_words_call().to_string().into_bytes())
@@ -65,7 +59,20 @@ async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) 
         .unwrap();
     let upload = read(upload).await;
     assert_eq!(upload.status, 200, "{}", upload.text);
-    let call = upload.body["tId"].as_str().unwrap().to_string();
+    upload.body["tId"].as_str().unwrap().to_string()
+}
+
+async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) {
+    // One HTTP worker (the test configuration's), so a match on it would hold every request; scans
+    // without a budget, so they are slow.
+    let world = World::with(stack, |c| {
+        c.match_threads = 1;
+        c.scan_budget_steps = u64::MAX / 2;
+    })
+    .await;
+    let acme = world.token.clone();
+    let evil = world.other_company("evil").await;
+    let call = slow_call(&world, &evil).await;
 
     let path = format!("/appmatches/evil/main/{call}");
     let scans: Vec<_> = (0..3)
@@ -98,4 +105,39 @@ fn evil_or(acme: &str, evil: &str, path: &str) -> String {
     if path.contains("/evil") { evil } else { acme }.to_string()
 }
 
-crate::stack_tests!(another_companys_slow_matches_leave_the_http_worker_free);
+async fn a_call_over_its_scan_budget_is_not_scored_and_says_so(stack: Stack) {
+    let world = World::new(stack).await;
+    let evil = world.other_company("evil").await;
+    let call = slow_call(&world, &evil).await;
+    let a = world
+        .send_as(
+            Some(&evil),
+            "GET",
+            &format!("/appmatches/evil/main/{call}"),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let failed = a.body["scorecard"]["slow"]["failed"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(failed.contains("budget"), "{}", a.text);
+    // The scoring worker scored the call's figures, without scores of the application.
+    let state = world.analytics.service.state.clone().into_inner();
+    eventually(|| async {
+        let facts = analytics::store::calls_facts(&state.db, &[&call])
+            .await
+            .unwrap();
+        (!facts.is_empty()).then_some(())
+    })
+    .await;
+    let scores = analytics::store::calls_scores(&state.db, &[&call])
+        .await
+        .unwrap();
+    assert!(scores.is_empty(), "{} score rows", scores.len());
+}
+
+crate::stack_tests!(
+    another_companys_slow_matches_leave_the_http_worker_free,
+    a_call_over_its_scan_budget_is_not_scored_and_says_so,
+);
