@@ -11,6 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    common::private_files::keep_new_files_private();
     let config: AnalyticsConfig = common::config::load()?;
     let _telemetry = common::telemetry::init("analytics", &config.common.log_format);
     let args: Vec<String> = std::env::args().skip(1).collect();

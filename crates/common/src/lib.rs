@@ -11,6 +11,7 @@ pub mod halves;
 pub mod http;
 pub mod jwt;
 pub mod objects;
+pub mod private_files;
 pub mod search;
 pub mod secrets;
 pub mod telemetry;

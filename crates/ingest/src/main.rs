@@ -8,6 +8,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    common::private_files::keep_new_files_private();
     let config: IngestConfig = common::config::load()?;
     let _telemetry = common::telemetry::init("ingest", &config.common.log_format);
     let addr = config.common.addr.clone();

@@ -63,6 +63,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // The data directory holds the database, the secret key, transcripts and the search index.
+    common::private_files::keep_new_files_private();
     let cli = Cli::parse();
     let platform = platform::Platform::from_env()?;
     match cli.command {

@@ -144,6 +144,28 @@ fn walk(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     out
 }
 
+/// Every directory and file under `dir`, `dir` included, whose mode lets its group or others read,
+/// write or enter it, with that mode.
+#[cfg(unix)]
+fn shared_with_others(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mode = std::fs::symlink_metadata(dir).unwrap().permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        out.push((dir.to_path_buf(), mode));
+    }
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            out.extend(shared_with_others(&path));
+        } else if meta.permissions().mode() & 0o077 != 0 {
+            out.push((path, meta.permissions().mode() & 0o777));
+        }
+    }
+    out
+}
+
 fn temp_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("speechd-test-{}", uuid_like()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -266,6 +288,15 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     assert_eq!(token["token_type"], "Bearer", "{token}");
     quick_start(&creds, token["access_token"].as_str().unwrap()).await;
     track_and_read_back(&creds, token["access_token"].as_str().unwrap()).await;
+    // The database, the search index with its lock files, the stored transcript: the owner's alone.
+    #[cfg(unix)]
+    {
+        assert!(
+            walk(&data.join("analytics")).len() > 2,
+            "the index and the object store are on disk"
+        );
+        assert_eq!(shared_with_others(&data), vec![], "while serving");
+    }
 
     // The admin user signs in through the login page.
     let browser = reqwest::Client::builder()
@@ -406,6 +437,8 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(status.expect("speechd exits after SIGTERM").success());
+    #[cfg(unix)]
+    assert_eq!(shared_with_others(&data), vec![], "after the stop");
     let _ = std::fs::remove_dir_all(&data);
 }
 
