@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use common::db::{Database, Probe, StoreError};
+use common::db::{Database, Probe, ProbeArgument, StoreError};
 use common::secrets::SecretKey;
 use common::testing::{Backend, TestDb};
 use directory::{
@@ -1583,8 +1583,8 @@ async fn direct_reads_match_the_pool(backend: Backend) {
     user.locked_until_ms = Some(42);
     add_user(db, &user).await;
     let probe = Probe {
-        expression: "{arg} = 'yes'",
-        argument: "yes",
+        expression: "{0} = 'yes' AND {1} > 2 AND {0} <> 'no'",
+        arguments: vec![ProbeArgument::Text("yes"), ProbeArgument::Integer(3)],
     };
 
     // Inside a transaction every read goes through the pool's connection.
@@ -1624,9 +1624,9 @@ async fn a_probe_is_answered_with_the_account(backend: Backend) {
     add_roles(db, "acme", &["Analyst"]).await;
     let user = User::new("acme", "pia", "Analyst", "tester");
     add_user(db, &user).await;
-    let probe = |argument| Probe {
-        expression: "{arg} = 'yes'",
-        argument,
+    let probe = |text| Probe {
+        expression: "{0} = 'yes' AND {1} > 2",
+        arguments: vec![ProbeArgument::Text(text), ProbeArgument::Integer(3)],
     };
     let read = |probe: Option<Probe<'static>>| {
         let id = user.id.clone();

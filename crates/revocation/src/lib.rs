@@ -7,7 +7,7 @@ mod postgres;
 mod sqlite;
 
 use common::cache::TtlCache;
-use common::db::{Database, Handle, Migrations, Probe, StoreError};
+use common::db::{Database, Handle, Migrations, Probe, ProbeArgument, StoreError};
 use common::dispatch;
 
 /// The revocation list's table (versions 3001 to 3999).
@@ -50,8 +50,8 @@ pub async fn is_revoked_cached(
 /// Whether the access token `jti` is revoked, asked inside another owner's statement (see `Probe`).
 pub fn revoked(jti: &str) -> Probe<'_> {
     Probe {
-        expression: "EXISTS (SELECT 1 FROM access_token_revocations WHERE jti = {arg})",
-        argument: jti,
+        expression: "EXISTS (SELECT 1 FROM access_token_revocations WHERE jti = {0})",
+        arguments: vec![ProbeArgument::Text(jti)],
     }
 }
 

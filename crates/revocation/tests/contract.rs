@@ -1,6 +1,6 @@
 //! The revocation list's contract, run against both databases.
 
-use common::db::Database;
+use common::db::{Database, ProbeArgument};
 use common::testing::{Backend, TestDb};
 
 async fn revocation_db(backend: Backend) -> TestDb {
@@ -126,19 +126,23 @@ async fn the_revoked_probe_agrees_with_the_list(backend: Backend) {
         .unwrap();
     for jti in ["jti-p", "jti-q", "jti-", ""] {
         let probe = revocation::revoked(jti);
-        let sql = format!("SELECT {} AS answer", probe.sql("$1"));
-        let answer: bool = match db {
-            Database::Postgres(pool, _) => sqlx::query_scalar(&sql)
-                .bind(probe.argument)
+        let sql = format!("SELECT $1 AS other, {} AS answer", probe.sql(2));
+        assert_eq!(probe.arguments, [ProbeArgument::Text(jti)]);
+        let answer: (i64, bool) = match db {
+            Database::Postgres(pool, _) => sqlx::query_as(&sql)
+                .bind(7_i64)
+                .bind(jti)
                 .fetch_one(pool)
                 .await
                 .unwrap(),
-            Database::Sqlite(pool, ..) => sqlx::query_scalar(&sql)
-                .bind(probe.argument)
+            Database::Sqlite(pool, ..) => sqlx::query_as(&sql)
+                .bind(7_i64)
+                .bind(jti)
                 .fetch_one(pool)
                 .await
                 .unwrap(),
         };
+        let answer = answer.1;
         assert_eq!(
             answer,
             revocation::is_revoked(db, jti).await.unwrap(),

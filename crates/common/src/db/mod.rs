@@ -61,18 +61,29 @@ impl StoreError {
 /// A yes-or-no question about one owner's table that another owner asks inside its own statement, so a
 /// request that needs both answers makes one round trip instead of two. The owner of the table writes the
 /// expression (it stays the only code that names its table); the asking owner places it among its
-/// columns and binds `argument` at the placeholder it chooses.
-#[derive(Debug, Clone, Copy)]
+/// columns and binds `arguments` from the placeholder it chooses on.
+#[derive(Debug, Clone)]
 pub struct Probe<'a> {
-    /// A boolean SQL expression valid in both dialects, with its one argument written as `{arg}`.
+    /// A boolean SQL expression valid in both dialects, with its arguments written `{0}`, `{1}`, ...; one
+    /// may appear more than once, but each first appears after the first appearance of the one before it
+    /// (SQLite numbers named parameters in the order it meets them).
     pub expression: &'static str,
-    pub argument: &'a str,
+    pub arguments: Vec<ProbeArgument<'a>>,
+}
+
+/// A value a probe's expression is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeArgument<'a> {
+    Text(&'a str),
+    Integer(i64),
 }
 
 impl Probe<'_> {
-    /// The expression with its argument at `placeholder` (e.g. `$3`).
-    pub fn sql(&self, placeholder: &str) -> String {
-        self.expression.replace("{arg}", placeholder)
+    /// The expression with argument `i` at placeholder `$<first + i>` (e.g. `first` 3: `$3`, `$4`, ...).
+    pub fn sql(&self, first: usize) -> String {
+        (0..self.arguments.len()).fold(self.expression.to_string(), |sql, i| {
+            sql.replace(&format!("{{{i}}}"), &format!("${}", first + i))
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! the very statements the pool runs (`sql.rs` compiled for SQLite). Placeholders `$1`, `$2`, ... are
 //! SQLite parameter names, bound here by name.
 
-use common::db::Probe;
+use common::db::{Probe, ProbeArgument};
 use rusqlite::{Connection, OptionalExtension, ToSql};
 
 use super::rows::{UserPermissionsRow, UserRow};
@@ -28,9 +28,17 @@ pub(super) fn get_user_with_permissions(
     id: &str,
     probe: Option<&Probe<'_>>,
 ) -> rusqlite::Result<Option<(User, Vec<String>, bool)>> {
+    let arguments = probe.map_or(&[][..], |p| &p.arguments);
+    let names: Vec<String> = (0..arguments.len())
+        .map(|i| format!("${}", 3 + i))
+        .collect();
     let mut params: Vec<(&str, &dyn ToSql)> = vec![("$1", &company), ("$2", &id)];
-    if let Some(p) = probe {
-        params.push(("$3", &p.argument));
+    for (name, argument) in names.iter().zip(arguments) {
+        let value: &dyn ToSql = match argument {
+            ProbeArgument::Text(text) => text,
+            ProbeArgument::Integer(number) => number,
+        };
+        params.push((name, value));
     }
     let rows = c
         .prepare_cached(&user_with_permissions_sql(probe))?

@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use common::db::{Probe, StoreError};
+use common::db::{Probe, ProbeArgument, StoreError};
 
 use super::super::rows::{self, to_json, ClientRow, CompanyRow, RoleRow, UserRow, ROLE_SEPARATOR};
 use super::super::{LoginPolicy, RoleFilter, UserFilter};
@@ -213,7 +213,7 @@ pub(crate) async fn get_user_by_id(
 
 /// The statement of `get_user_with_permissions`: one row per role of the user (one with NULL role columns
 /// when it has none), each with the user's columns, the role's name as `roles`, its place and its
-/// permissions column, and as `probe` the value of the probe (`$3`) or false. Plain index lookups and no
+/// permissions column, and as `probe` the value of the probe (its arguments from `$3` on) or false. Plain index lookups and no
 /// aggregate: on PostgreSQL, setting up the two aggregating subqueries this replaced (a sort for the
 /// ordered one) cost as much as running the statement.
 pub(crate) fn user_with_permissions_sql(probe: Option<&Probe<'_>>) -> String {
@@ -231,7 +231,7 @@ pub(crate) fn user_with_permissions_sql(probe: Option<&Probe<'_>>) -> String {
          LEFT JOIN roles r ON r.company = ur.company AND r.name = ur.role \
          WHERE u.company = $1 AND u.id = $2",
         *COLUMNS,
-        probe.map_or_else(|| "FALSE".to_string(), |p| p.sql("$3"))
+        probe.map_or_else(|| "FALSE".to_string(), |p| p.sql(3))
     )
 }
 
@@ -247,8 +247,11 @@ pub(crate) async fn get_user_with_permissions(
     let mut query = sqlx::query_as::<Db, rows::UserPermissionsRow>(&sql)
         .bind(company)
         .bind(id);
-    if let Some(p) = probe {
-        query = query.bind(p.argument);
+    for argument in probe.map_or(&[][..], |p| &p.arguments) {
+        query = match *argument {
+            ProbeArgument::Text(text) => query.bind(text),
+            ProbeArgument::Integer(number) => query.bind(number),
+        };
     }
     let rows = query.fetch_all(&mut *c).await?;
     Ok(rows::UserPermissionsRow::fold(rows))
