@@ -17,6 +17,7 @@ pub mod pkce;
 pub mod rate_limit;
 pub mod routes;
 pub mod scope;
+pub mod standing;
 pub mod state;
 pub mod storage;
 pub mod verify;

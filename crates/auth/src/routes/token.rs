@@ -12,6 +12,7 @@ use crate::error::{OAuthError, OAuthErrorCode};
 use crate::form::Params;
 use crate::issue::{self, IdTokenInput, Subject};
 use crate::pkce;
+use crate::standing;
 use crate::state::AuthState;
 use crate::storage::{self, CodeUse, RefreshRecord};
 
@@ -399,9 +400,12 @@ async fn active_user(
     user_id: &str,
     auth_time_ms: i64,
 ) -> Result<User, OAuthError> {
-    match directory::get_user_by_id(&state.db, company, user_id).await? {
-        Some(user) if user.session_valid(auth_time_ms) => Ok(user),
-        _ => Err(OAuthError::invalid_grant("the user can no longer sign in")),
+    let user = directory::get_user_by_id(&state.db, company, user_id).await?;
+    match (standing::session_refusal(user.as_ref(), auth_time_ms), user) {
+        (None, Some(user)) => Ok(user),
+        (refusal, _) => Err(OAuthError::invalid_grant(
+            refusal.unwrap_or("the user no longer exists"),
+        )),
     }
 }
 

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::error::{OAuthError, OAuthErrorCode};
 use crate::issue::profile_claims;
 use crate::scope;
+use crate::standing;
 use crate::state::AuthState;
 use crate::verify::verify_access_token;
 
@@ -36,9 +37,10 @@ pub async fn userinfo(
             "the token was not issued with the openid scope",
         ));
     }
-    let user = match directory::get_user_by_id(&state.db, &company, &claims.sub).await? {
-        Some(user) if user.can_log_in() => user,
-        _ => return Err(invalid("the user can no longer sign in")),
+    let user = directory::get_user_by_id(&state.db, &company, &claims.sub).await?;
+    let user = match (standing::account_refusal(user.as_ref()), user) {
+        (None, Some(user)) => user,
+        (refusal, _) => return Err(invalid(refusal.unwrap_or("the user no longer exists"))),
     };
     let mut body = profile_claims(&user, &claims.scope);
     body.insert("sub".into(), json!(user.id));

@@ -21,6 +21,19 @@ fn assert_invalid_grant((status, body, _): (u16, serde_json::Value, reqwest::hea
     assert!(body.get("access_token").is_none());
 }
 
+/// `assert_invalid_grant`, with a description that says `why`.
+fn assert_refused_because(answer: (u16, serde_json::Value, reqwest::header::HeaderMap), why: &str) {
+    let description = answer.1["error_description"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert_invalid_grant(answer);
+    assert!(
+        description.contains(why),
+        "{description:?} does not say {why:?}"
+    );
+}
+
 async fn a_refresh_rotates_the_refresh_token(backend: Backend) {
     let s = setup(backend).await;
     let old = refresh_token(&s).await;
@@ -82,7 +95,10 @@ async fn a_blocked_users_refresh_token_is_refused(backend: Backend) {
     let s = setup(backend).await;
     let token = refresh_token(&s).await;
     update_user(&s.auth, USERNAME, |u| u.login_blocked = true).await;
-    assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &token).await);
+    assert_refused_because(
+        refresh(&s.auth, &s.client_id, &s.secret, &token).await,
+        "the user is blocked",
+    );
 
     // Unblocking does not bring the refused token back.
     update_user(&s.auth, USERNAME, |u| u.login_blocked = false).await;
@@ -96,7 +112,25 @@ async fn an_inactive_users_refresh_token_is_refused(backend: Backend) {
         u.status = directory::STATUS_INACTIVE.into()
     })
     .await;
-    assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &token).await);
+    assert_refused_because(
+        refresh(&s.auth, &s.client_id, &s.secret, &token).await,
+        "the user is inactive",
+    );
+}
+
+/// After a password reset the refusal says so, rather than that the user can no longer sign in (the
+/// user can, with the new password).
+async fn a_refresh_after_a_password_reset_says_so(backend: Backend) {
+    let s = setup(backend).await;
+    let token = refresh_token(&s).await;
+    let at = chrono::Utc::now();
+    directory::set_password(&s.auth.service.state.db, "acme", &s.user.id, "new-hash", at)
+        .await
+        .unwrap();
+    assert_refused_because(
+        refresh(&s.auth, &s.client_id, &s.secret, &token).await,
+        "password was changed after this sign-in",
+    );
 }
 
 async fn a_deleted_users_refresh_token_is_refused(backend: Backend) {
@@ -111,7 +145,10 @@ async fn a_deleted_users_refresh_token_is_refused(backend: Backend) {
     )
     .await
     .unwrap());
-    assert_invalid_grant(refresh(&s.auth, &s.client_id, &s.secret, &token).await);
+    assert_refused_because(
+        refresh(&s.auth, &s.client_id, &s.secret, &token).await,
+        "the user no longer exists",
+    );
 }
 
 async fn a_refresh_token_expires_with_the_clients_lifetime(backend: Backend) {
@@ -216,6 +253,7 @@ common::backend_tests!(
     reusing_a_rotated_token_revokes_the_family,
     a_blocked_users_refresh_token_is_refused,
     an_inactive_users_refresh_token_is_refused,
+    a_refresh_after_a_password_reset_says_so,
     a_deleted_users_refresh_token_is_refused,
     a_refresh_token_expires_with_the_clients_lifetime,
     a_refresh_token_lifetime_past_any_date_does_not_expire,
