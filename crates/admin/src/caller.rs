@@ -181,7 +181,8 @@ async fn load_caller(
 ) -> Result<(bool, Option<Arc<CallerRecord>>), ApiError> {
     if admin_token(claims).is_err() {
         let revoked =
-            revocation::is_revoked_cached(&state.db, &state.revocations, &claims.jti).await?;
+            revocation::is_token_revoked_cached(&state.db, &state.revocations, &issued(claims))
+                .await?;
         return Ok((revoked, None));
     }
     let cached = state.revocations.get(claims.jti.as_str());
@@ -189,7 +190,7 @@ async fn load_caller(
     if let (Some(revoked), Some(record)) = (cached, state.callers.get(&key)) {
         return Ok((revoked, Some(record)));
     }
-    let probe = revocation::revoked(&claims.jti);
+    let probe = revocation::token_revoked(&issued(claims));
     let read =
         directory::get_user_with_permissions(&state.db, &claims.company, &claims.sub, Some(&probe))
             .await?;
@@ -202,6 +203,11 @@ async fn load_caller(
     state.revocations.insert(claims.jti.clone(), revoked);
     state.callers.insert(key, record.clone());
     Ok((revoked, Some(record)))
+}
+
+/// What the revocation list is asked about the token.
+fn issued(claims: &Authenticated) -> revocation::Issued<'_> {
+    revocation::Issued::from(&**claims)
 }
 
 /// Middleware of the `/admin/v1` scope: authentication, rate limits, revocation, time-out, rate-limit

@@ -9,6 +9,7 @@ pub mod caller;
 pub mod config;
 pub mod openapi;
 pub mod rate_limit;
+pub mod revoke;
 pub mod routes;
 pub mod schema;
 pub mod state;

@@ -113,6 +113,16 @@ pub struct AuditQuery {
     actor: Option<String>,
 }
 
+/// `keep_tokens` of secret rotation.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct KeepTokensQuery {
+    /// `true` keeps the tokens issued under the old secret valid until they expire; by default
+    /// (`false`) they are revoked with it. Anything else is 400 invalid_field.
+    keep_tokens: Option<bool>,
+}
+
 /// The `If-Match` header of writes to an existing resource.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Header)]

@@ -37,11 +37,12 @@ pub struct CallerRecord {
 }
 
 impl AdminState {
-    /// Forgets cached accounts and records after a write of users or roles through this replica, so its
-    /// own changes show at once.
+    /// Forgets cached accounts, records and revocation answers after a write through this replica, so
+    /// its own changes (a client's or user's tokens revoked among them) show at once.
     pub fn forget_reads(&self) {
         self.callers.clear();
         self.users.clear();
+        self.revocations.clear();
     }
 }
 

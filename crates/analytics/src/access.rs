@@ -82,7 +82,9 @@ async fn verified(
         VerifyError::KeysUnavailable => AnalyticsError::internal(e),
         other => AnalyticsError::Unauthenticated(format!("invalid token: {other}")),
     })?;
-    if revocation::is_revoked_cached(&state.db, &state.revocations, &claims.jti).await? {
+    if revocation::is_token_revoked_cached(&state.db, &state.revocations, &(&*claims).into())
+        .await?
+    {
         return Err(AnalyticsError::Unauthenticated(
             "invalid token: the token has been revoked".into(),
         ));

@@ -25,6 +25,9 @@ pub struct Subject<'a> {
     pub client_id: &'a str,
     /// The user, or `None` for a client-credentials token (then `sub` is the client id).
     pub user: Option<&'a User>,
+    /// When the client's secret was set (`None` for a public client): a rotation revokes the tokens
+    /// issued under earlier secrets by this (docs/token-service.md, Revocation).
+    pub client_secret_set_ms: Option<i64>,
     pub scope: &'a str,
     pub ttl_secs: i64,
 }
@@ -70,6 +73,8 @@ pub fn access_token(
         client_id: subject.client_id.to_string(),
         company: subject.company.to_string(),
         username: subject.user.map(|u| u.username.clone()),
+        client_secret_set_ms: subject.client_secret_set_ms,
+        sessions_valid_after_ms: subject.user.and_then(|u| u.sessions_valid_after_ms),
     };
     Ok(Minted {
         token: sign(&keys.access, ACCESS_TOKEN_TYPE, &claims)?,

@@ -183,6 +183,9 @@ pub mod scopes {
 }
 
 pub const DEFAULT_ACCESS_TOKEN_TTL: i64 = 3600;
+/// The longest access-token lifetime a client may have, in seconds: how long a revocation of tokens by
+/// issue time must be kept.
+pub const MAX_ACCESS_TOKEN_TTL: i64 = 86_400;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OAuthClient {

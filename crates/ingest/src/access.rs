@@ -33,7 +33,9 @@ pub async fn authorize(
         VerifyError::KeysUnavailable => ApiError::new(ErrorCode::Unavailable, e.to_string()),
         other => ApiError::new(ErrorCode::InvalidToken, other.to_string()),
     })?;
-    if revocation::is_revoked_cached(&state.db, &state.revocations, &claims.jti).await? {
+    if revocation::is_token_revoked_cached(&state.db, &state.revocations, &(&*claims).into())
+        .await?
+    {
         return Err(ApiError::new(
             ErrorCode::InvalidToken,
             "the token has been revoked",

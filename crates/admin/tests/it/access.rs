@@ -76,7 +76,7 @@ async fn only_user_accounts_with_api_access_and_in_good_standing_get_in(backend:
     let a = call(&w.admin, "GET", "/users", Some(&token), None, None).await;
     assert_eq!(a.status, 200, "API access granted: {:?}", a.body);
 
-    // Inactive: refused, although the token is still unexpired.
+    // Inactive: refused, although the token is still unexpired; deactivating revoked it.
     let user = w.get("/users/noapi").await;
     let mut record = user.body.clone();
     record["status"] = json!("INACTIVE");
@@ -85,7 +85,7 @@ async fn only_user_accounts_with_api_access_and_in_good_standing_get_in(backend:
         200
     );
     let a = call(&w.admin, "GET", "/users", Some(&token), None, None).await;
-    assert_eq!((a.status, a.code()), (403, "forbidden"));
+    assert_eq!((a.status, a.code()), (401, "invalid_token"));
 
     // Deleted: the token no longer names an account.
     let user = w.get("/users/noapi").await;

@@ -13,5 +13,6 @@ mod read_cache;
 mod roles;
 mod schemas;
 mod support;
+mod token_revocation;
 mod typed_bodies;
 mod users;

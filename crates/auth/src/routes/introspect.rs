@@ -14,7 +14,7 @@ use crate::error::OAuthError;
 use crate::form::Params;
 use crate::state::AuthState;
 use crate::storage;
-use crate::verify::verify_access_token;
+use crate::verify::{self, verify_access_token};
 
 /// Token introspection (RFC 7662)
 #[utoipa::path(post, path = "/oauth/{company}/introspect", tag = "oauth", params(crate::openapi::CompanyPath),
@@ -84,7 +84,7 @@ pub async fn introspect(
         && record.used_ms.is_none()
         && record.revoked_ms.is_none()
         && record.expires_ms.is_none_or(|exp| exp > now);
-    if !live {
+    if !live || verify::refresh_revoked_with_client(&state, &record).await? {
         return Ok(inactive());
     }
     let user = directory::get_user_by_id(&state.db, &company, &record.user_id).await?;

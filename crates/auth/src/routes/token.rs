@@ -12,9 +12,9 @@ use crate::error::{OAuthError, OAuthErrorCode};
 use crate::form::Params;
 use crate::issue::{self, IdTokenInput, Subject};
 use crate::pkce;
-use crate::standing;
 use crate::state::AuthState;
 use crate::storage::{self, CodeUse, RefreshRecord};
+use crate::{standing, verify};
 
 /// The token response of docs/token-service.md: `scope`, `refresh_token` and `id_token` appear only where
 /// the grant gives them.
@@ -125,6 +125,7 @@ async fn client_credentials(
         &Subject {
             company,
             client_id: &client.client_id,
+            client_secret_set_ms: secret_set_ms(client),
             user: None,
             scope: &scope,
             ttl_secs: client.access_token_ttl,
@@ -223,6 +224,7 @@ async fn authorization_code(
         &Subject {
             company,
             client_id: &client.client_id,
+            client_secret_set_ms: secret_set_ms(client),
             user: Some(&user),
             scope: &user_token_scope(client, &record.scope),
             ttl_secs: client.access_token_ttl,
@@ -300,6 +302,11 @@ async fn refresh(
             "the refresh token has been revoked",
         ));
     }
+    if verify::refresh_revoked_with_client(state, &record).await? {
+        return Err(OAuthError::invalid_grant(
+            "the refresh token has been revoked: the client's secret was rotated after it was issued",
+        ));
+    }
     if record.used_ms.is_some() {
         storage::revoke_family(&state.db, &record.family_id, now).await?;
         tracing::warn!(company, client_id = %client.client_id, "rotated refresh token reused; its family is revoked");
@@ -348,6 +355,7 @@ async fn refresh(
         &Subject {
             company,
             client_id: &client.client_id,
+            client_secret_set_ms: secret_set_ms(client),
             user: Some(&user),
             scope: &user_token_scope(client, &scope),
             ttl_secs: client.access_token_ttl,
@@ -386,6 +394,15 @@ fn user_token_scope(client: &OAuthClient, granted: &str) -> String {
     } else {
         granted.to_string()
     }
+}
+
+/// When the client's secret was set, for the tokens issued on its strength; `None` for a public client.
+fn secret_set_ms(client: &OAuthClient) -> Option<i64> {
+    client
+        .secret_hash
+        .as_ref()
+        .and(client.secret_rotated_on)
+        .map(|at| at.timestamp_millis())
 }
 
 fn issues_refresh_tokens(client: &OAuthClient) -> bool {

@@ -24,6 +24,17 @@ pub struct AccessClaims {
     /// The username, on tokens issued to a user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
+    /// When the client secret that authenticated the token's issue was set (milliseconds since the
+    /// epoch); absent for public clients. Rotating the secret revokes the tokens issued under an earlier
+    /// one (the `revocation` crate) by this, not by the issue time, so a token issued from a replica's
+    /// cached record of the old secret after the rotation is revoked too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_set_ms: Option<i64>,
+    /// On user tokens, the user's `sessions_valid_after_ms` at the issue, when set: the last time a
+    /// password change, block, deactivation or re-activation ended the user's sessions. Blocking the user
+    /// revokes the tokens issued before it by this, to the millisecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions_valid_after_ms: Option<i64>,
 }
 
 impl AccessClaims {

@@ -22,7 +22,7 @@ pub const ITEM_MAX: usize = 64;
 pub const REDIRECT_URI_MAX: usize = 2000;
 /// Token lifetimes in seconds.
 pub const MIN_TTL: i64 = 60;
-pub const MAX_ACCESS_TTL: i64 = 86_400;
+pub const MAX_ACCESS_TTL: i64 = directory::MAX_ACCESS_TOKEN_TTL;
 /// Ten years: longer is what `null` (unlimited) says.
 pub const MAX_REFRESH_TTL: i64 = 315_360_000;
 

@@ -21,6 +21,7 @@ use super::ok_with_etag;
 use crate::api::{changes, etag, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
+use crate::revoke;
 use crate::state::AdminState;
 
 pub use body::ClientBody;
@@ -53,6 +54,21 @@ fn check_admin_access(caller: &Caller<ManageClients>, admin_access: bool) -> Res
         caller.require_all(permissions::ALL, "a client with administration access")?;
     }
     Ok(())
+}
+
+/// The query parameter of secret rotation that keeps the tokens issued under the old secret.
+const KEEP_TOKENS: &str = "keep_tokens";
+
+/// `keep_tokens`: `true` or `false` (the default).
+fn keep_tokens(query: &Query) -> Result<bool, ApiError> {
+    match query.get(KEEP_TOKENS) {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(ApiError::field(
+            KEEP_TOKENS,
+            "keep_tokens must be true or false",
+        )),
+    }
 }
 
 async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
@@ -214,6 +230,7 @@ pub async fn replace(
 
 /// Delete an OAuth client
 ///
+/// Its access tokens (user tokens issued through it included) and refresh tokens are revoked with it.
 /// Requires the Manage Clients permission.
 #[utoipa::path(delete, operation_id = "deleteClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
     params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
@@ -245,6 +262,8 @@ pub async fn delete(
             "the client was changed or deleted since you read it; read it again",
         ));
     }
+    let now_ms = Utc::now().timestamp_millis();
+    revoke::client_deleted(&mut tx, &caller.company, &current.client_id, now_ms).await?;
     audit::commit(
         &state,
         tx,
@@ -264,10 +283,11 @@ pub async fn delete(
 
 /// Rotate a client's secret
 ///
-/// A new secret replaces the old one at once; it is shown in this answer only. Requires the Manage
-/// Clients permission.
+/// A new secret replaces the old one at once; it is shown in this answer only. The tokens issued under
+/// the old secret (access tokens, user tokens and refresh tokens alike) are revoked with it, unless
+/// `keep_tokens=true`. Requires the Manage Clients permission.
 #[utoipa::path(post, operation_id = "rotateClientSecret", path = "/admin/v1/clients/{client_id}/secret", tag = "clients",
-    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::KeepTokensQuery, crate::openapi::IfMatch),
     responses(
         (status = 200, description = "The client with its new secret", body = ClientWithSecret,
             headers(("ETag" = String, description = "The new version, W/\"<version>\""), ("Cache-Control" = String, description = "no-store"))),
@@ -280,6 +300,7 @@ pub async fn rotate_secret(
     client_id: Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    let keep_tokens = keep_tokens(&Query::parse(&req, &[KEEP_TOKENS])?)?;
     let current = load(&state, &caller.company, &client_id).await?;
     require_if_match(&req, "client", current.version)?;
     check_admin_access(&caller, current.admin_access)?;
@@ -291,7 +312,11 @@ pub async fn rotate_secret(
     }
     let secret = generate_client_secret();
     let hash = hash_client_secret(&state.secret, &secret);
-    let now = Utc::now();
+    // Later than the secret it replaces, to the millisecond its tokens are told apart by.
+    let now = match current.secret_rotated_on {
+        Some(before) => Utc::now().max(before + chrono::Duration::milliseconds(1)),
+        None => Utc::now(),
+    };
     let id = &current.client_id;
     let mut tx = state.db.begin().await?;
     // Against the version read: of rotations racing with the same If-Match, one wins and the others get
@@ -308,6 +333,11 @@ pub async fn rotate_secret(
     let client = directory::get_client(&mut tx, &caller.company, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("client {id} not found")))?;
+    if !keep_tokens {
+        // As stored, so that it equals what the token service reads and puts in the new tokens.
+        let set_ms = client.secret_rotated_on.unwrap_or(now).timestamp_millis();
+        revoke::client_secret_rotated(&mut tx, &caller.company, id, set_ms).await?;
+    }
     audit::commit(
         &state,
         tx,

@@ -20,6 +20,7 @@ use super::{created, ok_with_etag};
 use crate::api::{changes, hash_password, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
+use crate::revoke;
 use crate::state::AdminState;
 
 pub use body::{valid_username, UserBody, UserCreate, UserInput};
@@ -344,6 +345,13 @@ pub async fn replace(
     };
     let mut tx = state.db.begin().await?;
     directory::update_user(&mut tx, &user).await?;
+    // Blocking or deactivating also ends the access tokens the user holds, in every service.
+    if current.can_log_in() && !user.can_log_in() {
+        let ended_ms = user
+            .sessions_valid_after_ms
+            .unwrap_or_else(|| now.timestamp_millis());
+        revoke::user_shut_out(&mut tx, &caller.company, &user.id, ended_ms).await?;
+    }
     if let Some(hash) = &password_hash {
         directory::set_password(&mut tx, &caller.company, &user.id, hash, now).await?;
         user.password_last_set = Some(now);
@@ -411,6 +419,8 @@ pub async fn delete(
             "the user was changed or deleted since you read it; read it again",
         ));
     }
+    let now_ms = Utc::now().timestamp_millis();
+    revoke::user_deleted(&mut tx, &caller.company, &current.id, now_ms).await?;
     audit::commit(
         &state,
         tx,
