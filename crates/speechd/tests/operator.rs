@@ -403,6 +403,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
         403,
         "a client-credentials token is not an admin user"
     );
+    a_deleted_clients_token_is_refused_everywhere(&creds, user_token).await;
 
     // A callback secret rotated through the API is the one bootstrap prints from then on.
     let rotated: Value = reqwest::Client::new()
@@ -440,6 +441,101 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     #[cfg(unix)]
     assert_eq!(shared_with_others(&data), vec![], "after the stop");
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// A client made and deleted through the administration API: its token, accepted by the analytics and
+/// ingestion APIs before, is refused by both within their revocation cache time (1 s), and introspection
+/// says it is inactive at once.
+async fn a_deleted_clients_token_is_refused_everywhere(creds: &Value, admin_token: &str) {
+    let http = reqwest::Client::new();
+    let (auth_url, api_url) = (
+        creds["auth_url"].as_str().unwrap(),
+        creds["api_url"].as_str().unwrap(),
+    );
+    let created = http
+        .post(format!("{api_url}/admin/v1/clients"))
+        .bearer_auth(admin_token)
+        .json(
+            &serde_json::json!({"name": "reporting", "grant_types": ["client_credentials"],
+            "scopes": ["analytics:read", "events:read"]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let etag = created.headers()["etag"].to_str().unwrap().to_string();
+    let client: Value = created.json().await.unwrap();
+    let (id, secret) = (
+        client["client_id"].as_str().unwrap(),
+        client["client_secret"].as_str().unwrap(),
+    );
+    let token: Value = http
+        .post(format!("{auth_url}/oauth/acme/token"))
+        .basic_auth(id, Some(secret))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = token["access_token"].as_str().unwrap();
+    let search = format!(
+        "{}/search/acme/{}?token={token}&q=invoice",
+        creds["base_url"].as_str().unwrap(),
+        creds["organization"].as_str().unwrap()
+    );
+    let events = format!(
+        "{}/v3/{}/events",
+        creds["track_url"].as_str().unwrap(),
+        creds["app_key"].as_str().unwrap()
+    );
+    let statuses = || async {
+        let analytics = http.get(&search).send().await.unwrap().status().as_u16();
+        let ingest = http
+            .get(&events)
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        (analytics, ingest)
+    };
+    assert_eq!(statuses().await, (200, 200));
+
+    let deleted = http
+        .delete(format!("{api_url}/admin/v1/clients/{id}"))
+        .bearer_auth(admin_token)
+        .header("If-Match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let since = std::time::Instant::now();
+    let introspection: Value = http
+        .post(format!("{auth_url}/oauth/acme/introspect"))
+        .basic_auth(
+            creds["client_id"].as_str().unwrap(),
+            creds["client_secret"].as_str(),
+        )
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(introspection["active"], false, "{introspection}");
+    while statuses().await != (401, 401) {
+        assert!(
+            since.elapsed() < Duration::from_millis(2000),
+            "still accepted {:?} after the deletion: {:?}",
+            since.elapsed(),
+            statuses().await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The README's ingestion quick start: a batch sent to the bootstrap project, read back with the client's
