@@ -115,6 +115,7 @@ mod tests {
                 ("SPEECH_AUTH_URL", "http://auth:8081"),
                 ("SPEECH_PUBLIC_AUTH_URL", "https://auth.example"),
                 ("SPEECH_ADMIN_READ_CACHE_MS", "0"),
+                ("SPEECH_ADMIN_MAX_CONNECTIONS", "500"),
             ],
             load::<AdminConfig>,
         )
@@ -129,6 +130,10 @@ mod tests {
                 secret_key: Some(key.into()),
                 log_format: "text".into(),
                 workers: 2,
+                max_connections: 500,
+                reserved_connections: 32,
+                body_timeout_secs: 30,
+                body_min_rate: 16 * 1024,
             }
         );
         assert_eq!(config.auth_url, "http://auth:8081");

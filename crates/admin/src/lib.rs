@@ -75,6 +75,8 @@ impl AdminService {
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("admin"),
             workers: state.config.common.workers,
+            limits: state.config.common.http_limits(),
+            answer: common::http::api_error_answer,
         };
         state.limiter.spawn_background();
         let verifier = web::Data::new(state.verifier.clone());

@@ -88,6 +88,14 @@ impl From<SearchError> for AnalyticsError {
     }
 }
 
+/// What the server itself refuses (a body too slow, 408; a connection past the limit, 503), in this
+/// API's format.
+pub fn server_answer(status: StatusCode, message: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .body(escape_html(&message))
+}
+
 impl ResponseError for AnalyticsError {
     fn status_code(&self) -> StatusCode {
         match self {

@@ -125,6 +125,8 @@ impl AnalyticsService {
                 },
             ),
             workers: state.config.common.workers,
+            limits: state.config.common.http_limits(),
+            answer: error::server_answer,
         };
         serve(spec, listener, move |cfg| {
             cfg.app_data(state.clone());

@@ -14,6 +14,8 @@ async fn main() -> anyhow::Result<()> {
     common::private_files::keep_new_files_private();
     let config: AnalyticsConfig = common::config::load()?;
     let _telemetry = common::telemetry::init("analytics", &config.common.log_format);
+    // Thousands of client connections need more than the default soft limit of open files.
+    common::http::fd_limit::raise(1);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let worker_only = match args.first().map(String::as_str) {
         None => false,

@@ -130,6 +130,10 @@ mod tests {
                 secret_key: Some(key.into()),
                 log_format: "text".into(),
                 workers: 3,
+                max_connections: 10_000,
+                reserved_connections: 32,
+                body_timeout_secs: 30,
+                body_min_rate: 16 * 1024,
             }
         );
         assert_eq!(config.code_ttl_secs, 60);

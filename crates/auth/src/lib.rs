@@ -83,6 +83,8 @@ impl AuthService {
             readiness: Readiness::database(state.db.clone()),
             metrics: HttpMetrics::new("auth"),
             workers: state.config.common.workers,
+            limits: state.config.common.http_limits(),
+            answer: routes::server_answer,
         };
         let housekeeping = state.clone();
         tokio::spawn(async move {

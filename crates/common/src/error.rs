@@ -50,6 +50,7 @@ error_codes! {
     InvalidLimit => ("invalid_limit", BAD_REQUEST, InvalidRequest),
     InvalidCursor => ("invalid_cursor", BAD_REQUEST, InvalidRequest),
     PayloadTooLarge => ("payload_too_large", PAYLOAD_TOO_LARGE, InvalidRequest),
+    BodyTimeout => ("body_timeout", REQUEST_TIMEOUT, InvalidRequest),
     MissingToken => ("missing_token", UNAUTHORIZED, Auth),
     InvalidToken => ("invalid_token", UNAUTHORIZED, Auth),
     Forbidden => ("forbidden", FORBIDDEN, Auth),

@@ -16,6 +16,8 @@ async fn the_docs_ui_is_served_whole_by_the_service() {
         readiness: Readiness::new(|| async { vec![] }),
         metrics: HttpMetrics::new("docs-test"),
         workers: 1,
+        limits: Default::default(),
+        answer: common::http::api_error_answer,
     };
     let server = serve(spec, listener, |cfg| {
         cfg.route(

@@ -50,6 +50,8 @@ async fn request_spans_are_exported_with_the_callers_trace_id() {
         readiness: Readiness::new(|| async { vec![] }),
         metrics: HttpMetrics::new("trace-test"),
         workers: 1,
+        limits: Default::default(),
+        answer: common::http::api_error_answer,
     };
     // What a handler would put on a bus message it publishes.
     let published: Arc<Mutex<Option<String>>> = Arc::default();

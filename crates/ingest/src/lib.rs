@@ -77,6 +77,9 @@ impl IngestService {
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
             metrics: HttpMetrics::new("ingest"),
             workers: state.config.common.workers,
+            limits: state.config.common.http_limits(),
+            // `/track` answers a body that arrives too slowly as any other it cannot read (200).
+            answer: common::http::api_error_answer,
         };
         serve(spec, listener, move |cfg| {
             cfg.app_data(state.clone());

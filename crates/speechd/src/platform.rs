@@ -134,6 +134,8 @@ impl Platform {
     }
 
     pub async fn serve(&self) -> anyhow::Result<()> {
+        // The four servers share the process's open files.
+        common::http::fd_limit::raise(4);
         let db = self.database().await?;
         self.migrate(&db).await?;
         let auth = AuthService::with_database(self.auth.clone(), db.clone()).await?;

@@ -79,6 +79,19 @@ fn too_large<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerRespon
     ))
 }
 
+/// What the server itself refuses (a body too slow, 408; a connection past the limit, 503), as an
+/// OAuth error.
+pub fn server_answer(status: StatusCode, message: String) -> HttpResponse {
+    let error = if status == StatusCode::SERVICE_UNAVAILABLE {
+        "temporarily_unavailable"
+    } else {
+        "invalid_request"
+    };
+    HttpResponse::build(status)
+        .insert_header(("Cache-Control", "no-store"))
+        .json(serde_json::json!({"error": error, "error_description": message}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_form_media_type;

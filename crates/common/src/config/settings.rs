@@ -29,6 +29,17 @@ pub struct CommonSettings {
     pub log_format: String,
     /// HTTP worker threads; 0 is one per core.
     pub workers: usize,
+    /// Client connections served at once; past them, connections are kept only for the operational
+    /// endpoints (`reserved_connections`), then closed as they come.
+    pub max_connections: usize,
+    /// Connections past `max_connections` that may still ask `/healthz`, `/readyz` and `/metrics` (any
+    /// other request on them is answered 503).
+    pub reserved_connections: usize,
+    /// Seconds a request body may take to arrive, plus one for every `body_min_rate` bytes that did:
+    /// a body slower than that is answered 408 and its connection closed.
+    pub body_timeout_secs: u64,
+    /// Bytes per second a request body must keep up past `body_timeout_secs`.
+    pub body_min_rate: u64,
 }
 
 /// As derived, with the database URL's password hidden (the key is [`Confidential`]).
@@ -42,6 +53,10 @@ impl fmt::Debug for CommonSettings {
             .field("secret_key", &self.secret_key)
             .field("log_format", &self.log_format)
             .field("workers", &self.workers)
+            .field("max_connections", &self.max_connections)
+            .field("reserved_connections", &self.reserved_connections)
+            .field("body_timeout_secs", &self.body_timeout_secs)
+            .field("body_min_rate", &self.body_min_rate)
             .finish()
     }
 }
@@ -64,6 +79,20 @@ impl CommonSettings {
             secret_key: None,
             log_format: "json".into(),
             workers: 0,
+            max_connections: 10_000,
+            reserved_connections: 32,
+            body_timeout_secs: 30,
+            body_min_rate: 16 * 1024,
+        }
+    }
+
+    /// The limits of the service's HTTP server.
+    pub fn http_limits(&self) -> crate::http::HttpLimits {
+        crate::http::HttpLimits {
+            max_connections: self.max_connections,
+            reserved_connections: self.reserved_connections,
+            body_timeout: std::time::Duration::from_secs(self.body_timeout_secs),
+            body_min_rate: self.body_min_rate,
         }
     }
 
@@ -86,6 +115,18 @@ impl CommonSettings {
             return Err(ConfigError(format!(
                 "log_format must be json or text, got {:?}",
                 self.log_format
+            )));
+        }
+        if self.max_connections == 0 || self.reserved_connections == 0 {
+            return Err(ConfigError(format!(
+                "max_connections and reserved_connections must be positive, got {} and {}",
+                self.max_connections, self.reserved_connections
+            )));
+        }
+        if self.body_timeout_secs == 0 || self.body_min_rate == 0 {
+            return Err(ConfigError(format!(
+                "body_timeout_secs and body_min_rate must be positive, got {} and {}",
+                self.body_timeout_secs, self.body_min_rate
             )));
         }
         self.secret()?;
@@ -134,6 +175,10 @@ mod tests {
         assert!(error_of(|s| s.db_max_connections = 0).contains("db_max_connections"));
         assert!(error_of(|s| s.log_format = "pretty".into()).contains("log_format"));
         assert!(error_of(|s| s.secret_key = None).contains("secret_key"));
+        assert!(error_of(|s| s.max_connections = 0).contains("max_connections"));
+        assert!(error_of(|s| s.reserved_connections = 0).contains("reserved_connections"));
+        assert!(error_of(|s| s.body_timeout_secs = 0).contains("body_timeout_secs"));
+        assert!(error_of(|s| s.body_min_rate = 0).contains("body_min_rate"));
         assert!(error_of(|s| s.secret_key = Some("c2hvcnQ=".into())).contains("secret_key"));
     }
 

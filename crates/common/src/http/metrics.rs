@@ -13,7 +13,8 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::web;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 type Sampler = dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(String, i64)>> + Send>> + Send + Sync;
@@ -32,6 +33,13 @@ pub struct HttpMetrics {
     requests: IntCounterVec,
     latency: HistogramVec,
     sampled: Vec<Sampled>,
+    /// Client connections open now.
+    pub(crate) connections: IntGauge,
+    /// Connections refused at the limit: `reserved` (a request other than the operational endpoints on
+    /// a connection past `max_connections`), `closed` (past the reserve too).
+    pub(crate) refused_connections: IntCounterVec,
+    /// Request bodies that did not arrive in time.
+    pub(crate) body_timeouts: IntCounter,
 }
 
 impl HttpMetrics {
@@ -60,16 +68,42 @@ impl HttpMetrics {
             &["route"],
         )
         .expect("valid metric");
+        let connections = IntGauge::new("http_connections_open", "Client connections open now")
+            .expect("valid metric");
+        let refused_connections = IntCounterVec::new(
+            Opts::new(
+                "http_connections_refused_total",
+                "Connections refused at the connection limit: reserved (for the operational endpoints \
+                 only) or closed (past the reserve too)",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
+        let body_timeouts = IntCounter::new(
+            "http_body_timeouts_total",
+            "Request bodies that did not arrive in time",
+        )
+        .expect("valid metric");
         registry
             .register(Box::new(requests.clone()))
             .expect("register once");
         registry
             .register(Box::new(latency.clone()))
             .expect("register once");
+        for metric in [
+            Box::new(connections.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(refused_connections.clone()),
+            Box::new(body_timeouts.clone()),
+        ] {
+            registry.register(metric).expect("register once");
+        }
         HttpMetrics {
             registry,
             requests,
             latency,
+            connections,
+            refused_connections,
+            body_timeouts,
             sampled: Vec::new(),
         }
     }

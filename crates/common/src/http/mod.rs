@@ -1,9 +1,15 @@
 //! HTTP scaffolding every service shares: the server builder (`serve`), the operational endpoints
 //! (`/healthz`, `/readyz`, `/metrics`, `/openapi.json` and its docs UI at `/docs/`) and their part of the
 //! OpenAPI document, request metrics, JSON extractor errors in the
-//! platform's error format, a JSON body extractor that refuses repeated keys, and signal handling for graceful shutdown.
+//! platform's error format, a JSON body extractor that refuses repeated keys, the limits every server keeps
+//! (connections, with a reserve for the operational endpoints; a deadline on request bodies; the process's
+//! open files), and signal handling for graceful shutdown.
 
+mod body_deadline;
+mod connections;
 mod extract;
+pub mod fd_limit;
+mod limits;
 mod metrics;
 mod openapi;
 mod ops;
@@ -12,6 +18,7 @@ mod shutdown;
 mod strict_json;
 
 pub use extract::{form_config, json_config, path_config, query_config};
+pub use limits::{api_error_answer, ErrorAnswer, HttpLimits};
 pub use metrics::HttpMetrics;
 pub use openapi::with_operational_endpoints;
 pub use ops::Readiness;

@@ -3,14 +3,22 @@
 //! address; both run the same code.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 
+use super::body_deadline::{self, BodyRules};
+use super::connections::{self, Gate};
+use super::limits::{ErrorAnswer, HttpLimits};
 use super::ops::{self, OpenApiDocument};
-use super::{extract, metrics, HttpMetrics, Readiness};
+use super::{extract, fd_limit, metrics, HttpMetrics, Readiness};
+
+/// Connections past the limits that actix may hold while they are being closed, per worker, before it
+/// stops accepting (which would keep `/healthz` out too).
+const CLOSING_HEADROOM: usize = 1024;
 
 /// What a service contributes to its server besides its routes.
 pub struct ServerSpec {
@@ -21,6 +29,11 @@ pub struct ServerSpec {
     pub metrics: HttpMetrics,
     /// Worker threads; 0 means one per core.
     pub workers: usize,
+    /// Connections and request bodies (`CommonSettings::http_limits`).
+    pub limits: HttpLimits,
+    /// The service's error format for what the server refuses itself (`api_error_answer` for the
+    /// platform's JSON errors).
+    pub answer: ErrorAnswer,
 }
 
 /// Starts serving on `listener`. The returned `Server` is a future that ends when the server stops; its
@@ -34,6 +47,25 @@ where
     })?;
     let openapi = web::Data::new(OpenApiDocument(std::sync::Arc::new(document)));
     let readiness = web::Data::new(spec.readiness);
+    let mut limits = spec.limits;
+    let wanted = limits.max_connections + limits.reserved_connections;
+    let allowed = fd_limit::connections_within(wanted, spec.name);
+    if allowed < wanted {
+        limits.reserved_connections = limits.reserved_connections.min(allowed / 2).max(1);
+        limits.max_connections = allowed.saturating_sub(limits.reserved_connections).max(1);
+    }
+    let gate = Arc::new(Gate::new(
+        limits.max_connections,
+        limits.reserved_connections,
+        spec.metrics.connections.clone(),
+        spec.metrics.refused_connections.clone(),
+        spec.answer,
+    ));
+    let gate_data = web::Data::new(gate.clone());
+    let body_rules = web::Data::new(BodyRules {
+        limits: limits.clone(),
+        answer: spec.answer,
+    });
     let metrics_data = web::Data::new(spec.metrics);
     let workers = if spec.workers == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -42,8 +74,12 @@ where
     };
     let server = HttpServer::new(move || {
         App::new()
+            .wrap(from_fn(body_deadline::limit))
+            .wrap(from_fn(connections::reserve))
             .wrap(from_fn(metrics::record))
             .app_data(metrics_data.clone())
+            .app_data(gate_data.clone())
+            .app_data(body_rules.clone())
             .app_data(readiness.clone())
             .app_data(openapi.clone())
             .app_data(extract::json_config())
@@ -58,7 +94,9 @@ where
             .service(docs_ui())
             .configure(configure.clone())
     })
+    .on_connect(move |io, data| gate.on_connect(io, data))
     .workers(workers)
+    .max_connections(limits.max_connections + limits.reserved_connections + CLOSING_HEADROOM)
     .backlog(4096)
     .shutdown_timeout(30)
     .client_request_timeout(Duration::from_secs(30))

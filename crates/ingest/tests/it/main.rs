@@ -7,5 +7,6 @@ mod events;
 mod fault;
 mod projects;
 mod retention;
+mod slow_bodies;
 mod track;
 mod write_gate;
