@@ -54,29 +54,13 @@ async fn track(
     version: &str,
 ) -> TrackResponse {
     let now_ms = chrono::Utc::now().timestamp_millis();
-    let body = match read_body(body, state.config.max_body_bytes).await {
-        Ok(body) => body,
-        Err(message) => return TrackResponse::refused(version, 0, message, false),
-    };
-    let gzip = req
-        .headers()
-        .get(actix_web::http::header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("gzip"));
-    let events = match track::body::events(&body, gzip, state.config.max_inflated_bytes) {
-        Ok(events) => events,
-        Err(message) => return TrackResponse::refused(version, 0, message, false),
-    };
-    let count = events.len();
-    if let Err(message) = track::body::check_size(&events) {
-        return TrackResponse::refused(version, count, message, false);
-    }
+    // The project first: a body sent to no project is never read, let alone inflated.
     let project = match state.project(app_key).await {
         Ok(Some(project)) => project,
         Ok(None) => {
             return TrackResponse::refused(
                 version,
-                count,
+                0,
                 format!("unknown app key {app_key:?}: nothing was stored"),
                 false,
             )
@@ -85,13 +69,41 @@ async fn track(
             tracing::error!(error = %e, "looking up a project failed");
             return TrackResponse::refused(
                 version,
-                count,
+                0,
                 "the project could not be looked up just now; nothing was stored, send the batch again"
                     .into(),
                 true,
             );
         }
     };
+    let body = match read_body(req, body, state.config.max_body_bytes).await {
+        Ok(body) => body,
+        Err(message) => return TrackResponse::refused(version, 0, message, false),
+    };
+    let gzip = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("gzip"));
+    let max_inflated = state.config.max_inflated_bytes;
+    // Inflating and parsing take up to a few tens of milliseconds: off the thread serving requests.
+    let read = web::block(move || track::body::events(&body, gzip, max_inflated)).await;
+    let events = match read {
+        Ok(Ok(events)) => events,
+        Ok(Err(refused)) => {
+            return TrackResponse::refused(version, refused.events, refused.message, false)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "reading a batch failed");
+            return TrackResponse::refused(
+                version,
+                0,
+                "the batch could not be read just now; nothing was stored, send it again".into(),
+                true,
+            );
+        }
+    };
+    let count = events.len();
     if !state.limit.take(&project.app_key, count) {
         return TrackResponse::refused(
             version,
@@ -145,15 +157,31 @@ async fn track(
     }
 }
 
-/// The body, or a message when it is larger than `limit` bytes or breaks off.
-async fn read_body(mut body: web::Payload, limit: usize) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
+/// The body as sent, or a message when it is larger than `limit` bytes (refused by its declared
+/// length before any of it is read) or breaks off.
+async fn read_body(
+    req: &HttpRequest,
+    mut body: web::Payload,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    let too_large = || {
+        format!(
+            "the body is larger than {limit} bytes, the service's limit; send smaller batches or gzip them"
+        )
+    };
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0) as usize);
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|e| format!("the body could not be read: {e}"))?;
         if bytes.len() + chunk.len() > limit {
-            return Err(format!(
-                "the body is larger than {limit} bytes, the service's limit; send smaller batches or gzip them"
-            ));
+            return Err(too_large());
         }
         bytes.extend_from_slice(&chunk);
     }

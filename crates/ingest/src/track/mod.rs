@@ -1,8 +1,10 @@
-//! A tracking batch from body to rows: read (`body`), checked event by event (`validate`, `timestamp`),
+//! A tracking batch from body to rows: read as it streams (`body`, with `form` and `batch`), checked event by event (`validate`, `timestamp`),
 //! enriched, and the answer every `/track` call gets (`TrackResponse`), which says per event whether it
 //! was stored and why not.
 
+pub mod batch;
 pub mod body;
+pub mod form;
 pub mod timestamp;
 pub mod validate;
 

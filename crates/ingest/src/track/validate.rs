@@ -226,10 +226,8 @@ pub fn validate(
     if fields.len() > MAX_PROPERTIES {
         fail(
             "properties",
-            format!(
-                "{} custom properties; at most {MAX_PROPERTIES}",
-                fields.len()
-            ),
+            // Only so many are read (`batch`): the count past them is unknown.
+            format!("more than {MAX_PROPERTIES} custom properties; at most {MAX_PROPERTIES}"),
         );
     }
     for (key, value) in &fields {

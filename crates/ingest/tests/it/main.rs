@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bombs;
 mod events;
 mod fault;
 mod projects;
