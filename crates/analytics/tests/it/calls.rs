@@ -144,6 +144,53 @@ async fn a_form_without_file_or_with_unknown_fields_is_refused(stack: Stack) {
     }
 }
 
+/// A part whose headers never end is held by the multipart parser until they do: the form is refused
+/// once it runs a MiB past its fields' contents, not read to its end (3 MiB here, or any length).
+async fn a_form_whose_part_headers_never_end_is_refused_as_it_is_read(stack: Stack) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let world = World::with_folder(stack).await;
+    let url = world.url(
+        &format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"),
+        Some(&world.token),
+    );
+    let address = world
+        .analytics
+        .url
+        .trim_start_matches("http://")
+        .to_string();
+    let target = url.trim_start_matches(&world.analytics.url).to_string();
+    let mut body = b"--b\r\nContent-Disposition: form-data; name=\"file\"\r\nX-Pad: ".to_vec();
+    body.resize(3 << 20, b'a');
+    let head = format!(
+        "POST {target} HTTP/1.1\r\nHost: {address}\r\nContent-Type: multipart/form-data; boundary=b\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    // The server answers, and stops reading, before the body is sent whole.
+    let write = tokio::spawn(async move {
+        writer.write_all(head.as_bytes()).await?;
+        writer.write_all(&body).await?;
+        writer.flush().await
+    });
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        match reader.read(&mut buffer).await {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(_) if !answer.is_empty() => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let _ = write.await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("besides its fields"), "{answer}");
+}
+
 async fn an_upload_over_the_limit_is_refused(stack: Stack) {
     let world = World::with(stack, |c| c.max_upload_bytes = 4096).await;
     world.create_folder(ORG, FOLDER, json!({})).await;
@@ -337,4 +384,5 @@ crate::stack_tests!(
     broken_recordings_and_malformed_transcripts_store_nothing,
     a_form_without_file_or_with_unknown_fields_is_refused,
     an_upload_over_the_limit_is_refused,
+    a_form_whose_part_headers_never_end_is_refused_as_it_is_read,
 );

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use actix_multipart::Multipart;
 use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
@@ -45,9 +44,9 @@ pub const REQUEST_ID_HEADER: &str = "Request-Id";
 pub async fn transcribe(
     state: Data<AnalyticsState>,
     req: HttpRequest,
-    multipart: Multipart,
+    payload: actix_web::web::Payload,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (form, file, access) = read_authorized_form(&state, &req, multipart, Owner::Token).await?;
+    let (form, file, access) = read_authorized_form(&state, &req, payload, Owner::Token).await?;
     if form.metadata.is_some() {
         return Err(AnalyticsError::BadRequest(
             "metadata applies to calls added to a folder: POST /transcribe/<company>/<organization>/<folder>".into(),

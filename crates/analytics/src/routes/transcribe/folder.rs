@@ -6,7 +6,6 @@
 //! the call when transcribed; `output`, `diarize`, `callback` and `attempts` apply to it as to
 //! `POST /transcribe`, the folder's `callback` being the default address.
 
-use actix_multipart::Multipart;
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
@@ -55,11 +54,11 @@ pub async fn add_call(
     state: Data<AnalyticsState>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
-    multipart: Multipart,
+    payload: actix_web::web::Payload,
 ) -> Result<HttpResponse, AnalyticsError> {
     let (company, organization, folder) = path.into_inner();
     let (mut form, file, _) =
-        read_authorized_form(&state, &req, multipart, Owner::Path(&company)).await?;
+        read_authorized_form(&state, &req, payload, Owner::Path(&company)).await?;
     // The folder before anything is stored: a name that cannot be one is a 400, a folder that is not
     // there (or being deleted) refuses the upload with nothing written. Read without locking it, so an
     // upload never waits here for a batch holding the folder; the batch reads it again.

@@ -6,11 +6,13 @@
 pub mod direct;
 pub mod folder;
 pub mod progress;
+mod raw;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use actix_multipart::Multipart;
-use actix_web::HttpRequest;
+use actix_web::http::header;
+use actix_web::{web, HttpRequest};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
@@ -18,6 +20,7 @@ use crate::access::{authorize, authorize_own, request_token, Access, Need};
 use crate::error::AnalyticsError;
 use crate::speech::output::{Output, UnknownFormat};
 use crate::state::AnalyticsState;
+use raw::{FormBody, Progress, FORM_OVERHEAD};
 
 /// The bytes of file fields being read, by all the uploads of the process, before any token of their
 /// request was checked (the form's `token` field comes after the file): such an upload is held in memory
@@ -89,13 +92,22 @@ async fn read_form(
     owner: &Owner<'_>,
     access: &mut Option<Access>,
     mut multipart: Multipart,
+    progress: Progress,
     limit: usize,
 ) -> Result<Form, AnalyticsError> {
     let mut form = Form::default();
     let mut total = 0usize;
+    let invalid = |e: actix_multipart::MultipartError| {
+        if progress.overrun() {
+            AnalyticsError::TooLarge(format!(
+                "the form holds more than {FORM_OVERHEAD} bytes besides its fields' contents"
+            ))
+        } else {
+            AnalyticsError::BadRequest(format!("invalid multipart body: {e}"))
+        }
+    };
     while let Some(field) = multipart.next().await {
-        let mut field = field
-            .map_err(|e| AnalyticsError::BadRequest(format!("invalid multipart body: {e}")))?;
+        let mut field = field.map_err(invalid)?;
         let name = field.name().unwrap_or_default().to_string();
         let is_file = name == "file";
         if is_file && access.is_none() && form.token.is_some() {
@@ -112,9 +124,9 @@ async fn read_form(
         let unchecked = is_file && access.is_none();
         let mut bytes = Vec::new();
         while let Some(chunk) = field.next().await {
-            let chunk = chunk
-                .map_err(|e| AnalyticsError::BadRequest(format!("invalid multipart body: {e}")))?;
+            let chunk = chunk.map_err(invalid)?;
             total += chunk.len();
+            progress.delivered(chunk.len());
             if bytes.len() + chunk.len() > cap || total > limit + TEXT_FIELD_LIMIT {
                 return Err(AnalyticsError::TooLarge(format!(
                     "the {name} field is larger than {cap} bytes"
@@ -189,21 +201,29 @@ async fn check_write(
 pub(crate) async fn read_authorized_form(
     state: &AnalyticsState,
     req: &HttpRequest,
-    multipart: Multipart,
+    payload: web::Payload,
     owner: Owner<'_>,
 ) -> Result<(Form, Vec<u8>, Access), AnalyticsError> {
     let mut early = match request_token(req) {
         Some(token) => Some(check_write(state, Some(&token), &owner).await?),
         None => None,
     };
-    let mut form = read_form(
-        state,
-        &owner,
-        &mut early,
-        multipart,
-        state.config.max_upload_bytes,
-    )
-    .await?;
+    let limit = state.config.max_upload_bytes;
+    let most = limit + TEXT_FIELD_LIMIT + FORM_OVERHEAD;
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > most as u64) {
+        return Err(AnalyticsError::TooLarge(format!(
+            "the form is larger than {most} bytes, the upload limit and its other fields"
+        )));
+    }
+    let progress = Progress::default();
+    let body = FormBody::new(payload, progress.clone());
+    let multipart = Multipart::new(req.headers(), body);
+    let mut form = read_form(state, &owner, &mut early, multipart, progress, limit).await?;
     let access = match early {
         Some(access) => access,
         None => check_write(state, form.token.as_deref(), &owner).await?,
