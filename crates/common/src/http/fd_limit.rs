@@ -5,7 +5,8 @@
 
 use std::sync::OnceLock;
 
-/// Descriptors left to everything but client connections.
+/// Descriptors left to everything but client connections, or a quarter of the limit when that is less
+/// (a hard limit of 1024 still leaves 768 for connections).
 const OTHER_FILES: u64 = 1024;
 
 /// The connections each server of the process may hold, once `raise` was called.
@@ -34,10 +35,14 @@ pub fn raise(servers: usize) -> u64 {
         }
     }
     let soft = current.unwrap_or(u64::MAX);
-    let share = soft.saturating_sub(OTHER_FILES) / servers.max(1) as u64;
+    let share = soft.saturating_sub(other_files(soft)) / servers.max(1) as u64;
     let _ = SHARE.set(usize::try_from(share).unwrap_or(usize::MAX).max(1));
     tracing::info!(open_files = soft, per_server = share, "limit of open files");
     soft
+}
+
+fn other_files(soft: u64) -> u64 {
+    OTHER_FILES.min(soft / 4)
 }
 
 /// The connections a server may hold: `wanted`, or its share of the descriptors when that is less
@@ -68,8 +73,14 @@ mod tests {
         let now = rustix::process::getrlimit(rustix::process::Resource::Nofile);
         assert_eq!(now.current, now.maximum);
         assert_eq!(Some(soft), now.current.or(Some(u64::MAX)));
-        let share = usize::try_from((soft - OTHER_FILES) / 4).unwrap_or(usize::MAX);
+        let share = usize::try_from((soft - other_files(soft)) / 4).unwrap_or(usize::MAX);
         assert_eq!(connections_within(usize::MAX, "test"), share);
         assert_eq!(connections_within(10, "test"), 10);
+        assert_eq!(
+            other_files(1024),
+            256,
+            "a small limit keeps most for connections"
+        );
+        assert_eq!(other_files(1 << 20), OTHER_FILES);
     }
 }
