@@ -117,17 +117,22 @@ async fn serve_with(data: &Path, ports: &Ports, env: &[(&str, String)]) -> Serve
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Server(child);
-    for _ in 0..100 {
+    let mut server = Server(child);
+    // Up to 30 s, as the whole suite's load can slow the start past 10 s (seen once, when the suite
+    // ended with this test); a process that ended says so at once, with its status.
+    for _ in 0..300 {
         if reqwest::get(format!("http://127.0.0.1:{}/healthz", ports.auth))
             .await
             .is_ok()
         {
             return server;
         }
+        if let Some(status) = server.0.try_wait().unwrap() {
+            panic!("speechd serve ended before it answered: {status}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("speechd serve did not start");
+    panic!("speechd serve did not start within 30 s");
 }
 
 /// Every file under `dir` with its contents.
