@@ -44,20 +44,9 @@ async fn slow_call(world: &World, evil: &str) -> String {
             .await;
         assert_eq!(a.status, 200, "{path}: {}", a.text);
     }
-    let form = reqwest::multipart::Form::new()
-        .text("token", evil.to_string())
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(long_words_call().to_string().into_bytes())
-                .file_name("call.json"),
-        );
-    let upload = reqwest::Client::new()
-        .post(world.url("/transcribe/evil/main/calls", None))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let upload = read(upload).await;
+    let upload = world
+        .upload_into(evil, "evil", "main", "calls", &long_words_call())
+        .await;
     assert_eq!(upload.status, 200, "{}", upload.text);
     upload.body["tId"].as_str().unwrap().to_string()
 }

@@ -14,20 +14,9 @@ use crate::support::*;
 
 /// An upload into `company`'s folder `main/calls` with its token.
 async fn upload(world: &World, company: &str, token: &str, transcript: &Value) -> Answer {
-    let form = reqwest::multipart::Form::new()
-        .text("token", token.to_string())
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(transcript.to_string().into_bytes())
-                .file_name("call.json"),
-        );
-    let response = reqwest::Client::new()
-        .post(world.url(&format!("/transcribe/{company}/main/calls"), None))
-        .multipart(form)
-        .send()
+    world
+        .upload_into(token, company, "main", "calls", transcript)
         .await
-        .expect("upload");
-    read(response).await
 }
 
 /// `company`'s organization `main` and folder `calls`, with the metadata field `queue` configured.
@@ -192,20 +181,46 @@ async fn refuse_figures_of(db: &Database, call: &str) {
     }
 }
 
-async fn a_call_the_scores_cannot_take_fails_only_its_own_messages(stack: Stack) {
-    // Scoring is left to the test, so that both companies' calls meet in one batch.
-    let world = World::with(stack, |c| {
-        c.worker_topics = "reindex,metadata,delete,rescore,transcribe,callback".into()
-    })
-    .await;
+/// Two companies, each with a call: evil's `odd` ("poison") and acme's `fine` ("invoice"), uploaded
+/// while the workers of every topic but `left` run, so that the test takes `left`'s messages itself.
+struct TwoCalls {
+    world: World,
+    acme: String,
+    evil: String,
+    odd: String,
+    fine: String,
+}
+
+async fn two_calls(stack: Stack, left: &str) -> TwoCalls {
+    let topics: Vec<&str> = jobs::TOPICS
+        .iter()
+        .map(|(short, _)| *short)
+        .filter(|short| *short != left)
+        .collect();
+    let world = World::with(stack, |c| c.worker_topics = topics.join(",")).await;
     let acme = world.token.clone();
     let evil = world.other_company("evil").await;
     folder_of(&world, COMPANY, &acme).await;
     folder_of(&world, "evil", &evil).await;
     let a = upload(&world, "evil", &evil, &transcript("poison")).await;
+    assert_eq!(a.status, 200, "{}", a.text);
     let odd = a.body["tId"].as_str().unwrap().to_string();
     let a = upload(&world, COMPANY, &acme, &transcript("invoice")).await;
+    assert_eq!(a.status, 200, "{}", a.text);
     let fine = a.body["tId"].as_str().unwrap().to_string();
+    TwoCalls {
+        world,
+        acme,
+        evil,
+        odd,
+        fine,
+    }
+}
+
+async fn a_call_the_scores_cannot_take_fails_only_its_own_messages(stack: Stack) {
+    let TwoCalls {
+        world, odd, fine, ..
+    } = two_calls(stack, "score").await;
     let state = world.analytics.service.state.clone().into_inner();
     refuse_figures_of(&state.db, &odd).await;
 
@@ -225,21 +240,13 @@ async fn a_call_the_scores_cannot_take_fails_only_its_own_messages(stack: Stack)
 }
 
 async fn a_document_the_index_refuses_fails_only_its_own_call(stack: Stack) {
-    // Reindexing is left to the test, so that both companies' calls meet in one batch.
-    let world = World::with(stack, |c| {
-        c.worker_topics = "metadata,delete,score,rescore,transcribe,callback".into()
-    })
-    .await;
-    let acme = world.token.clone();
-    let evil = world.other_company("evil").await;
-    folder_of(&world, COMPANY, &acme).await;
-    folder_of(&world, "evil", &evil).await;
-    let a = upload(&world, "evil", &evil, &transcript("poison")).await;
-    assert_eq!(a.status, 200, "{}", a.text);
-    let odd = a.body["tId"].as_str().unwrap().to_string();
-    let a = upload(&world, COMPANY, &acme, &transcript("invoice")).await;
-    assert_eq!(a.status, 200, "{}", a.text);
-    let fine = a.body["tId"].as_str().unwrap().to_string();
+    let TwoCalls {
+        world,
+        acme,
+        evil,
+        odd,
+        fine,
+    } = two_calls(stack, "reindex").await;
     let state = world.analytics.service.state.clone().into_inner();
     store_datetime(&state.db, &odd, "-0001-01-01T00:00:00").await;
 

@@ -374,6 +374,31 @@ impl World {
         read(response).await
     }
 
+    /// Uploads `transcript` into `company`'s `org/folder` with `token`, as a multipart form.
+    pub async fn upload_into(
+        &self,
+        token: &str,
+        company: &str,
+        org: &str,
+        folder: &str,
+        transcript: &Value,
+    ) -> Answer {
+        let form = reqwest::multipart::Form::new()
+            .text("token", token.to_string())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(transcript.to_string().into_bytes())
+                    .file_name("call.json"),
+            );
+        let response = reqwest::Client::new()
+            .post(self.url(&format!("/transcribe/{company}/{org}/{folder}"), None))
+            .multipart(form)
+            .send()
+            .await
+            .expect("upload");
+        read(response).await
+    }
+
     /// Uploads into the default folder and returns the new call's id.
     pub async fn add_call(&self, transcript: &Value) -> String {
         let a = self.upload_to(ORG, FOLDER, transcript, None).await;
