@@ -16,9 +16,9 @@ fn slow_application() -> Value {
     json!({"categories": {"Slow": {"phrases": phrases}}})
 }
 
-/// A call of 300 long words, each distinct.
+/// A call of 800 long words, each distinct: a scan without a budget takes seconds.
 fn long_words_call() -> Value {
-    let text: Vec<String> = (0..300)
+    let text: Vec<String> = (0..800)
         .map(|i| format!("{}{i}", "a".repeat(390)))
         .collect();
     json!({"datetime": "2026-11-20T10:15:00", "utterances": [
