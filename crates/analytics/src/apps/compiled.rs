@@ -171,10 +171,9 @@ impl CompiledApp {
     /// its own matcher).
     ///
     /// A call whose new words would take more than its budget ([`SCAN_BUDGET`] unless set) of wildcard
-    /// matching is given
-    /// up with [`OverBudget`]: an application's words that start and end with a wildcard are tried on
-    /// every new word of a call, and a call of long made-up words could otherwise hold a matching thread
-    /// for seconds.
+    /// matching is given up with [`OverBudget`]: an application's words that start and end with a
+    /// wildcard are tried on every new word of a call, and a call of long made-up words could otherwise
+    /// hold a matching thread for seconds.
     fn scan(&self, turns: &[Turn], duration: f64) -> Result<Vec<Hit>, OverBudget> {
         let matcher = self.matcher();
         let mut scanner = match self.scanners.take() {

@@ -292,6 +292,22 @@ async fn one_by_one<F, Fut>(
     }
 }
 
+/// How each message of a batch went, its messages by call: those of the calls in `failed` with their
+/// call's error, the others done.
+pub(crate) fn outcomes_by_call(
+    mut by_call: std::collections::BTreeMap<String, Vec<Delivery>>,
+    failed: impl IntoIterator<Item = (String, JobError)>,
+) -> Vec<(Delivery, Result<(), JobError>)> {
+    let mut outcomes = Vec::new();
+    for (call, e) in failed {
+        for delivery in by_call.remove(&call).into_iter().flatten() {
+            outcomes.push((delivery, Err(e.clone())));
+        }
+    }
+    outcomes.extend(by_call.into_values().flatten().map(|d| (d, Ok(()))));
+    outcomes
+}
+
 /// Settles a batch: the messages whose work succeeded are acknowledged together, the others one by one
 /// as `settle` does.
 pub(crate) async fn settle_all(

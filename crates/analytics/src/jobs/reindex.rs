@@ -15,7 +15,7 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::{by_call, settle, settle_all, settle_together, Batching, JobError};
+use super::{by_call, outcomes_by_call, settle, settle_all, settle_together, Batching, JobError};
 use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
@@ -93,28 +93,19 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     }
     // A document the index refuses fails its own messages only: they become dead letters, to be
     // replayed once what made the index refuse it is mended.
-    let written = state.search.upsert_each(&upserts).await;
-    let mut settled = Vec::new();
-    match written {
-        Ok(refused) => {
-            for refused in refused {
-                let poison = JobError::Poison(refused.reason);
-                for delivery in upserted.remove(&refused.id).into_iter().flatten() {
-                    settled.push((delivery, Err(poison.clone())));
-                }
-            }
-            settled.extend(upserted.into_values().flatten().map(|d| (d, Ok(()))));
-        }
+    let mut settled = match state.search.upsert_each(&upserts).await {
+        Ok(refused) => outcomes_by_call(
+            upserted,
+            refused
+                .into_iter()
+                .map(|r| (r.id, JobError::Poison(r.reason))),
+        ),
         Err(e) => {
             let failed = JobError::retry(e);
-            settled.extend(
-                upserted
-                    .into_values()
-                    .flatten()
-                    .map(|d| (d, Err(failed.clone()))),
-            );
+            let all = upserted.into_values().flatten();
+            all.map(|d| (d, Err(failed.clone()))).collect()
         }
-    }
+    };
     let deleted = if removals.is_empty() {
         Ok(())
     } else {

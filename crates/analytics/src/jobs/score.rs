@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use common::halves::by_halves;
 
-use super::{settle, settle_all, JobError};
+use super::{outcomes_by_call, settle, settle_all, JobError};
 use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
 use crate::model::utterances::{turns, StoredCall};
@@ -185,14 +185,10 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let failed = by_halves(&scored, |_| true, |part| write(state, part))
         .await
         .unwrap_or_default();
-    let mut settled = Vec::new();
-    for (call, e) in failed {
-        let failed = JobError::retry(e);
-        for delivery in ready.remove(&call.call.id).into_iter().flatten() {
-            settled.push((delivery, Err(failed.clone())));
-        }
-    }
-    settled.extend(ready.into_values().flatten().map(|d| (d, Ok(()))));
+    let failed = failed
+        .into_iter()
+        .map(|(s, e)| (s.call.id.clone(), JobError::retry(e)));
+    let settled = outcomes_by_call(ready, failed);
     settle_all(state, messages::topics::SCORE, settled).await;
 }
 
