@@ -111,19 +111,31 @@ impl AnalyticsService {
         let state = self.state.clone();
         let probe = state.clone();
         let counted = state.clone().into_inner();
+        let waiting = counted.clone();
         let spec = ServerSpec {
             name: "analytics",
             openapi: openapi(),
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
-            metrics: HttpMetrics::new("analytics").with_sampled_gauge(
-                "bus_dead_letters",
-                "Messages set aside as dead letters, by bus topic",
-                "topic",
-                move || {
-                    let state = counted.clone();
-                    async move { jobs::dead::counts(&state).await }
-                },
-            ),
+            metrics: HttpMetrics::new("analytics")
+                .with_sampled_gauge(
+                    "bus_dead_letters",
+                    "Messages set aside as dead letters, by bus topic",
+                    &["topic"],
+                    move || {
+                        let state = counted.clone();
+                        async move { jobs::dead::counts(&state).await }
+                    },
+                )
+                .with_sampled_gauge(
+                    "bus_waiting",
+                    "Messages waiting their company's turn in the service's database, by bus topic \
+                     and company",
+                    &["topic", "company"],
+                    move || {
+                        let state = waiting.clone();
+                        async move { jobs::dead::waiting(&state).await }
+                    },
+                ),
             workers: state.config.common.workers,
             limits: state.config.common.http_limits(),
             answer: error::server_answer,

@@ -59,6 +59,7 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
                     .iter()
                     .map(|t| t.to_string())
                     .collect(),
+                windows: crate::jobs::windows(),
                 ..RabbitOptions::default()
             };
             Arc::new(

@@ -33,6 +33,10 @@ trait Adapter: Sized {
     /// message; the broker's lease lasts as long as the consumer's channel instead.
     async fn start(&self, t: &TestDb, policy: RetryPolicy, lease: Duration) -> Self::Bus;
 
+    /// An adapter whose broker holds at most `window` ready messages of a topic, the rest waiting in
+    /// the outbox (the RabbitMQ relay's window; the embedded queue has no broker).
+    async fn start_windowed(&self, t: &TestDb, window: u32) -> Self::Bus;
+
     /// The process that holds `bus`'s deliveries dies; returns once the broker or the database can tell,
     /// so the messages it held are up for delivery again.
     async fn consumer_dies(&self, bus: &Self::Bus, lease: Duration);
@@ -53,6 +57,10 @@ impl Adapter for Embedded {
             .with_poll_interval(Duration::from_millis(20))
     }
 
+    async fn start_windowed(&self, t: &TestDb, _window: u32) -> DatabaseQueue {
+        self.start(t, patient(), LONG_LEASE).await
+    }
+
     async fn consumer_dies(&self, _bus: &DatabaseQueue, lease: Duration) {
         // Past the lease, with a margin for the clocks of the test and the database.
         tokio::time::sleep(lease + Duration::from_millis(100)).await;
@@ -71,6 +79,14 @@ impl Adapter for Rabbit {
 
     async fn start(&self, t: &TestDb, policy: RetryPolicy, _lease: Duration) -> RabbitBus {
         self.0.connect(&t.db, policy).await
+    }
+
+    async fn start_windowed(&self, t: &TestDb, window: u32) -> RabbitBus {
+        let options = common::bus::RabbitOptions {
+            window,
+            ..self.0.options()
+        };
+        self.0.connect_with(&t.db, patient(), options).await
     }
 
     async fn consumer_dies(&self, bus: &RabbitBus, _lease: Duration) {
@@ -544,6 +560,91 @@ async fn messages_published_together_arrive_as_each_alone<A: Adapter>(backend: B
     }
 }
 
+/// Publishes, in one transaction each, `backlog` messages of share `evil` and then two of `acme`.
+async fn publish_backlog_then_two(bus: &impl Bus, t: &TestDb, backlog: u8) {
+    let mut tx = t.db.begin().await.unwrap();
+    for i in 0..backlog {
+        let message = Message::new("jobs", vec![i]).with_share("evil");
+        bus.publish(&mut tx, &message).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let mut tx = t.db.begin().await.unwrap();
+    for i in 0..2 {
+        let message = Message::new("jobs", vec![200 + i]).with_share("acme");
+        bus.publish(&mut tx, &message).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+}
+
+/// Where in the order of delivery `acme`'s two messages came (1 is first).
+fn places_of_acme(order: &[Message]) -> Vec<usize> {
+    let places: Vec<usize> = (1..=order.len())
+        .filter(|i| order[i - 1].share == "acme")
+        .collect();
+    assert_eq!(places.len(), 2, "both of acme's messages arrive");
+    places
+}
+
+/// Messages are handed out share by share: a company that publishes two messages behind another's
+/// backlog of forty gets them within a few deliveries (at most the broker's window of the other's come
+/// first), not after the forty. Each share's messages stay in order.
+async fn a_share_with_a_backlog_does_not_keep_another_waiting<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start_windowed(&t, 4).await;
+    publish_backlog_then_two(&bus, &t, 40).await;
+    let waiting = bus.waiting("jobs").await.unwrap();
+    let total: u64 = waiting.iter().map(|(_, n)| n).sum();
+    assert!(
+        (38..=42).contains(&total),
+        "all but the broker's window wait in the database: {waiting:?}"
+    );
+    assert!(waiting
+        .iter()
+        .all(|(share, _)| share == "acme" || share == "evil"));
+    let mut order = Vec::new();
+    while let Some(d) = bus.receive("jobs", SOON).await.unwrap() {
+        order.push(d.message.clone());
+        bus.ack(d).await.unwrap();
+        if order.len() == 42 {
+            break;
+        }
+    }
+    assert_eq!(order.len(), 42, "every message arrives");
+    let places = places_of_acme(&order);
+    assert!(places[1] <= 10, "acme's came at {places:?} of 42");
+    let evil: Vec<u8> = order
+        .iter()
+        .filter(|m| m.share == "evil")
+        .map(|m| m.body[0])
+        .collect();
+    assert_eq!(
+        evil,
+        (0..40).collect::<Vec<u8>>(),
+        "a share's messages in order"
+    );
+    assert!(
+        bus.waiting("jobs").await.unwrap().is_empty(),
+        "nothing waits"
+    );
+}
+
+/// A batch is split between the shares with messages ready: another company's backlog does not fill
+/// every batch while a company's messages wait.
+async fn batches_are_shared_between_shares<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let bus = adapter.start_windowed(&t, 4).await;
+    publish_backlog_then_two(&bus, &t, 40).await;
+    let mut order = Vec::new();
+    while order.len() < 42 {
+        let batch = bus.receive_many("jobs", SOON, 10).await.unwrap();
+        assert!(!batch.is_empty(), "every message arrives");
+        order.extend(batch.iter().map(|d| d.message.clone()));
+        bus.ack_many(batch).await.unwrap();
+    }
+    let places = places_of_acme(&order);
+    assert!(places[1] <= 12, "acme's came at {places:?} of 42");
+}
+
 /// Runs each listed test against each adapter, on both databases.
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
@@ -579,4 +680,6 @@ contract!(
     concurrent_consumers_never_share_a_message,
     batches_are_taken_in_order_and_settled_together,
     messages_published_together_arrive_as_each_alone,
+    a_share_with_a_backlog_does_not_keep_another_waiting,
+    batches_are_shared_between_shares,
 );

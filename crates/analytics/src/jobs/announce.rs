@@ -1,5 +1,6 @@
 //! The messages a change publishes inside its own transaction (docs/scoring.md, The pipeline), so a call,
-//! metadata or application change is announced exactly when it commits.
+//! metadata or application change is announced exactly when it commits. Each names its company as its
+//! share of the bus, so workers take the companies' messages in turn.
 
 use common::bus::Message;
 use messages::v1::{
@@ -27,7 +28,7 @@ fn reindex_of((company, organization, folder): (&str, &str, &str), call_id: &str
         call_id: call_id.into(),
         changed_at_ms: common::db::now_millis(),
     };
-    message(messages::topics::REINDEX, &body)
+    message(messages::topics::REINDEX, company, &body)
 }
 
 /// Publishes, inside `tx`, that the search documents of these calls of a folder must be brought up to
@@ -57,7 +58,7 @@ pub fn write_metadata_message(row: &CallRow) -> Message {
         folder: row.folder.clone(),
         call_id: row.id.clone(),
     };
-    message(messages::topics::METADATA, &body)
+    message(messages::topics::METADATA, &row.company, &body)
 }
 
 /// The message that has the call scored by its folder's applications.
@@ -68,7 +69,7 @@ pub fn score_message(row: &CallRow) -> Message {
         folder: row.folder.clone(),
         call_id: row.id.clone(),
     };
-    message(messages::topics::SCORE, &body)
+    message(messages::topics::SCORE, &row.company, &body)
 }
 
 /// Publishes, inside `tx`, that every call of a folder must be rescored (its `apps` changed).
@@ -86,7 +87,7 @@ pub async fn rescore_folder(
         folder: folder.into(),
         app: String::new(),
     };
-    publish(state, tx, messages::topics::RESCORE, &message).await
+    publish(state, tx, messages::topics::RESCORE, company, &message).await
 }
 
 /// Publishes, inside `tx`, that every call of every folder using the application must be rescored (it
@@ -104,7 +105,7 @@ pub async fn rescore_app(
         folder: String::new(),
         app: app.into(),
     };
-    publish(state, tx, messages::topics::RESCORE, &message).await
+    publish(state, tx, messages::topics::RESCORE, company, &message).await
 }
 
 /// Publishes, inside `tx`, the job that transcribes the request's recording.
@@ -123,7 +124,14 @@ pub async fn transcribe(
         diarize: row.diarize,
         callback_url: row.callback_url.clone(),
     };
-    publish(state, tx, messages::topics::TRANSCRIBE, &message).await
+    publish(
+        state,
+        tx,
+        messages::topics::TRANSCRIBE,
+        &row.company,
+        &message,
+    )
+    .await
 }
 
 /// Publishes, inside `tx`, the post of `body` to the request's callback address. Every attempt of the
@@ -143,16 +151,24 @@ pub async fn callback(
         request_id: row.id.clone(),
         max_attempts: u32::try_from(row.callback_max_attempts).unwrap_or(1).max(1),
     };
-    publish(state, tx, messages::topics::CALLBACK, &message).await
+    publish(
+        state,
+        tx,
+        messages::topics::CALLBACK,
+        &row.company,
+        &message,
+    )
+    .await
 }
 
 async fn publish(
     state: &AnalyticsState,
     tx: &mut common::db::Tx,
     topic: &str,
+    company: &str,
     body: &impl messages::Message,
 ) -> Result<(), AnalyticsError> {
-    send(state, tx, message(topic, body)).await
+    send(state, tx, message(topic, company, body)).await
 }
 
 async fn send(
@@ -167,8 +183,10 @@ async fn send(
         .map_err(AnalyticsError::internal)
 }
 
-/// A message of `topic` carrying the trace of the work that sends it.
-fn message(topic: &str, body: &impl messages::Message) -> Message {
+/// A message of `topic`, `company`'s work (its turn among the companies' messages of the topic: see
+/// docs/operations.md), carrying the trace of the work that sends it.
+pub(crate) fn message(topic: &str, company: &str, body: &impl messages::Message) -> Message {
     Message::new(topic, body.encode_to_vec())
+        .with_share(company)
         .with_traceparent(common::telemetry::current_traceparent())
 }

@@ -2,9 +2,11 @@
 //! things are (a document the index refuses, a transcript that cannot be read) is set aside rather than
 //! retried forever or lost. Each topic's count is the metric `bus_dead_letters`; the commands
 //! `dead-letters <topic>` and `replay-dead <topic>` list them and put them back in their queue once what
-//! failed them is mended (docs/operations.md, Sharing the platform between companies).
+//! failed them is mended (docs/operations.md, Sharing the platform between companies). Beside them, the
+//! metric `bus_waiting` counts the messages waiting their company's turn.
 
 use common::bus::{BusError, DeadLetter};
+use common::http::Series;
 
 use super::TOPICS;
 use crate::state::AnalyticsState;
@@ -22,15 +24,31 @@ pub fn topic(name: &str) -> Result<&'static str, String> {
 }
 
 /// How many dead letters each topic holds; a topic whose count cannot be read now is left out.
-pub async fn counts(state: &AnalyticsState) -> Vec<(String, i64)> {
+pub async fn counts(state: &AnalyticsState) -> Series {
     let mut counts = Vec::new();
     for (_, topic) in TOPICS {
         match state.bus.dead_letter_count(topic).await {
-            Ok(count) => counts.push((topic.to_string(), count as i64)),
+            Ok(count) => counts.push((vec![topic.to_string()], count as i64)),
             Err(e) => tracing::warn!(topic, error = %e, "could not count dead letters"),
         }
     }
     counts
+}
+
+/// How many messages of each topic wait in the database, per company (`Bus::waiting`).
+pub async fn waiting(state: &AnalyticsState) -> Series {
+    let mut waiting = Vec::new();
+    for (_, topic) in TOPICS {
+        match state.bus.waiting(topic).await {
+            Ok(shares) => waiting.extend(
+                shares
+                    .into_iter()
+                    .map(|(company, n)| (vec![topic.to_string(), company], n as i64)),
+            ),
+            Err(e) => tracing::warn!(topic, error = %e, "could not count waiting messages"),
+        }
+    }
+    waiting
 }
 
 /// The oldest `limit` dead letters of `topic`.

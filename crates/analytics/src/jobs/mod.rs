@@ -78,6 +78,24 @@ pub const TOPICS: &[(&str, &str)] = &[
 /// Callback posts wait on receivers, not on this machine: several go out at once.
 const CALLBACK_POSTS: usize = 8;
 
+/// The RabbitMQ relay's window of each topic (`RabbitOptions::windows`): about what one worker takes in
+/// one look, so the broker holds no more of a topic than its workers are about to take, and a company's
+/// message waits behind at most that many of another company's (the rest wait their turn in the
+/// outbox). Transcriptions, deletions and rescoring jobs are long: one waits.
+pub fn windows() -> Vec<(String, u32)> {
+    use messages::topics;
+    let batch = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    vec![
+        (topics::REINDEX.into(), batch(reindex::BATCHING.most)),
+        (topics::METADATA.into(), batch(metadata::BATCHING.most)),
+        (topics::SCORE.into(), batch(score::BATCH)),
+        (topics::DELETE.into(), 1),
+        (topics::RESCORE.into(), 1),
+        (topics::TRANSCRIBE.into(), 1),
+        (topics::CALLBACK.into(), batch(CALLBACK_POSTS)),
+    ]
+}
+
 /// Starts the workers of the configured topics (all by default): reindexing and scoring in batches (an
 /// index write, a transaction per batch), deletions and rescore jobs one at a time, one transcription
 /// per recognizer slot, and several callback posts at once.

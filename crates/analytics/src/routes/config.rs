@@ -7,7 +7,6 @@
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
-use common::bus::Message;
 use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
@@ -91,11 +90,7 @@ async fn start_deletion(
         organization: scope.organization.clone().unwrap_or_default(),
         folder: scope.folder.clone().unwrap_or_default(),
     };
-    let message = Message::new(
-        messages::topics::DELETE,
-        messages::Message::encode_to_vec(&job),
-    )
-    .with_traceparent(common::telemetry::current_traceparent());
+    let message = crate::jobs::announce::message(messages::topics::DELETE, &job.company, &job);
     state
         .bus
         .publish(tx, &message)

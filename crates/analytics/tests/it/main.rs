@@ -25,3 +25,4 @@ mod stats;
 mod support;
 mod tenancy;
 mod transcription;
+mod turns;

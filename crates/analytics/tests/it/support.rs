@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use analytics::testing::TestAnalytics;
 use analytics::AnalyticsConfig;
-use common::bus::{RabbitBus, RetryPolicy};
+use common::bus::{RabbitBus, RabbitOptions, RetryPolicy};
 use common::search::MeiliIndex;
 use common::testing::meili::{MeiliServer, MASTER_KEY};
 use common::testing::proxy::TcpProxy;
@@ -119,14 +119,17 @@ impl ProductionServers {
         }
     }
 
-    /// A RabbitMQ adapter on this world's namespace (through the proxy).
+    /// A RabbitMQ adapter on this world's namespace (through the proxy), with the service's windows.
     pub async fn rabbit(&self, db: &common::db::Database) -> RabbitBus {
         self.broker.uses(test_policy());
         RabbitBus::connect(
             &self.broker_url,
             db.clone(),
             test_policy(),
-            self.broker.options(),
+            RabbitOptions {
+                windows: analytics::jobs::windows(),
+                ..self.broker.options()
+            },
         )
         .await
         .expect("RabbitMQ for tests (TEST_AMQP_URL)")

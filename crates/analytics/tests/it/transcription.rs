@@ -30,7 +30,17 @@ pub enum Field<'a> {
 impl World {
     /// Posts a transcription form to `path` with acme's token as a form field.
     pub async fn transcribe_form(&self, path: &str, fields: Vec<Field<'_>>) -> Answer {
-        let mut form = reqwest::multipart::Form::new().text("token", self.token.clone());
+        self.transcribe_form_as(&self.token, path, fields).await
+    }
+
+    /// Posts a transcription form to `path` with `token` as a form field.
+    pub async fn transcribe_form_as(
+        &self,
+        token: &str,
+        path: &str,
+        fields: Vec<Field<'_>>,
+    ) -> Answer {
+        let mut form = reqwest::multipart::Form::new().text("token", token.to_string());
         for field in fields {
             form = match field {
                 Field::Text(name, value) => form.text(name.to_string(), value.to_string()),

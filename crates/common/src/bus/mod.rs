@@ -16,12 +16,19 @@
 //!   queue; dead letters go to a dead-letter queue per topic. Every copy is confirmed before the original
 //!   is acknowledged. Details in `rabbit`.
 //!
+//! Fairness: a message may name its share (whose work it is: a company). Both adapters hand a topic's
+//! messages out share by share (`turns`), so one company's backlog does not keep another company's
+//! messages waiting behind it: the embedded queue when a consumer leases, the RabbitMQ adapter when its
+//! relay moves messages to the broker, which it does only while the topic's queue holds fewer ready
+//! messages than its window (the backlog waits in the outbox, where turns can be taken).
+//!
 //! A `Delivery` carries a private receipt of the adapter that made it, so only that adapter can settle it.
 
 mod postgres;
 mod queue;
 mod rabbit;
 mod sqlite;
+mod turns;
 
 use std::time::Duration;
 
@@ -45,6 +52,9 @@ pub struct Message {
     /// Unique per message; consumers may use it to recognise a redelivery.
     pub id: String,
     pub topic: String,
+    /// Whose work this is (a company): messages of a topic are handed out share by share. Empty for
+    /// messages of no one in particular, which take their turns as one share.
+    pub share: String,
     pub body: Vec<u8>,
     /// A W3C `traceparent` header value.
     pub traceparent: Option<String>,
@@ -55,9 +65,16 @@ impl Message {
         Message {
             id: uuid::Uuid::now_v7().simple().to_string(),
             topic: topic.into(),
+            share: String::new(),
             body,
             traceparent: None,
         }
+    }
+
+    /// The message is `share`'s work (see `share`).
+    pub fn with_share(mut self, share: impl Into<String>) -> Message {
+        self.share = share.into();
+        self
     }
 
     pub fn with_traceparent(mut self, traceparent: Option<String>) -> Message {
@@ -238,6 +255,12 @@ pub trait Bus: Send + Sync {
 
     /// How many dead letters `topic` holds (what an operator watches: a metric and `/readyz` say it).
     async fn dead_letter_count(&self, topic: &str) -> Result<u64, BusError>;
+
+    /// How many messages of `topic` wait in the service's database, per share (shares with none left
+    /// out): on the embedded queue every message not yet acknowledged or dead, on RabbitMQ those the
+    /// relay has not moved to the broker yet (the backlog beyond the topic's window). What an operator
+    /// watches to see whose work is piling up.
+    async fn waiting(&self, topic: &str) -> Result<Vec<(String, u64)>, BusError>;
 
     /// Puts up to `limit` of the oldest dead letters of `topic` back in its queue as new deliveries, their
     /// attempts counted from one again, once what made them fail is mended; how many were.

@@ -20,21 +20,23 @@ pub(crate) async fn insert_many(
     for chunk in messages.chunks(MESSAGES_PER_STATEMENT) {
         let rows = (0..chunk.len())
             .map(|i| {
-                let p = i * 5;
+                let p = i * 6;
                 format!(
-                    "(${}, ${}, ${}, ${}, 0, ${}, ${})",
+                    "(${}, ${}, ${}, ${}, ${}, 0, ${}, ${})",
                     p + 1,
                     p + 2,
                     p + 3,
                     p + 4,
                     p + 5,
-                    p + 5
+                    p + 6,
+                    p + 6
                 )
             })
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!(
-            "INSERT INTO bus_messages (id, topic, body, traceparent, attempt, visible_at_ms, created_ms) \
+            "INSERT INTO bus_messages (id, topic, share, body, traceparent, attempt, visible_at_ms, \
+             created_ms) \
              VALUES {rows}"
         );
         let mut query = sqlx::query::<Db>(&sql);
@@ -42,6 +44,7 @@ pub(crate) async fn insert_many(
             query = query
                 .bind(&message.id)
                 .bind(&message.topic)
+                .bind(&message.share)
                 .bind(&message.body)
                 .bind(&message.traceparent)
                 .bind(now_ms);
@@ -59,28 +62,62 @@ struct LeasedRow {
     seq: i64,
     id: String,
     topic: String,
+    share: String,
     body: Vec<u8>,
     traceparent: Option<String>,
     attempt: i32,
 }
 
-/// The statement of `lease`: $1 topic, $2 now, $3 the leases' end, $4 their token, $5 how many. The
-/// oldest ready messages are the first entries of the topic in the index `bus_messages_ready` that are
-/// visible.
+/// The statement of `ready_shares`: $1 topic, $2 now, $3 how many. The shares of the topic are found by
+/// skipping along the index `bus_messages_ready` from one share to the next (one probe each, however
+/// many messages a share has), and kept when one of their messages is visible.
+pub(crate) fn shares_statement() -> &'static str {
+    "WITH RECURSIVE shares(share) AS ( \
+         SELECT MIN(share) FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
+         UNION ALL \
+         SELECT (SELECT MIN(b.share) FROM bus_messages b \
+                 WHERE b.topic = $1 AND b.dead_reason IS NULL AND b.share > s.share) \
+         FROM shares s WHERE s.share IS NOT NULL) \
+     SELECT share FROM shares s WHERE s.share IS NOT NULL AND EXISTS ( \
+         SELECT 1 FROM bus_messages m WHERE m.topic = $1 AND m.share = s.share \
+         AND m.dead_reason IS NULL AND m.visible_at_ms <= $2) \
+     LIMIT $3"
+}
+
+/// Up to `limit` shares of `topic` with a message visible at `now_ms`, by name.
+pub(crate) async fn ready_shares(
+    c: &mut Conn,
+    topic: &str,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<Db, String>(shares_statement())
+        .bind(topic)
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(&mut *c)
+        .await?)
+}
+
+/// The statement of `lease`: $1 topic, $2 now, $3 the leases' end, $4 their token, $5 how many, $6 the
+/// share. The share's oldest ready messages are its first entries in the index `bus_messages_ready`
+/// that are visible.
 pub(crate) fn lease_statement() -> String {
     format!(
         "UPDATE bus_messages SET attempt = attempt + 1, visible_at_ms = $3, lease = $4 \
-         WHERE seq IN (SELECT seq FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
-                       AND visible_at_ms <= $2 ORDER BY seq LIMIT $5 {LOCK_READY}) \
-         RETURNING seq, id, topic, body, traceparent, attempt"
+         WHERE seq IN (SELECT seq FROM bus_messages WHERE topic = $1 AND share = $6 \
+                       AND dead_reason IS NULL AND visible_at_ms <= $2 ORDER BY seq LIMIT $5 {LOCK_READY}) \
+         RETURNING seq, id, topic, share, body, traceparent, attempt"
     )
 }
 
-/// Leases up to `max` of the oldest visible messages of `topic` until `until_ms` under the token
-/// `lease`, counting the attempt; in sequence order.
+/// Leases up to `max` of the oldest visible messages of `share` in `topic` until `until_ms` under the
+/// token `lease`, counting the attempt; in sequence order.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn lease(
     c: &mut Conn,
     topic: &str,
+    share: &str,
     now_ms: i64,
     until_ms: i64,
     lease: i64,
@@ -93,6 +130,7 @@ pub(crate) async fn lease(
         .bind(until_ms)
         .bind(lease)
         .bind(max)
+        .bind(share)
         .fetch_all(&mut *c)
         .await?;
     // RETURNING promises no order.
@@ -103,6 +141,7 @@ pub(crate) async fn lease(
             message: Message {
                 id: r.id,
                 topic: r.topic,
+                share: r.share,
                 body: r.body,
                 traceparent: r.traceparent,
             },
@@ -197,6 +236,7 @@ pub(crate) async fn bury(
 struct DeadRow {
     id: String,
     topic: String,
+    share: String,
     body: Vec<u8>,
     traceparent: Option<String>,
     attempt: i32,
@@ -209,7 +249,7 @@ pub(crate) async fn dead_letters(
     limit: i64,
 ) -> Result<Vec<DeadLetter>, StoreError> {
     let rows = sqlx::query_as::<Db, DeadRow>(
-        "SELECT id, topic, body, traceparent, attempt, dead_reason FROM bus_messages \
+        "SELECT id, topic, share, body, traceparent, attempt, dead_reason FROM bus_messages \
          WHERE topic = $1 AND dead_reason IS NOT NULL ORDER BY seq LIMIT $2",
     )
     .bind(topic)
@@ -222,6 +262,7 @@ pub(crate) async fn dead_letters(
             message: Message {
                 id: r.id,
                 topic: r.topic,
+                share: r.share,
                 body: r.body,
                 traceparent: r.traceparent,
             },
@@ -240,6 +281,24 @@ pub(crate) async fn count_dead(c: &mut Conn, topic: &str) -> Result<u64, StoreEr
     .fetch_one(&mut *c)
     .await?;
     Ok(count as u64)
+}
+
+/// How many messages of `topic` are neither acknowledged nor dead, per share.
+pub(crate) async fn count_waiting(
+    c: &mut Conn,
+    topic: &str,
+) -> Result<Vec<(String, u64)>, StoreError> {
+    let rows = sqlx::query_as::<Db, (String, i64)>(
+        "SELECT share, COUNT(*) FROM bus_messages WHERE topic = $1 AND dead_reason IS NULL \
+         GROUP BY share ORDER BY share",
+    )
+    .bind(topic)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(share, n)| (share, n as u64))
+        .collect())
 }
 
 /// Makes up to `limit` of the oldest dead letters of `topic` ready again at `now_ms`, their attempts
@@ -263,22 +322,46 @@ pub(crate) async fn revive(
     Ok(done.rows_affected())
 }
 
+/// The topics with messages not relayed yet (skipping along `bus_messages_ready` from one to the next).
+/// Dead letters of the embedded queue (from before a switch of adapter) stay put.
+pub(crate) async fn pending_topics(c: &mut Conn) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar::<Db, String>(
+        "WITH RECURSIVE topics(topic) AS ( \
+             SELECT MIN(topic) FROM bus_messages WHERE dead_reason IS NULL \
+             UNION ALL \
+             SELECT (SELECT MIN(b.topic) FROM bus_messages b \
+                     WHERE b.dead_reason IS NULL AND b.topic > t.topic) \
+             FROM topics t WHERE t.topic IS NOT NULL) \
+         SELECT topic FROM topics WHERE topic IS NOT NULL",
+    )
+    .fetch_all(&mut *c)
+    .await?)
+}
+
 #[derive(sqlx::FromRow)]
 struct PendingRow {
     seq: i64,
     id: String,
     topic: String,
+    share: String,
     body: Vec<u8>,
     traceparent: Option<String>,
 }
 
-/// The oldest committed messages not relayed yet, with their sequence numbers, in commit order as far as
-/// the sequence tells it. Dead letters of the embedded queue (from before a switch of adapter) stay put.
-pub(crate) async fn pending(c: &mut Conn, limit: i64) -> Result<Vec<(i64, Message)>, StoreError> {
+/// The oldest committed messages of `share` in `topic` not relayed yet, with their sequence numbers, in
+/// commit order as far as the sequence tells it.
+pub(crate) async fn pending(
+    c: &mut Conn,
+    topic: &str,
+    share: &str,
+    limit: i64,
+) -> Result<Vec<(i64, Message)>, StoreError> {
     let rows = sqlx::query_as::<Db, PendingRow>(
-        "SELECT seq, id, topic, body, traceparent FROM bus_messages \
-         WHERE dead_reason IS NULL ORDER BY seq LIMIT $1",
+        "SELECT seq, id, topic, share, body, traceparent FROM bus_messages \
+         WHERE topic = $1 AND share = $2 AND dead_reason IS NULL ORDER BY seq LIMIT $3",
     )
+    .bind(topic)
+    .bind(share)
     .bind(limit)
     .fetch_all(&mut *c)
     .await?;
@@ -288,6 +371,7 @@ pub(crate) async fn pending(c: &mut Conn, limit: i64) -> Result<Vec<(i64, Messag
             let message = Message {
                 id: r.id,
                 topic: r.topic,
+                share: r.share,
                 body: r.body,
                 traceparent: r.traceparent,
             };

@@ -17,10 +17,13 @@ use prometheus::{
     Registry, TextEncoder,
 };
 
-type Sampler = dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(String, i64)>> + Send>> + Send + Sync;
+/// A sampled gauge's series: the values of its labels, in order, and the value.
+pub type Series = Vec<(Vec<String>, i64)>;
+
+type Sampler = dyn Fn() -> Pin<Box<dyn Future<Output = Series> + Send>> + Send + Sync;
 
 /// A gauge read afresh at every scrape (a count another system holds, such as a queue's dead letters),
-/// by one label.
+/// by its labels.
 #[derive(Clone)]
 struct Sampled {
     gauge: IntGaugeVec,
@@ -108,20 +111,20 @@ impl HttpMetrics {
         }
     }
 
-    /// Adds the gauge `name`, one series per value of `label`, set from what `sample` answers at every
+    /// Adds the gauge `name`, one series per values of `labels`, set from what `sample` answers at every
     /// scrape; a series it no longer answers is dropped.
     pub fn with_sampled_gauge<F, Fut>(
         mut self,
         name: &str,
         help: &str,
-        label: &str,
+        labels: &[&str],
         sample: F,
     ) -> HttpMetrics
     where
         F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Vec<(String, i64)>> + Send + 'static,
+        Fut: Future<Output = Series> + Send + 'static,
     {
-        let gauge = IntGaugeVec::new(Opts::new(name, help), &[label]).expect("valid metric");
+        let gauge = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
         self.registry
             .register(Box::new(gauge.clone()))
             .expect("register once");
@@ -137,8 +140,11 @@ impl HttpMetrics {
         for sampled in &self.sampled {
             let values = (sampled.sample)().await;
             sampled.gauge.reset();
-            for (label, value) in values {
-                sampled.gauge.with_label_values(&[&label]).set(value);
+            for (labels, value) in values {
+                let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                if let Ok(series) = sampled.gauge.get_metric_with_label_values(&labels) {
+                    series.set(value);
+                }
             }
         }
     }

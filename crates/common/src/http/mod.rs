@@ -19,7 +19,7 @@ mod strict_json;
 
 pub use extract::{form_config, json_config, path_config, query_config};
 pub use limits::{api_error_answer, ErrorAnswer, HttpLimits};
-pub use metrics::HttpMetrics;
+pub use metrics::{HttpMetrics, Series};
 pub use openapi::with_operational_endpoints;
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};

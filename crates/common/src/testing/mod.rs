@@ -160,8 +160,18 @@ impl TestBroker {
 
     /// An adapter on this namespace and `db`, connected to the broker.
     pub async fn connect(&self, db: &Database, policy: RetryPolicy) -> RabbitBus {
+        self.connect_with(db, policy, self.options()).await
+    }
+
+    /// An adapter on this namespace and `db` with `options` (which keep this namespace's prefix).
+    pub async fn connect_with(
+        &self,
+        db: &Database,
+        policy: RetryPolicy,
+        options: RabbitOptions,
+    ) -> RabbitBus {
         self.uses(policy);
-        RabbitBus::connect(&self.url, db.clone(), policy, self.options())
+        RabbitBus::connect(&self.url, db.clone(), policy, options)
             .await
             .expect("RabbitMQ for tests (TEST_AMQP_URL)")
     }

@@ -1,7 +1,8 @@
 //! A bus message as an AMQP message and back. The body travels as is; the message id is the AMQP
 //! `message_id`; the W3C trace context is a `traceparent` header (the name the W3C gives it, which
 //! tracing tools look for on AMQP messages too); the attempts already made travel in `bus-attempts` on
-//! the copies a retry or a dead letter publishes, since a copy is a new message to the broker.
+//! the copies a retry or a dead letter publishes, since a copy is a new message to the broker; the share
+//! travels in `bus-share`.
 
 use lapin::message::Delivery as AmqpDelivery;
 use lapin::types::{AMQPValue, FieldTable, LongString};
@@ -10,6 +11,8 @@ use lapin::BasicProperties;
 use crate::bus::{BusError, DeadLetter, Message};
 
 const TRACEPARENT: &str = "traceparent";
+/// Whose work the message is (`Message::share`).
+const SHARE: &str = "bus-share";
 /// Deliveries of the message made before this copy was published.
 const ATTEMPTS: &str = "bus-attempts";
 /// Why a dead letter was set aside.
@@ -26,6 +29,9 @@ const PERSISTENT: u8 = 2;
 pub(super) fn properties(message: &Message, mut headers: FieldTable) -> BasicProperties {
     if let Some(traceparent) = &message.traceparent {
         headers.insert(TRACEPARENT.into(), text(traceparent));
+    }
+    if !message.share.is_empty() {
+        headers.insert(SHARE.into(), text(&message.share));
     }
     BasicProperties::default()
         .with_delivery_mode(PERSISTENT)
@@ -98,6 +104,9 @@ fn message(topic: &str, delivery: &AmqpDelivery) -> Message {
     Message {
         id,
         topic: topic.to_string(),
+        share: header(delivery, SHARE)
+            .and_then(as_text)
+            .unwrap_or_default(),
         body: delivery.data.clone(),
         traceparent: header(delivery, TRACEPARENT).and_then(as_text),
     }

@@ -48,6 +48,7 @@ use parking_lot::Mutex as SyncMutex;
 use tokio::sync::{watch, Mutex, Notify};
 use tokio::task::JoinHandle;
 
+use super::turns::Turns;
 use super::{
     postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Receipt as AnyReceipt, Retried,
     RetryPolicy,
@@ -73,6 +74,25 @@ pub struct RabbitOptions {
     pub batch: u32,
     /// How long to wait for a connection to the broker, or for the confirm of a publish.
     pub timeout: Duration,
+    /// Ready messages a topic's queue may hold before the relay keeps the topic's next ones in the
+    /// outbox, where they are taken share by share (see `relay`): about what its consumers take in one
+    /// look, so none waits for messages and a message of a company that just published waits behind at
+    /// most this many of another's.
+    pub window: u32,
+    /// The window of particular topics, where it differs from `window` (slow work, such as
+    /// transcription, wants a small one).
+    pub windows: Vec<(String, u32)>,
+}
+
+impl RabbitOptions {
+    /// The window of `topic`.
+    pub fn window(&self, topic: &str) -> u32 {
+        self.windows
+            .iter()
+            .find(|(t, _)| t == topic)
+            .map_or(self.window, |(_, w)| *w)
+            .max(1)
+    }
 }
 
 impl Default for RabbitOptions {
@@ -83,6 +103,8 @@ impl Default for RabbitOptions {
             poll: Duration::from_millis(100),
             batch: 100,
             timeout: Duration::from_secs(10),
+            window: 1000,
+            windows: Vec::new(),
         }
     }
 }
@@ -107,6 +129,10 @@ struct Inner {
     published: Notify,
     /// The relay has put messages on the broker: waiting consumers look at once.
     relayed: Notify,
+    /// A consumer here took a message: its topic's queue may have room for the relay's next.
+    taken: Notify,
+    /// The relay's turns between the shares of each topic.
+    turns: Turns,
 }
 
 impl RabbitBus {
@@ -127,6 +153,8 @@ impl RabbitBus {
             link: Mutex::new(None),
             published: Notify::new(),
             relayed: Notify::new(),
+            taken: Notify::new(),
+            turns: Turns::default(),
         });
         let (stop, stopped) = watch::channel(false);
         let relay = tokio::spawn(relay::run(inner.clone(), stopped));
@@ -238,6 +266,28 @@ impl RabbitBus {
         let queue = self.inner.topology.dead_queue(topic);
         self.move_to(delivery, receipt, queue, properties).await
     }
+
+    /// Moves the delivered message to the topic's wait queue for `wait`, counted as `attempts` deliveries
+    /// so far: it comes back as delivery `attempts + 1`.
+    async fn wait_out(
+        &self,
+        delivery: Delivery,
+        wait: Duration,
+        attempts: u32,
+    ) -> Result<(), BusError> {
+        let receipt = Self::receipt(&delivery)?;
+        let topic = &delivery.message.topic;
+        receipt
+            .link
+            .ensure_wait(&self.inner.topology, topic, wait)
+            .await?;
+        let properties = codec::properties(&delivery.message, codec::copy_headers(attempts, None))
+            // The wait queue expires its messages after `wait` anyway; the message's own expiration
+            // says the same, should it ever sit in a queue with another wait.
+            .with_expiration(wait.as_millis().to_string().into());
+        let queue = self.inner.topology.wait_queue(topic, wait);
+        self.move_to(&delivery, receipt, queue, properties).await
+    }
 }
 
 impl Drop for RabbitBus {
@@ -323,7 +373,10 @@ impl Bus for RabbitBus {
         loop {
             let relayed = self.inner.relayed.notified();
             match self.inner.fetch(topic).await {
-                Ok(Some(delivery)) => return Ok(Some(delivery)),
+                Ok(Some(delivery)) => {
+                    self.inner.taken.notify_waiters();
+                    return Ok(Some(delivery));
+                }
                 Ok(None) => {}
                 // The broker can refuse a get for a moment (a queue whose process is (re)starting
                 // answers INTERNAL_ERROR `noproc` and closes the connection): the next look reconnects.
@@ -364,21 +417,8 @@ impl Bus for RabbitBus {
     }
 
     async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
-        let receipt = Self::receipt(&delivery)?;
-        let topic = &delivery.message.topic;
-        receipt
-            .link
-            .ensure_wait(&self.inner.topology, topic, wait)
-            .await?;
-        let properties = codec::properties(
-            &delivery.message,
-            codec::copy_headers(delivery.attempt, None),
-        )
-        // The wait queue expires its messages after `wait` anyway; the message's own expiration says
-        // the same, should it ever sit in a queue with another wait.
-        .with_expiration(wait.as_millis().to_string().into());
-        let queue = self.inner.topology.wait_queue(topic, wait);
-        self.move_to(&delivery, receipt, queue, properties).await
+        let attempts = delivery.attempt;
+        self.wait_out(delivery, wait, attempts).await
     }
 
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
@@ -427,6 +467,10 @@ impl Bus for RabbitBus {
         // Declaring the queue again as it is answers how many messages it holds.
         let declared = self.inner.topology.dead_count(&link.publish, topic);
         Ok(link.within("counting dead letters", declared).await?)
+    }
+
+    async fn waiting(&self, topic: &str) -> Result<Vec<(String, u64)>, BusError> {
+        Ok(dispatch!(&self.inner.db, count_waiting(topic))?)
     }
 
     /// Each dead letter is published to the topic's queue as a fresh copy, confirmed, and only then

@@ -1,15 +1,16 @@
 //! The relay's side of the outbox table: the rows to publish, and removing them once confirmed.
 //!
-//! One relay per database publishes at a time, so messages go out in the order of the table and are not
-//! published twice by two replicas of a service. On PostgreSQL the relay that holds a session advisory
+//! One relay per database publishes at a time, so a share's messages go out in the order of the table
+//! and none is published twice by two replicas of a service. On PostgreSQL the relay that holds a session advisory
 //! lock leads, on a connection of its own taken out of the pool: when the process dies the connection
 //! drops and the lock with it, and another replica takes over (a standby asks again every second, on a
 //! fresh connection). A SQLite file belongs to one process.
 
 use sqlx::{Connection, PgConnection, SqlitePool};
 
+use crate::bus::turns::MAX_SHARES;
 use crate::bus::{postgres, sqlite, Message};
-use crate::db::{Database, StoreError};
+use crate::db::{now_millis, Database, StoreError};
 
 /// The advisory lock key of the relay ("bus_rela" in ASCII). Advisory locks are per database, so
 /// services sharing a PostgreSQL server each have their own relay.
@@ -42,11 +43,38 @@ impl Outbox {
         }
     }
 
-    /// Up to `limit` committed messages, oldest first, with their sequence numbers.
-    pub(super) async fn pending(&mut self, limit: i64) -> Result<Vec<(i64, Message)>, StoreError> {
+    /// The topics with committed messages to relay.
+    pub(super) async fn topics(&mut self) -> Result<Vec<String>, StoreError> {
         match self {
-            Outbox::Postgres(conn) => postgres::pending(conn, limit).await,
-            Outbox::Sqlite(pool) => sqlite::pending(&mut *pool.acquire().await?, limit).await,
+            Outbox::Postgres(conn) => postgres::pending_topics(conn).await,
+            Outbox::Sqlite(pool) => sqlite::pending_topics(&mut *pool.acquire().await?).await,
+        }
+    }
+
+    /// The shares of `topic` with committed messages to relay, by name.
+    pub(super) async fn shares(&mut self, topic: &str) -> Result<Vec<String>, StoreError> {
+        let (now, most) = (now_millis(), MAX_SHARES);
+        match self {
+            Outbox::Postgres(conn) => postgres::ready_shares(conn, topic, now, most).await,
+            Outbox::Sqlite(pool) => {
+                sqlite::ready_shares(&mut *pool.acquire().await?, topic, now, most).await
+            }
+        }
+    }
+
+    /// Up to `limit` committed messages of `share` in `topic`, oldest first, with their sequence
+    /// numbers.
+    pub(super) async fn pending(
+        &mut self,
+        topic: &str,
+        share: &str,
+        limit: i64,
+    ) -> Result<Vec<(i64, Message)>, StoreError> {
+        match self {
+            Outbox::Postgres(conn) => postgres::pending(conn, topic, share, limit).await,
+            Outbox::Sqlite(pool) => {
+                sqlite::pending(&mut *pool.acquire().await?, topic, share, limit).await
+            }
         }
     }
 

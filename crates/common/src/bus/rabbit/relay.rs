@@ -3,6 +3,11 @@
 //! so a crash between the publish and the delete publishes the message again (at least once) and nothing
 //! committed is ever lost. While the broker or the database is unreachable the rows simply wait, and the
 //! relay tries again with growing pauses.
+//!
+//! The broker gets only what its consumers are about to take: a topic's messages are relayed while its
+//! queue holds fewer ready messages than the topic's window, share by share in turn (`turns`). The
+//! backlog waits in the outbox, where a company that has just published is served next, instead of
+//! in the broker's queue behind every message published before it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +18,7 @@ use tokio::sync::watch;
 use super::link::Link;
 use super::outbox::Outbox;
 use super::{codec, Inner};
+use crate::bus::turns::Take;
 use crate::bus::BusError;
 
 /// The first pause after a failure; each further failure doubles it up to `MAX_BACKOFF`.
@@ -23,8 +29,8 @@ const LEADER_RETRY: Duration = Duration::from_secs(1);
 /// After a publish in this process, how soon the relay looks for its commit (then doubling up to the
 /// poll interval): the commit usually follows within milliseconds.
 const QUICK: Duration = Duration::from_millis(2);
-/// The most rows one batch takes, whatever the options say: their sequence numbers are the parameters
-/// of one `DELETE`, and both databases cap how many a statement may have.
+/// The most rows one batch of a topic takes, whatever the options say: their sequence numbers are the
+/// parameters of one `DELETE`, and both databases cap how many a statement may have.
 const MAX_BATCH: u32 = 1000;
 
 enum Ended {
@@ -94,7 +100,8 @@ async fn relay(
     loop {
         // Taken before looking, so a publish between the look and the nap is not missed.
         let published = inner.published.notified();
-        tokio::pin!(published);
+        let taken = inner.taken.notified();
+        tokio::pin!(published, taken);
         match batch(inner, outbox, link).await {
             Ok(0) => {}
             // More may be waiting right behind.
@@ -103,24 +110,58 @@ async fn relay(
         }
         tokio::select! {
             _ = &mut published => nap = QUICK,
+            _ = &mut taken => nap = QUICK,
             _ = tokio::time::sleep(nap) => nap = (nap * 2).min(inner.options.poll),
             _ = stop.changed() => return Ended::Stopped,
         }
     }
 }
 
-/// Publishes the oldest pending messages, waits for all their confirms, then deletes their rows.
+/// Relays what each topic's window has room for; how many messages that was.
 async fn batch(inner: &Inner, outbox: &mut Outbox, link: &Link) -> Result<usize, BusError> {
-    let rows = outbox
-        .pending(i64::from(inner.options.batch.clamp(1, MAX_BATCH)))
-        .await?;
-    if rows.is_empty() {
-        return Ok(0);
+    let mut relayed = 0;
+    for topic in outbox.topics().await? {
+        relayed += relay_topic(inner, outbox, link, &topic).await?;
     }
+    if relayed > 0 {
+        inner.relayed.notify_waiters();
+    }
+    Ok(relayed)
+}
+
+/// Publishes the oldest pending messages of `topic`, share by share in turn, as many as its queue has
+/// room for below its window (at most a batch); waits for all their confirms, then deletes their rows.
+async fn relay_topic(
+    inner: &Inner,
+    outbox: &mut Outbox,
+    link: &Link,
+    topic: &str,
+) -> Result<usize, BusError> {
     // The topic's queue exists before its first message is published: a message routed nowhere would be
     // lost (and, being mandatory, would come back refused).
-    for (_, message) in &rows {
-        link.ensure_topic(&inner.topology, &message.topic).await?;
+    link.ensure_topic(&inner.topology, topic).await?;
+    let ready = inner.topology.ready_count(&link.publish, topic);
+    let ready = link.within("counting a queue", ready).await?;
+    let room = inner
+        .options
+        .window(topic)
+        .saturating_sub(ready)
+        .min(inner.options.batch.clamp(1, MAX_BATCH));
+    if room == 0 {
+        return Ok(0);
+    }
+    let shares = outbox.shares(topic).await?;
+    let mut take = Take::new(inner.turns.order(topic, shares), room as usize);
+    let mut rows = Vec::new();
+    while let Some((share, part)) = take.next() {
+        let part = i64::try_from(part).unwrap_or(i64::MAX);
+        let got = outbox.pending(topic, &share, part).await?;
+        take.got(got.len());
+        rows.extend(got);
+    }
+    inner.turns.served(topic, take.served());
+    if rows.is_empty() {
+        return Ok(0);
     }
     let exchange = inner.topology.exchange();
     let mut confirms = Vec::with_capacity(rows.len());
@@ -143,6 +184,5 @@ async fn batch(inner: &Inner, outbox: &mut Outbox, link: &Link) -> Result<usize,
     }
     let seqs: Vec<i64> = rows.iter().map(|(seq, _)| *seq).collect();
     outbox.relayed(&seqs).await?;
-    inner.relayed.notify_waiters();
     Ok(rows.len())
 }

@@ -124,6 +124,25 @@ impl Topology {
             .await
     }
 
+    /// How many ready messages the (declared) queue of `topic` holds.
+    pub(super) async fn ready_count(
+        &self,
+        channel: &Channel,
+        topic: &str,
+    ) -> Result<u32, lapin::Error> {
+        let queue = channel
+            .queue_declare(
+                self.queue(topic).into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await?;
+        Ok(queue.message_count())
+    }
+
     pub(super) async fn declare_wait(
         &self,
         channel: &Channel,
