@@ -61,6 +61,9 @@ pub struct AnalyticsConfig {
     pub callback_max_wait_ms: u64,
     /// How long one attempt may take, connection to last byte of the answer's head.
     pub callback_timeout_ms: u64,
+    /// Posts under way at once to one receiver (scheme, host and port) per process
+    /// (`SPEECH_ANALYTICS_CALLBACK_POSTS_PER_RECEIVER`): a slow receiver holds no more delivery slots.
+    pub callback_posts_per_receiver: usize,
     /// Attempts of a callback when neither the request nor its folder says (`attempts`).
     pub callback_attempts: u32,
     /// How long, in seconds, a company's replaced callback secret goes on signing posts beside the new
@@ -121,6 +124,7 @@ impl Default for AnalyticsConfig {
             callback_first_retry_ms: 5000,
             callback_max_wait_ms: 3_600_000,
             callback_timeout_ms: 10_000,
+            callback_posts_per_receiver: 2,
             callback_attempts: 100,
             callback_secret_overlap_s: 86_400,
             transcribe_wait_ms: 600_000,

@@ -645,6 +645,38 @@ async fn batches_are_shared_between_shares<A: Adapter>(backend: Backend) {
     assert!(places[1] <= 12, "acme's came at {places:?} of 42");
 }
 
+/// A consumer that cannot attempt a message now (what it needs is busy) puts it off: it comes back after
+/// the wait as the same attempt, with its share, and a later failure counts as usual.
+async fn a_message_put_off_comes_back_without_counting_an_attempt<A: Adapter>(backend: Backend) {
+    let (adapter, t) = (A::new(), bus_db(backend).await);
+    let policy = RetryPolicy {
+        max_attempts: 5,
+        first_wait: Duration::from_millis(200),
+        max_wait: Duration::from_millis(200),
+    };
+    let bus = adapter.start(&t, policy, LONG_LEASE).await;
+    let message = Message::new("jobs", b"post".to_vec()).with_share("acme");
+    publish(&bus, &t, &message).await;
+    for _ in 0..3 {
+        let d = bus.receive("jobs", SOON).await.unwrap().expect("delivered");
+        assert_eq!((d.attempt, &d.message), (1, &message));
+        bus.postpone(d, Duration::from_millis(200)).await.unwrap();
+        assert!(
+            bus.receive("jobs", NOW).await.unwrap().is_none(),
+            "not before its wait"
+        );
+    }
+    let d = bus.receive("jobs", SOON).await.unwrap().expect("back");
+    assert_eq!(d.attempt, 1);
+    assert_eq!(
+        bus.retry(d, "failed").await.unwrap(),
+        Retried::After(Duration::from_millis(200))
+    );
+    let d = bus.receive("jobs", SOON).await.unwrap().expect("back");
+    assert_eq!((d.attempt, &d.message), (2, &message));
+    bus.ack(d).await.unwrap();
+}
+
 /// Runs each listed test against each adapter, on both databases.
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
@@ -682,4 +714,5 @@ contract!(
     messages_published_together_arrive_as_each_alone,
     a_share_with_a_backlog_does_not_keep_another_waiting,
     batches_are_shared_between_shares,
+    a_message_put_off_comes_back_without_counting_an_attempt,
 );

@@ -2,7 +2,9 @@
 //! the delivery; anything else (an error status, a redirect, a timeout, a refused or unreachable
 //! address) is a failed attempt, retried after a doubling wait until the request's attempt limit, then
 //! the delivery is cancelled. The attempt count is the bus's delivery count, so a worker that dies
-//! mid-attempt costs one attempt and the message comes back; the request's row records each outcome.
+//! mid-attempt costs one attempt and the message comes back; the request's row records each outcome. A
+//! delivery whose receiver is busy with as many posts as it may take (`destinations`) is put off
+//! untried.
 
 use std::sync::Arc;
 
@@ -112,7 +114,18 @@ pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
                 return;
             }
         };
+        let Some(slot) = state.callbacks.destinations.take(&job.url) else {
+            // The receiver already takes all the posts it may: this one comes back later, and what
+            // was not tried is not counted.
+            let wait = state.callbacks.busy_wait;
+            tracing::debug!(request = %job.request_id, "the receiver is busy; the post waits");
+            if let Err(e) = state.bus.postpone(delivery, wait).await {
+                tracing::warn!(error = %e, "could not put a callback off; it will be redelivered");
+            }
+            return;
+        };
         let outcome = attempt(state, &job).await;
+        drop(slot);
         let attempts = delivery.attempt;
         let limit = job.max_attempts.max(1);
         let now = common::time::now_rfc3339();

@@ -4,10 +4,12 @@
 //! that was not stored. Each attempt is signed with the company's secrets as they stand (`sign`,
 //! `secrets`), goes only to addresses the operator allows
 //! (`guard`, checked on the addresses actually connected to), and is retried with doubling waits until
-//! the receiver answers 2xx or the request's attempt limit is reached (`deliver`).
+//! the receiver answers 2xx or the request's attempt limit is reached (`deliver`). Each receiver takes
+//! a few posts at once at most (`destinations`), so a slow one cannot hold every delivery slot.
 
 pub mod body;
 pub mod deliver;
+pub mod destinations;
 pub mod guard;
 pub mod secrets;
 pub mod sign;
@@ -18,6 +20,7 @@ use common::bus::RetryPolicy;
 use common::secrets::SecretKey;
 
 use crate::config::AnalyticsConfig;
+use destinations::Destinations;
 use guard::{AddressPolicy, GuardedResolver};
 
 /// What every delivery attempt needs: the guarded HTTP client, the schedule, and the server key that
@@ -31,6 +34,11 @@ pub struct Deliverer {
     server_key: Option<SecretKey>,
     /// How long a replaced secret goes on signing beside the new one.
     pub secret_overlap: Duration,
+    /// The posts under way per receiver, at most `callback_posts_per_receiver` each.
+    pub destinations: Destinations,
+    /// How long a delivery waits when its receiver has all the posts it may: one post's timeout, the
+    /// longest a slot there stays taken.
+    pub busy_wait: Duration,
 }
 
 impl std::fmt::Debug for Deliverer {
@@ -67,6 +75,8 @@ impl Deliverer {
             },
             server_key: config.common.secret().ok(),
             secret_overlap: Duration::from_secs(config.callback_secret_overlap_s),
+            destinations: Destinations::new(config.callback_posts_per_receiver),
+            busy_wait: Duration::from_millis(config.callback_timeout_ms),
         }
     }
 

@@ -247,6 +247,11 @@ pub trait Bus: Send + Sync {
     /// number one higher, whatever the bus's policy says.
     async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError>;
 
+    /// The consumer did not attempt the message (what it needs is busy: a callback receiver already
+    /// taking the posts it may): it comes back after `wait`, and this delivery does not count as an
+    /// attempt.
+    async fn postpone(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError>;
+
     /// The message can never be processed (a poison message): it becomes a dead letter at once.
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError>;
 

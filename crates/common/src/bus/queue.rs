@@ -206,6 +206,17 @@ impl Bus for DatabaseQueue {
         }
     }
 
+    async fn postpone(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
+        let (seq, lease) = Self::leased(&delivery)?;
+        let at = now_millis() + wait.as_millis() as i64;
+        let _turn = self.db.write_turn().await?;
+        if dispatch!(&self.db, put_back(seq, lease, at))? {
+            Ok(())
+        } else {
+            Err(Self::lost(&delivery))
+        }
+    }
+
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
         let _turn = self.db.write_turn().await?;

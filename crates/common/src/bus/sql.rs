@@ -196,6 +196,26 @@ pub(crate) async fn release(
     Ok(done.rows_affected() == 1)
 }
 
+/// Makes a leased message visible again at `visible_at_ms` without counting the delivery as an attempt;
+/// false when the lease was lost.
+pub(crate) async fn put_back(
+    c: &mut Conn,
+    seq: i64,
+    lease: i64,
+    visible_at_ms: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query::<Db>(
+        "UPDATE bus_messages SET visible_at_ms = $3, lease = NULL, attempt = attempt - 1 \
+         WHERE seq = $1 AND lease = $2",
+    )
+    .bind(seq)
+    .bind(lease)
+    .bind(visible_at_ms)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Extends the lease of a message still leased under `lease` to `until_ms`; false when it was lost.
 pub(crate) async fn renew(
     c: &mut Conn,

@@ -421,6 +421,11 @@ impl Bus for RabbitBus {
         self.wait_out(delivery, wait, attempts).await
     }
 
+    async fn postpone(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
+        let attempts = delivery.attempt.saturating_sub(1);
+        self.wait_out(delivery, wait, attempts).await
+    }
+
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
         self.bury(&delivery, reason).await
     }
