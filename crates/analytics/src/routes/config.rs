@@ -159,7 +159,7 @@ async fn write_company(
 ) -> Answer {
     authorize_request(state, req, company, Need::Write).await?;
     check_company(company)?;
-    let body: CompanyBody = json_body(body, Some(CompanyBody::default()))?;
+    let body: CompanyBody = json_body(body, None)?;
     let name = body.name.unwrap_or_else(|| company.to_string());
     crate::names::check_value("name", &name)?;
     let mut tx = state.db.begin().await?;
@@ -411,7 +411,7 @@ async fn write_folder(
 ) -> Answer {
     authorize_request(state, req, &company, Need::Write).await?;
     check_name("folder", &folder)?;
-    let mut settings: FolderSettings = json_body(body, Some(FolderSettings::default()))?;
+    let mut settings: FolderSettings = json_body(body, None)?;
     settings.check()?;
     // The address guard of callbacks given with an upload (docs/transcription.md, Callbacks), here
     // rather than at every upload to the folder.

@@ -157,6 +157,58 @@ async fn bad_input_is_refused_with_a_message_and_changes_nothing(stack: Stack) {
     assert!(!escaped.text.contains("<script>"), "{}", escaped.text);
 }
 
+/// A `PUT` or `POST` without a body is a mistake (a client that lost its body), not a request for the
+/// defaults: it is refused and changes nothing, on every record. `{}` asks for the defaults.
+async fn a_missing_body_is_refused_and_changes_nothing(stack: Stack) {
+    let world = World::with_folder(stack).await;
+    let folder = format!("/config/{COMPANY}/{ORG}/{FOLDER}");
+    world
+        .send(
+            "PUT",
+            &folder,
+            Some(json!({"nspeakers": 1, "apps": [], "custom_meta": ["queue"]})),
+        )
+        .await;
+    let before = world.send("GET", &folder, None).await.body;
+    let company = format!("/config/{COMPANY}");
+    let company_before = world.send("GET", &company, None).await.body;
+    for (method, path) in [
+        ("PUT", folder.clone()),
+        ("PUT", company.clone()),
+        ("PUT", format!("/config/{COMPANY}/{ORG}")),
+        ("POST", format!("/config/{COMPANY}/{ORG}/new-folder")),
+    ] {
+        for body in ["", "  \n"] {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            let a = read(
+                reqwest::Client::new()
+                    .request(method.clone(), world.url(&path, Some(&world.token)))
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(a.status, 400, "{method} {path} {body:?}: {}", a.text);
+            assert!(a.text.contains("empty"), "{}", a.text);
+        }
+    }
+    assert_eq!(world.send("GET", &folder, None).await.body, before);
+    assert_eq!(world.send("GET", &company, None).await.body, company_before);
+    let new = world
+        .send("GET", &format!("/config/{COMPANY}/{ORG}/new-folder"), None)
+        .await;
+    assert_eq!(new.status, 404, "{}", new.text);
+    let defaults = world
+        .send(
+            "POST",
+            &format!("/config/{COMPANY}/{ORG}/new-folder"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(defaults.status, 200, "{}", defaults.text);
+}
+
 async fn missing_parents_and_objects_read_as_not_found(stack: Stack) {
     let world = World::new(stack).await;
     let a = world.send("GET", "/config/acme", None).await;
@@ -231,6 +283,7 @@ async fn a_folders_callback_address_passes_the_address_guard(stack: Stack) {
 }
 
 crate::stack_tests!(
+    a_missing_body_is_refused_and_changes_nothing,
     a_folders_callback_address_passes_the_address_guard,
     a_company_organization_and_folder_are_created_and_read,
     put_replaces_and_a_record_read_back_is_accepted,
