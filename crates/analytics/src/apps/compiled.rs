@@ -77,6 +77,16 @@ pub struct Evaluation {
     pub leaves: HashMap<usize, LeafScore>,
 }
 
+impl Evaluation {
+    /// Whether any phrase of the application matched the call, whatever the scores came to (an exclude
+    /// phrase in the same turn as its include scores 0, and both matches are still shown).
+    pub fn matched(&self) -> bool {
+        self.leaves
+            .values()
+            .any(|leaf| leaf.phrases.iter().any(|p| !p.matches.is_empty()))
+    }
+}
+
 impl CompiledApp {
     /// Compiles the checked definition of application `app` at `revision`, its kept scanner states
     /// counted against `budget`.

@@ -34,7 +34,7 @@ pub struct AppMatches {
     pub organization: String,
     /// Per application, its categories by name: `{"score", "match_data": [{"phrase", "matches": [[start,
     /// end, speaker, text]]}]}` for a leaf, `{"score", "subcategories": {...}}` for a parent. Absent when
-    /// no application scored above 0.
+    /// no phrase of any application matched the call (a call whose matches scored 0 has one).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub scorecard: Option<Map<String, Value>>,
@@ -99,7 +99,7 @@ pub async fn app_matches(
             for (app, selection) in &selected {
                 let card_of_app = match app.evaluate(&turns, seconds) {
                     Ok(evaluation) => {
-                        matched |= evaluation.scores.categories[0].score > 0;
+                        matched |= evaluation.matched();
                         scorecard(app, &evaluation, &turns, selection)
                     }
                     Err(over) => {

@@ -224,6 +224,33 @@ async fn a_call_nothing_matched_has_no_scorecard(stack: Stack) {
     assert!(a.body.get("scorecard").is_none(), "{}", a.body);
 }
 
+/// A call whose phrases matched but scored 0 (the exclude phrase in the same turn as the include) has its
+/// scorecard: score 0 and both phrases with their matches, with or without a body naming the category.
+async fn matches_that_score_nothing_are_still_shown(stack: Stack) {
+    let world = World::new(stack).await;
+    world
+        .create_folder(ORG, FOLDER, json!({"apps": ["churn"]}))
+        .await;
+    let app = json!({"categories": {"Cancel": {"phrases": ["cancel my account", "-not cancel"]}}});
+    let a = world
+        .send("PUT", &format!("/apps/{COMPANY}/churn"), Some(app))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let mut kept = call();
+    let text = "I will not cancel my account today";
+    kept["utterances"] = json!([{"speaker": "client", "start": 1.0, "end": 4.0, "text": text}]);
+    let id = world.add_call(&kept).await;
+    let expected = json!({"churn": {"Cancel": {"score": 0, "match_data": [
+        {"phrase": "cancel my account", "matches": [[1.0, 4.0, "client", text]]},
+        {"phrase": "-not cancel", "matches": [[1.0, 4.0, "client", text]]}
+    ]}}});
+    for body in [None, Some(json!({"churn": ["Cancel"]}))] {
+        let a = world.send("GET", &path(&id), body.clone()).await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(a.body["scorecard"], expected, "{body:?}: {}", a.body);
+    }
+}
+
 async fn the_call_must_be_in_the_path_and_the_token_of_its_company(stack: Stack) {
     let world = world(stack).await;
     let id = world.add_call(&call()).await;
@@ -304,6 +331,7 @@ async fn changed_applications_show_at_once(stack: Stack) {
 }
 
 crate::stack_tests!(
+    matches_that_score_nothing_are_still_shown,
     every_leaf_has_its_matches_without_a_body,
     a_body_names_the_categories_that_get_matches,
     a_call_nothing_matched_has_no_scorecard,
