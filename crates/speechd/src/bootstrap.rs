@@ -162,8 +162,16 @@ async fn ensure_admin(tx: &mut Tx, company: &str, password_hash: &str) -> anyhow
     Ok(())
 }
 
-/// The bootstrap OAuth client (found by name), created or repaired: every grant, refresh tokens,
-/// administration access, the redirect URI registered, and a new secret. Returns its id.
+/// The bootstrap client's id in `company`: derived from the server key, so each run finds the client it
+/// made (never one a user named `bootstrap` through the administration API, whose ids are random), and
+/// an id no one can choose for a client of their own.
+fn bootstrap_client_id(key: &SecretKey, company: &str) -> String {
+    let derived = key.derive(&format!("speechd bootstrap client of {company}"));
+    derived[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bootstrap OAuth client (found by its derived id), created or repaired: every grant and scope,
+/// refresh tokens, administration access, the redirect URI registered, and a new secret. Returns its id.
 async fn ensure_client(
     tx: &mut Tx,
     key: &SecretKey,
@@ -171,7 +179,8 @@ async fn ensure_client(
     redirect_uri: &str,
     secret_hash: &str,
 ) -> anyhow::Result<String> {
-    let Some(mut client) = find_client_named(tx, company, CLIENT_NAME).await? else {
+    let id = bootstrap_client_id(key, company);
+    let Some(mut client) = directory::get_client(&mut *tx, company, &id).await? else {
         let spec = ClientSpec {
             name: CLIENT_NAME.into(),
             grant_types: grants::ALL.iter().map(|g| g.to_string()).collect(),
@@ -184,15 +193,12 @@ async fn ensure_client(
             admin_access: true,
         };
         let (mut client, _) = new_client(company, &spec, key, BY);
+        client.client_id = id;
         client.secret_hash = Some(secret_hash.to_string());
         directory::insert_client(&mut *tx, &client).await?;
         return Ok(client.client_id);
     };
-    if !client.has_redirect_uri(redirect_uri) || !client.admin_access {
-        if !client.has_redirect_uri(redirect_uri) {
-            client.redirect_uris.push(redirect_uri.to_string());
-        }
-        client.admin_access = true;
+    if repair(&mut client, redirect_uri) {
         client.modified_on = Utc::now();
         client.modified_by = BY.into();
         client.version += 1;
@@ -209,21 +215,48 @@ async fn ensure_client(
     Ok(client.client_id)
 }
 
-/// The company's client called `name`, if any.
-async fn find_client_named(
-    tx: &mut Tx,
-    company: &str,
-    name: &str,
-) -> anyhow::Result<Option<directory::OAuthClient>> {
-    let mut after: Option<String> = None;
-    loop {
-        let page = directory::list_clients(&mut *tx, company, after.as_deref(), 100).await?;
-        if let Some(found) = page.iter().find(|c| c.name == name) {
-            return Ok(Some(found.clone()));
+/// Gives `client` everything bootstrap prints it for (every grant and scope, refresh tokens,
+/// administration access, `redirect_uri`); whether anything was missing.
+fn repair(client: &mut directory::OAuthClient, redirect_uri: &str) -> bool {
+    let mut changed = false;
+    let mut add = |have: &mut Vec<String>, all: &[&str]| {
+        for wanted in all {
+            if !have.iter().any(|h| h == wanted) {
+                have.push(wanted.to_string());
+                changed = true;
+            }
         }
-        match page.last() {
-            Some(last) if page.len() == 100 => after = Some(last.client_id.clone()),
-            _ => return Ok(None),
-        }
+    };
+    add(&mut client.grant_types, grants::ALL);
+    add(&mut client.scopes, scopes::ALL);
+    if !client.has_redirect_uri(redirect_uri) {
+        client.redirect_uris.push(redirect_uri.to_string());
+        changed = true;
+    }
+    if !client.admin_access || !client.issue_refresh_token {
+        client.admin_access = true;
+        client.issue_refresh_token = true;
+        changed = true;
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_id_is_the_company_s_own_and_looks_like_any_other() {
+        let key = SecretKey::generate();
+        let id = bootstrap_client_id(&key, "acme");
+        assert_eq!(
+            id,
+            bootstrap_client_id(&key, "acme"),
+            "the same on every run"
+        );
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(id, bootstrap_client_id(&key, "globex"));
+        assert_ne!(id, bootstrap_client_id(&SecretKey::generate(), "acme"));
     }
 }

@@ -276,6 +276,86 @@ async fn bootstrap_is_idempotent_and_prints_the_contract_fields() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// Bootstrap finds its own client, not one an administrator named `bootstrap`: clients named so are made
+/// until one sorts before it (a lookup by name would take that one, give it a new secret and print
+/// credentials its one grant cannot use), the bootstrap client loses its grants, and the next run prints
+/// the same client, repaired, whose credentials work, and leaves the look-alikes as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bootstrap_repairs_its_own_client_and_leaves_a_look_alike_alone() {
+    let data = temp_dir();
+    let ports = Ports::free();
+    let first = bootstrap(&data, &ports);
+    let server = serve(&data, &ports).await;
+    let admin = sign_in_as_admin(&first).await;
+    let admin = admin["access_token"].as_str().expect("an admin token");
+    let api_url = first["api_url"].as_str().unwrap();
+    let ours = first["client_id"].as_str().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let mut look_alikes = Vec::new();
+    while look_alikes.last().is_none_or(|id: &String| *id > ours) {
+        assert!(
+            look_alikes.len() < 40,
+            "a random id sorts first sooner or later"
+        );
+        let created = http
+            .post(format!("{api_url}/admin/v1/clients"))
+            .bearer_auth(admin)
+            .json(
+                &serde_json::json!({"name": "bootstrap", "grant_types": ["refresh_token"],
+                "scopes": ["analytics:read"]}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+        let created: Value = created.json().await.unwrap();
+        look_alikes.push(created["client_id"].as_str().unwrap().to_string());
+    }
+    // The bootstrap client itself is left with one grant and one scope.
+    let url = format!("{api_url}/admin/v1/clients/{ours}");
+    let current = http.get(&url).bearer_auth(admin).send().await.unwrap();
+    let etag = current.headers()["etag"].to_str().unwrap().to_string();
+    let mut record: Value = current.json().await.unwrap();
+    record["grant_types"] = serde_json::json!(["refresh_token"]);
+    record["scopes"] = serde_json::json!(["analytics:read"]);
+    let put = http
+        .put(&url)
+        .bearer_auth(admin)
+        .header("If-Match", etag)
+        .json(&record)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200, "{}", put.text().await.unwrap());
+
+    let second = bootstrap(&data, &ports);
+    assert_eq!(second["client_id"], ours, "its own client, found again");
+    let token = client_token(&second).await;
+    assert_eq!(
+        token["token_type"], "Bearer",
+        "the printed credentials work: {token}"
+    );
+    for id in &look_alikes {
+        let record: Value = http
+            .get(format!("{api_url}/admin/v1/clients/{id}"))
+            .bearer_auth(admin)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            record["grant_types"],
+            serde_json::json!(["refresh_token"]),
+            "{record}"
+        );
+        assert_eq!(record["admin_access"], false, "{record}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_platform_accepts_the_bootstrap_credentials() {
     let data = temp_dir();
@@ -304,71 +384,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     }
 
     // The admin user signs in through the login page.
-    let browser = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let authorize = reqwest::Url::parse_with_params(
-        &format!("{auth_url}/oauth/acme/authorize"),
-        &[
-            ("client_id", creds["client_id"].as_str().unwrap()),
-            ("response_type", "code"),
-            ("redirect_uri", "http://127.0.0.1:9/cb"),
-            ("state", "s1"),
-        ],
-    )
-    .unwrap();
-    // The form carries a CSRF token that must match its pre-login cookie.
-    let form = browser.get(authorize.clone()).send().await.unwrap();
-    let cookie = form.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let html = form.text().await.unwrap();
-    let start = html.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
-    let csrf = &html[start..start + html[start..].find('"').unwrap()];
-    let login = browser
-        .post(authorize)
-        .header("Cookie", cookie)
-        .form(&[
-            ("username", creds["admin_username"].as_str().unwrap()),
-            ("password", creds["admin_password"].as_str().unwrap()),
-            ("csrf", csrf),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(login.status(), 303);
-    let location = login.headers()["location"].to_str().unwrap();
-    assert!(
-        location.starts_with("http://127.0.0.1:9/cb?code="),
-        "{location}"
-    );
-    let code = reqwest::Url::parse(location)
-        .unwrap()
-        .query_pairs()
-        .find(|(k, _)| k == "code")
-        .unwrap()
-        .1
-        .to_string();
-    let tokens: Value = reqwest::Client::new()
-        .post(format!("{auth_url}/oauth/acme/token"))
-        .form(&[
-            ("grant_type", "authorization_code"),
-            ("client_id", creds["client_id"].as_str().unwrap()),
-            ("client_secret", creds["client_secret"].as_str().unwrap()),
-            ("code", &code),
-            ("redirectURI", "http://127.0.0.1:9/cb"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tokens = sign_in_as_admin(&creds).await;
     let user_token = tokens["access_token"]
         .as_str()
         .expect("code exchange gives an access token");
@@ -446,6 +462,77 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
     #[cfg(unix)]
     assert_eq!(shared_with_others(&data), vec![], "after the stop");
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// The tokens of the admin user signed in through the login page with the authorization code flow (the
+/// bootstrap client, its registered redirect URI).
+async fn sign_in_as_admin(creds: &Value) -> Value {
+    let auth_url = creds["auth_url"].as_str().unwrap();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let authorize = reqwest::Url::parse_with_params(
+        &format!("{auth_url}/oauth/acme/authorize"),
+        &[
+            ("client_id", creds["client_id"].as_str().unwrap()),
+            ("response_type", "code"),
+            ("redirect_uri", "http://127.0.0.1:9/cb"),
+            ("state", "s1"),
+        ],
+    )
+    .unwrap();
+    // The form carries a CSRF token that must match its pre-login cookie.
+    let form = browser.get(authorize.clone()).send().await.unwrap();
+    let cookie = form.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let html = form.text().await.unwrap();
+    let start = html.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = &html[start..start + html[start..].find('"').unwrap()];
+    let login = browser
+        .post(authorize)
+        .header("Cookie", cookie)
+        .form(&[
+            ("username", creds["admin_username"].as_str().unwrap()),
+            ("password", creds["admin_password"].as_str().unwrap()),
+            ("csrf", csrf),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 303);
+    let location = login.headers()["location"].to_str().unwrap();
+    assert!(
+        location.starts_with("http://127.0.0.1:9/cb?code="),
+        "{location}"
+    );
+    let code = reqwest::Url::parse(location)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .to_string();
+    reqwest::Client::new()
+        .post(format!("{auth_url}/oauth/acme/token"))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", creds["client_id"].as_str().unwrap()),
+            ("client_secret", creds["client_secret"].as_str().unwrap()),
+            ("code", &code),
+            ("redirectURI", "http://127.0.0.1:9/cb"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 /// A client made and deleted through the administration API: its token, accepted by the analytics and
