@@ -68,4 +68,38 @@ mod tests {
             assert!(paths.contains_key(path), "{path}");
         }
     }
+
+    /// The event listing's filters are optional query parameters (they were declared as required path
+    /// parameters), `limit` with the bounds the service enforces; no two operations share an id (a client
+    /// generator makes one method of each).
+    #[test]
+    fn parameters_are_where_and_what_the_service_reads() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let parameters = document["paths"]["/v3/{app_key}/events"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .clone();
+        for name in ["from", "to", "event_name", "limit", "cursor"] {
+            let p = parameters.iter().find(|p| p["name"] == name).expect(name);
+            assert_eq!(p["in"], "query", "{p}");
+            assert_ne!(p["required"], true, "{p}");
+        }
+        let limit = parameters.iter().find(|p| p["name"] == "limit").unwrap();
+        assert_eq!(
+            (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
+            (&serde_json::json!(1), &serde_json::json!(1000)),
+            "{limit}"
+        );
+        let mut ids: Vec<String> = document["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .filter_map(|op| op["operationId"].as_str().map(str::to_string))
+            .collect();
+        let count = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), count, "operation ids are unique: {ids:?}");
+    }
 }

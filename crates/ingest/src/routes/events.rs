@@ -18,6 +18,7 @@ pub const MAX_LIMIT: i64 = 1000;
 const END_OF_TIME: i64 = 253_402_300_800_000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EventsQuery {
     /// Events at or after this time: RFC 3339 or epoch milliseconds. Default: the earliest.
@@ -27,6 +28,7 @@ pub struct EventsQuery {
     /// Only events of this name.
     pub event_name: Option<String>,
     /// Events per page, 1 to 1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
@@ -40,7 +42,7 @@ pub struct EventsPage {
     pub next_cursor: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v3/{app_key}/events", tag = "events",
+#[utoipa::path(get, path = "/v3/{app_key}/events", tag = "events", operation_id = "list_events",
     params(("app_key" = String, Path, description = "The project's app key"), EventsQuery),
     responses(
         (status = 200, description = "A page of events", body = EventsPage),

@@ -40,7 +40,7 @@ pub struct ProjectList {
     pub projects: Vec<Project>,
 }
 
-#[utoipa::path(get, path = "/v3/projects", tag = "projects",
+#[utoipa::path(get, operation_id = "list_projects", path = "/v3/projects", tag = "projects",
     responses((status = 200, description = "The company's projects", body = ProjectList)),
     security(("bearer" = [])))]
 pub async fn list(
