@@ -97,6 +97,24 @@ impl DatabaseQueue {
         }
     }
 
+    /// Gives a leased message back to be delivered again after `wait`, counting this delivery as an
+    /// attempt unless `uncounted`.
+    async fn release_for(
+        &self,
+        delivery: Delivery,
+        wait: Duration,
+        uncounted: bool,
+    ) -> Result<(), BusError> {
+        let (seq, lease) = Self::leased(&delivery)?;
+        let at = now_millis() + wait.as_millis() as i64;
+        let _turn = self.db.write_turn().await?;
+        if dispatch!(&self.db, release(seq, lease, at, uncounted))? {
+            Ok(())
+        } else {
+            Err(Self::lost(&delivery))
+        }
+    }
+
     fn lost(delivery: &Delivery) -> BusError {
         BusError::LeaseLost(delivery.message.id.clone())
     }
@@ -196,25 +214,11 @@ impl Bus for DatabaseQueue {
     }
 
     async fn retry_after(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
-        let (seq, lease) = Self::leased(&delivery)?;
-        let at = now_millis() + wait.as_millis() as i64;
-        let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, release(seq, lease, at))? {
-            Ok(())
-        } else {
-            Err(Self::lost(&delivery))
-        }
+        self.release_for(delivery, wait, false).await
     }
 
     async fn postpone(&self, delivery: Delivery, wait: Duration) -> Result<(), BusError> {
-        let (seq, lease) = Self::leased(&delivery)?;
-        let at = now_millis() + wait.as_millis() as i64;
-        let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, put_back(seq, lease, at))? {
-            Ok(())
-        } else {
-            Err(Self::lost(&delivery))
-        }
+        self.release_for(delivery, wait, true).await
     }
 
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {

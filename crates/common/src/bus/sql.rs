@@ -178,39 +178,23 @@ pub(crate) async fn remove(c: &mut Conn, seq: i64, lease: i64) -> Result<bool, S
     Ok(done.rows_affected() == 1)
 }
 
-/// Makes a leased message visible again at `visible_at_ms`; false when the lease was lost.
+/// Makes a leased message visible again at `visible_at_ms`, its delivery counted as an attempt unless
+/// `uncounted` (the consumer put it off without trying); false when the lease was lost.
 pub(crate) async fn release(
     c: &mut Conn,
     seq: i64,
     lease: i64,
     visible_at_ms: i64,
+    uncounted: bool,
 ) -> Result<bool, StoreError> {
     let done = sqlx::query::<Db>(
-        "UPDATE bus_messages SET visible_at_ms = $3, lease = NULL WHERE seq = $1 AND lease = $2",
-    )
-    .bind(seq)
-    .bind(lease)
-    .bind(visible_at_ms)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// Makes a leased message visible again at `visible_at_ms` without counting the delivery as an attempt;
-/// false when the lease was lost.
-pub(crate) async fn put_back(
-    c: &mut Conn,
-    seq: i64,
-    lease: i64,
-    visible_at_ms: i64,
-) -> Result<bool, StoreError> {
-    let done = sqlx::query::<Db>(
-        "UPDATE bus_messages SET visible_at_ms = $3, lease = NULL, attempt = attempt - 1 \
+        "UPDATE bus_messages SET visible_at_ms = $3, lease = NULL, attempt = attempt - $4 \
          WHERE seq = $1 AND lease = $2",
     )
     .bind(seq)
     .bind(lease)
     .bind(visible_at_ms)
+    .bind(i32::from(uncounted))
     .execute(&mut *c)
     .await?;
     Ok(done.rows_affected() == 1)
