@@ -69,6 +69,16 @@ mod tests {
         assert!(schemas.contains_key("AppRecord") && schemas.contains_key("AppMatches"));
     }
 
+    /// `/appmatches` reads its JSON body when there is one: the document does not make clients send one.
+    #[test]
+    fn the_body_of_appmatches_is_optional() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let body =
+            &document["paths"]["/appmatches/{company}/{organization}/{tId}"]["get"]["requestBody"];
+        assert!(body.is_object(), "{body}");
+        assert_ne!(body["required"], true, "{body}");
+    }
+
     #[test]
     fn the_callback_secret_is_documented() {
         let document = super::document();

@@ -48,7 +48,7 @@ pub struct AppMatches {
 #[utoipa::path(get, path = "/appmatches/{company}/{organization}/{tId}", tag = "apps",
     params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
         ("token" = String, Query, description = "Access token (analytics:read)")),
-    request_body(content = Object, description = "Optional: category paths per application"),
+    request_body(content = Option<Object>, description = "Optional: category paths per application"),
     responses((status = 200, body = AppMatches),
         (status = 400, description = "An unknown application or category path (text/html)"),
         (status = 404, description = "Transcript not found: <tId>")))]
