@@ -69,6 +69,35 @@ mod tests {
         }
     }
 
+    /// Every project operation documents the refusals it answers: 401 without a valid token, 403 without
+    /// the scope, 400 for a bad body and 409 for a name taken where a body names the project.
+    #[test]
+    fn project_operations_document_their_refusals() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let paths = &document["paths"];
+        let operations = [
+            ("/v3/projects", "get", &["401", "403"][..]),
+            ("/v3/projects", "post", &["400", "401", "403", "409"][..]),
+            ("/v3/projects/{app_key}", "get", &["401", "403", "404"][..]),
+            (
+                "/v3/projects/{app_key}",
+                "put",
+                &["400", "401", "403", "404", "409"][..],
+            ),
+            (
+                "/v3/projects/{app_key}",
+                "delete",
+                &["401", "403", "404"][..],
+            ),
+        ];
+        for (path, method, statuses) in operations {
+            let responses = &paths[path][method]["responses"];
+            for status in statuses {
+                assert!(responses[*status].is_object(), "{method} {path}: {status}");
+            }
+        }
+    }
+
     /// The event listing's filters are optional query parameters (they were declared as required path
     /// parameters), `limit` with the bounds the service enforces; no two operations share an id (a client
     /// generator makes one method of each).

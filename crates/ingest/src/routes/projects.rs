@@ -41,7 +41,9 @@ pub struct ProjectList {
 }
 
 #[utoipa::path(get, operation_id = "list_projects", path = "/v3/projects", tag = "projects",
-    responses((status = 200, description = "The company's projects", body = ProjectList)),
+    responses((status = 200, description = "The company's projects", body = ProjectList),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:read", body = common::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn list(
     state: web::Data<IngestState>,
@@ -54,7 +56,10 @@ pub async fn list(
 
 #[utoipa::path(post, path = "/v3/projects", tag = "projects", request_body = ProjectBody,
     responses((status = 201, description = "The new project with its app key", body = Project),
-        (status = 409, description = "The company has a project of that name", body = common::error::ErrorBody)),
+        (status = 400, description = "The body is not a valid project", body = common::error::ErrorBody),
+        (status = 409, description = "The company has a project of that name", body = common::error::ErrorBody),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:manage", body = common::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn create(
     state: web::Data<IngestState>,
@@ -77,7 +82,9 @@ pub async fn create(
 #[utoipa::path(get, path = "/v3/projects/{app_key}", tag = "projects",
     params(("app_key" = String, Path, description = "The project's app key")),
     responses((status = 200, description = "The project", body = Project),
-        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody)),
+        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:read", body = common::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn get(
     state: web::Data<IngestState>,
@@ -92,7 +99,11 @@ pub async fn get(
 #[utoipa::path(put, path = "/v3/projects/{app_key}", tag = "projects", request_body = ProjectBody,
     params(("app_key" = String, Path, description = "The project's app key")),
     responses((status = 200, description = "The project as changed", body = Project),
-        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody)),
+        (status = 400, description = "The body is not a valid project", body = common::error::ErrorBody),
+        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody),
+        (status = 409, description = "The company has a project of that name", body = common::error::ErrorBody),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:manage", body = common::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn replace(
     state: web::Data<IngestState>,
@@ -118,7 +129,9 @@ pub async fn replace(
 #[utoipa::path(delete, path = "/v3/projects/{app_key}", tag = "projects",
     params(("app_key" = String, Path, description = "The project's app key")),
     responses((status = 204, description = "The project and its events are gone"),
-        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody)),
+        (status = 404, description = "No such project for the token's company", body = common::error::ErrorBody),
+        (status = 401, description = "No valid token", body = common::error::ErrorBody),
+        (status = 403, description = "The token lacks events:manage", body = common::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn delete(
     state: web::Data<IngestState>,
