@@ -86,8 +86,9 @@ pub struct AnalyticsConfig {
     /// The MB of scanner states the compiled applications of a process keep in all between calls
     /// (`SPEECH_ANALYTICS_SCANNER_MEMORY_MB`); 0 keeps none.
     pub scanner_memory_mb: usize,
-    /// Calls matched at once per process, on threads apart from the HTTP workers, taken in turn by the
-    /// companies waiting (`SPEECH_ANALYTICS_MATCH_THREADS`); 0 for the number of CPUs.
+    /// Calls matched at once per process, on threads apart from the HTTP workers at the lowest CPU
+    /// priority, taken in turn by the companies waiting (`SPEECH_ANALYTICS_MATCH_THREADS`); 0 for the
+    /// number of CPUs.
     pub match_threads: usize,
     /// The wildcard matching one call may take per application to learn its new words, in steps of one
     /// character against one (`SPEECH_ANALYTICS_SCAN_BUDGET_STEPS`); past it the call is not scored by

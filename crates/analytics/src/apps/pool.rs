@@ -1,44 +1,117 @@
 //! Where calls are matched and scored: a bounded pool apart from the HTTP workers and the runtime's I/O
 //! threads, shared fairly by companies. Matching is CPU work that can take long for a large application
 //! and a long call; run on an HTTP worker it held up every company's requests, and run inline on the
-//! runtime it held up uploads. Here at most `slots` matches run at once, on blocking threads, and a
+//! runtime it held up uploads. Here at most `slots` matches run at once, on threads of their own, and a
 //! freed slot goes to the companies waiting in turn (round robin), so one company's backlog delays
 //! another's next match by at most one match per slot.
+//!
+//! The pool's threads run at the lowest CPU priority (nice 19): they may use every core the requests
+//! leave idle, but a request that wakes finds a core at once instead of waiting for a match's time slice
+//! to end (docs/operations.md, Sharing the platform between companies).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Arc, Mutex};
 
 use tokio::sync::oneshot;
 
 use crate::error::AnalyticsError;
 
+/// The nice value of the pool's threads: the lowest priority, so that any other thread of the process
+/// that wakes goes first.
+pub const NICE: i32 = 19;
+
 /// The matching pool: `run` a company's match in it.
 #[derive(Clone)]
 pub struct MatchPool {
     gate: Arc<Gate>,
+    threads: Arc<Threads>,
 }
 
 impl MatchPool {
-    /// A pool of `slots` matches at once (at least one).
+    /// A pool of `slots` matches at once (at least one), each on a thread of its own.
     pub fn new(slots: usize) -> MatchPool {
+        let slots = slots.max(1);
         MatchPool {
             gate: Arc::new(Gate {
-                slots: slots.max(1),
+                slots,
                 state: Mutex::new(State::default()),
             }),
+            threads: Arc::new(Threads::start(slots)),
         }
     }
 
-    /// Runs `work` for `company` once a slot is its turn, on a blocking thread.
+    /// Runs `work` for `company` once a slot is its turn, on one of the pool's threads.
     pub async fn run<T, F>(&self, company: &str, work: F) -> Result<T, AnalyticsError>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
         let _slot = self.gate.clone().enter(company).await;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| AnalyticsError::internal(format!("a match ended badly: {e}")))
+        let (done, answer) = oneshot::channel();
+        self.threads.send(Box::new(move || {
+            let _ = done.send(catch_unwind(AssertUnwindSafe(work)));
+        }))?;
+        match answer.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(_)) => Err(AnalyticsError::internal("a match ended badly: it panicked")),
+            Err(_) => Err(AnalyticsError::internal(
+                "a match ended badly: its thread is gone",
+            )),
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The pool's threads, taking jobs from one queue; they end when the pool is dropped.
+struct Threads {
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+impl Threads {
+    fn start(count: usize) -> Threads {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        for i in 0..count {
+            let queue = queue.clone();
+            std::thread::Builder::new()
+                .name(format!("matcher-{i}"))
+                .spawn(move || {
+                    lower_priority();
+                    loop {
+                        let job = queue
+                            .lock()
+                            .expect("the queue's lock is never poisoned")
+                            .recv();
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => return,
+                        }
+                    }
+                })
+                .expect("a matching thread starts");
+        }
+        Threads {
+            jobs: Mutex::new(jobs),
+        }
+    }
+
+    fn send(&self, job: Job) -> Result<(), AnalyticsError> {
+        self.jobs
+            .lock()
+            .expect("the sender's lock is never poisoned")
+            .send(job)
+            .map_err(|_| AnalyticsError::internal("the matching threads are gone"))
+    }
+}
+
+/// Gives the calling thread the pool's priority. On Linux a nice value is the thread's own; elsewhere it
+/// would be the whole process's, so it is left alone there.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(None, NICE) {
+        tracing::warn!(error = %e, "a matching thread keeps the default CPU priority");
     }
 }
 
@@ -204,6 +277,34 @@ mod tests {
             task.await.unwrap();
         }
         assert_eq!(most.load(Ordering::SeqCst), 2);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn matches_run_below_the_priority_of_the_requests() {
+        let pool = MatchPool::new(2);
+        let here = rustix::process::getpriority_process(None).unwrap();
+        for company in ["a", "b", "c"] {
+            let there = pool
+                .run(company, || {
+                    rustix::process::getpriority_process(None).unwrap()
+                })
+                .await
+                .unwrap();
+            assert_eq!(there, NICE, "a match ran at nice {there}");
+        }
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), here);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_match_that_panics_fails_only_itself() {
+        let pool = MatchPool::new(1);
+        let failed = pool.run("a", || panic!("a bad match")).await;
+        assert!(
+            matches!(failed, Err(AnalyticsError::Internal(_))),
+            "{failed:?}"
+        );
+        assert_eq!(pool.run("a", || 7).await.unwrap(), 7);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
