@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use super::compiled::CompiledApp;
 use super::definition::Definition;
 use super::kept::ScanBudget;
+use super::pool::MatchPool;
 use crate::error::AnalyticsError;
 use crate::store::AppRow;
 
@@ -55,9 +56,14 @@ impl AppCache {
         self
     }
 
-    /// The application of `row` compiled, from the cache or compiled now (outside the lock, so other
-    /// applications are served meanwhile).
-    pub fn compiled(&self, row: &AppRow) -> Result<Arc<CompiledApp>, AnalyticsError> {
+    /// The application of `row` compiled, from the cache or compiled now on the matching pool in the
+    /// company's turn: compiling a large application takes seconds of CPU, which must not hold up an HTTP
+    /// worker or the runtime (other applications are served from the cache meanwhile).
+    pub async fn compiled(
+        &self,
+        pool: &MatchPool,
+        row: &AppRow,
+    ) -> Result<Arc<CompiledApp>, AnalyticsError> {
         let key = (row.company.clone(), row.name.clone(), row.revision.clone());
         {
             let mut entries = self.inner.lock();
@@ -68,8 +74,12 @@ impl AppCache {
                 return Ok(compiled.clone());
             }
         }
-        let compiled =
-            Arc::new(compile(row, self.budget.clone())?.with_scan_steps(self.scan_steps));
+        let (owned, budget, steps) = (row.clone(), self.budget.clone(), self.scan_steps);
+        let compiled = pool
+            .run(&row.company, move || {
+                compile(&owned, budget).map(|app| Arc::new(app.with_scan_steps(steps)))
+            })
+            .await??;
         let mut entries = self.inner.lock();
         entries.clock += 1;
         let now = entries.clock;
@@ -147,42 +157,62 @@ mod tests {
         }
     }
 
-    #[test]
-    fn compiles_each_revision_once_and_drops_older_ones() {
+    #[tokio::test]
+    async fn compiles_each_revision_once_and_drops_older_ones() {
+        let pool = MatchPool::new(1);
         let cache = AppCache::new(2, DEFAULT_SCANNER_BYTES);
-        let first = cache.compiled(&row("billing", "refund")).unwrap();
-        let again = cache.compiled(&row("billing", "refund")).unwrap();
+        let first = cache
+            .compiled(&pool, &row("billing", "refund"))
+            .await
+            .unwrap();
+        let again = cache
+            .compiled(&pool, &row("billing", "refund"))
+            .await
+            .unwrap();
         assert!(Arc::ptr_eq(&first, &again));
         assert_eq!((first.app.as_str(), first.revision.len()), ("billing", 16));
 
-        let changed = cache.compiled(&row("billing", "invoice")).unwrap();
+        let changed = cache
+            .compiled(&pool, &row("billing", "invoice"))
+            .await
+            .unwrap();
         assert_ne!(changed.revision, first.revision);
         assert_eq!(cache.len(), 1, "the old revision is dropped");
 
-        cache.compiled(&row("sales", "x")).unwrap();
-        cache.compiled(&row("billing", "invoice")).unwrap(); // billing used last
-        cache.compiled(&row("support", "y")).unwrap();
+        cache.compiled(&pool, &row("sales", "x")).await.unwrap();
+        cache
+            .compiled(&pool, &row("billing", "invoice"))
+            .await
+            .unwrap(); // billing used last
+        cache.compiled(&pool, &row("support", "y")).await.unwrap();
         assert_eq!(cache.len(), 2);
-        let kept = cache.compiled(&row("billing", "invoice")).unwrap();
+        let kept = cache
+            .compiled(&pool, &row("billing", "invoice"))
+            .await
+            .unwrap();
         assert!(
             Arc::ptr_eq(&kept, &changed),
             "the least recently used (sales) went"
         );
     }
 
-    #[test]
-    fn the_applications_keep_scanner_states_within_one_budget() {
+    #[tokio::test]
+    async fn the_applications_keep_scanner_states_within_one_budget() {
+        let pool = MatchPool::new(1);
         use phrases::{Speaker, Turn};
         let call = [Turn::new(Speaker::Client, 0.0, 1.0, "a refund please")];
         let cache = AppCache::new(1, DEFAULT_SCANNER_BYTES);
-        let billing = cache.compiled(&row("billing", "refund*")).unwrap();
+        let billing = cache
+            .compiled(&pool, &row("billing", "refund*"))
+            .await
+            .unwrap();
         billing.score(&call, 1.0).unwrap();
         assert_eq!(billing.kept_scanners(), 1);
         let bytes = cache.scanner_bytes();
         assert!(bytes > 0);
         // Another application pushes billing out of the cache; its kept state's bytes come back once the
         // last call holding it lets go.
-        let sales = cache.compiled(&row("sales", "x")).unwrap();
+        let sales = cache.compiled(&pool, &row("sales", "x")).await.unwrap();
         assert_eq!(cache.scanner_bytes(), bytes);
         drop(billing);
         assert_eq!(cache.scanner_bytes(), 0);
@@ -190,18 +220,50 @@ mod tests {
         assert_eq!(sales.kept_scanners(), 1);
         // A budget of nothing keeps no state: every call learns its words anew.
         let none = AppCache::new(4, 0);
-        let billing = none.compiled(&row("billing", "refund*")).unwrap();
+        let billing = none
+            .compiled(&pool, &row("billing", "refund*"))
+            .await
+            .unwrap();
         billing.score(&call, 1.0).unwrap();
         assert_eq!((billing.kept_scanners(), none.scanner_bytes()), (0, 0));
     }
 
-    #[test]
-    fn a_broken_stored_definition_is_an_internal_error() {
+    #[tokio::test]
+    async fn a_broken_stored_definition_is_an_internal_error() {
         let mut broken = row("billing", "refund");
         broken.definition = "{\"categories\": 3}".into();
+        let pool = MatchPool::new(1);
         assert!(matches!(
-            AppCache::default().compiled(&broken),
+            AppCache::default().compiled(&pool, &broken).await,
             Err(AnalyticsError::Internal(_))
         ));
+    }
+
+    /// A compile is the pool's work, in the company's turn: while the pool's one slot is held, the
+    /// compile waits, and nothing of it runs on the caller's thread.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_application_is_compiled_on_the_matching_pool() {
+        let pool = MatchPool::new(1);
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let pool = pool.clone();
+            tokio::spawn(async move { pool.run("evil", move || held.recv().unwrap()).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let cache = Arc::new(AppCache::default());
+        let compile = {
+            let (cache, pool) = (cache.clone(), pool.clone());
+            tokio::spawn(async move { cache.compiled(&pool, &row("billing", "refund")).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(
+            !compile.is_finished() && cache.is_empty(),
+            "compiled beside the pool"
+        );
+        release.send(()).unwrap();
+        holder.await.unwrap().unwrap();
+        let app = compile.await.unwrap().unwrap();
+        assert_eq!(app.app, "billing");
+        assert_eq!(cache.len(), 1);
     }
 }

@@ -49,10 +49,10 @@ impl FolderApps {
         let Some(rows) = folder_app_rows(state, None, company, organization, folder).await? else {
             return Ok(None);
         };
-        let apps = rows
-            .iter()
-            .map(|row| state.apps.compiled(row))
-            .collect::<Result<_, _>>()?;
+        let mut apps = Vec::with_capacity(rows.len());
+        for row in &rows {
+            apps.push(state.apps.compiled(&state.matching, row).await?);
+        }
         Ok(Some(FolderApps {
             apps,
             fingerprint: fingerprint(&rows),

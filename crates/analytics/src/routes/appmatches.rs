@@ -1,8 +1,8 @@
 //! `GET /appmatches/<company>/<organization>/<tId>`: where the applications of a call's folder matched
 //! (docs/analytics-api.md, Application matches). The matches are not stored: the call's transcript is
 //! scanned again with each application's compiled matcher (cached per revision), so the answer always
-//! reflects the applications as they are now. The scan runs on the matching pool (`apps::pool`), a fair
-//! share per company, never on the HTTP worker.
+//! reflects the applications as they are now. The scan, and the compile of a revision not yet cached,
+//! run on the matching pool (`apps::pool`), a fair share per company, never on the HTTP worker.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -73,11 +73,10 @@ pub async fn app_matches(
         serde_json::from_str(&folder.settings).map_err(AnalyticsError::internal)?;
 
     // The folder's applications that exist, each once.
-    let apps: Vec<Arc<CompiledApp>> = app_rows(&state, None, &company, &settings.apps)
-        .await?
-        .iter()
-        .map(|row| state.apps.compiled(row))
-        .collect::<Result<_, _>>()?;
+    let mut apps: Vec<Arc<CompiledApp>> = Vec::new();
+    for row in app_rows(&state, None, &company, &settings.apps).await? {
+        apps.push(state.apps.compiled(&state.matching, &row).await?);
+    }
     let selected = select(apps, request)?;
 
     let key = row.transcript_key();

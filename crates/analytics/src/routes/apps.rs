@@ -1,8 +1,8 @@
 //! `/apps/<company>/<app>`: a company's applications (docs/analytics-api.md, Applications; docs/scoring.md).
-//! `PUT` checks the tree and every phrase, stores its normalized JSON with its revision and, in the same
-//! transaction, publishes a rescore job, so the folders using the application are rescored exactly when
-//! the change commits; sending the stored definition again changes nothing and publishes nothing.
-//! `DELETE` removes it with a rescore job likewise.
+//! `PUT` checks the tree and every phrase (on the matching pool), stores its normalized JSON with its
+//! revision and, in the same transaction, publishes a rescore job, so the folders using the application
+//! are rescored exactly when the change commits; sending the stored definition again changes nothing and
+//! publishes nothing. `DELETE` removes it with a rescore job likewise.
 
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
@@ -104,11 +104,19 @@ pub async fn put_app(
     let (company, name) = path.into_inner();
     authorize_request(&state, &req, &company, Need::Write).await?;
     check_app(&name)?;
-    let body: Value = json_body(&body, None)?;
-    let definition =
-        Definition::parse(&body).map_err(|e| AnalyticsError::BadRequest(e.to_string()))?;
-    let normalized = definition.normalized();
-    let revision = crate::apps::definition::revision_of(&normalized);
+    // Checking up to 10,000 phrases is CPU work: on the matching pool, in the company's turn.
+    let bytes = body.0;
+    let (normalized, revision) = state
+        .matching
+        .run(&company, move || -> Result<_, AnalyticsError> {
+            let body: Value = json_body(&bytes, None)?;
+            let definition =
+                Definition::parse(&body).map_err(|e| AnalyticsError::BadRequest(e.to_string()))?;
+            let normalized = definition.normalized();
+            let revision = crate::apps::definition::revision_of(&normalized);
+            Ok((normalized, revision))
+        })
+        .await??;
 
     // The company's row is locked until the end, so changes of its applications take turns.
     let mut tx = state.db.begin().await?;

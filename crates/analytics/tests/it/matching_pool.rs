@@ -1,6 +1,7 @@
 //! Matching runs on the matching pool, never on an HTTP worker: while one company's `/appmatches`
 //! requests scan a call slowly, another company's requests are answered by the service's one HTTP
-//! worker, before those scans end. And a call whose words would take a scan past its budget is not
+//! worker, before those scans end; the check of an application a `PUT /apps` stores is the pool's work
+//! too. And a call whose words would take a scan past its budget is not
 //! scored by that application, which `/appmatches` says, at once.
 
 use serde_json::{json, Value};
@@ -90,6 +91,52 @@ async fn another_companys_slow_matches_leave_the_http_worker_free(stack: Stack) 
     }
 }
 
+async fn an_application_is_checked_on_the_pool_not_the_http_worker(stack: Stack) {
+    let world = World::with(stack, |c| c.match_threads = 1).await;
+    let acme = world.token.clone();
+    let evil = world.other_company("evil").await;
+    for (token, company) in [(&evil, "evil"), (&acme, COMPANY)] {
+        let path = format!("/config/{company}");
+        let a = world
+            .send_as(Some(token), "PUT", &path, Some(json!({})))
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+    }
+
+    // The pool's one thread is held: a check on the pool waits for it, one on the HTTP worker would not.
+    let state = world.analytics.service.state.clone().into_inner();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let pool = state.matching.clone();
+        tokio::spawn(async move { pool.run("evil", move || held.recv().unwrap()).await })
+    };
+    let put = {
+        let url = world.url("/apps/evil/slow", Some(&evil));
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let response = client
+                .put(url)
+                .json(&slow_application())
+                .send()
+                .await
+                .unwrap();
+            response.status().as_u16()
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !put.is_finished(),
+        "the application was checked beside the pool"
+    );
+    let a = world
+        .send_as(Some(&acme), "GET", &format!("/config/{COMPANY}"), None)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    release.send(()).unwrap();
+    holder.await.unwrap().unwrap();
+    assert_eq!(put.await.unwrap(), 200);
+}
+
 fn evil_or(acme: &str, evil: &str, path: &str) -> String {
     if path.contains("/evil") { evil } else { acme }.to_string()
 }
@@ -129,4 +176,5 @@ async fn a_call_over_its_scan_budget_is_not_scored_and_says_so(stack: Stack) {
 crate::stack_tests!(
     another_companys_slow_matches_leave_the_http_worker_free,
     a_call_over_its_scan_budget_is_not_scored_and_says_so,
+    an_application_is_checked_on_the_pool_not_the_http_worker,
 );
