@@ -114,7 +114,16 @@ impl AnalyticsService {
         let waiting = counted.clone();
         let spec = ServerSpec {
             name: "analytics",
-            openapi: openapi(),
+            // The workers' process documents what it serves: the operational endpoints alone.
+            openapi: if api {
+                openapi()
+            } else {
+                common::http::with_operational_endpoints(
+                    utoipa::openapi::OpenApiBuilder::new()
+                        .info(utoipa::openapi::Info::new("Speech platform analytics workers", "1.0.0"))
+                        .build(),
+                )
+            },
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
             metrics: HttpMetrics::new("analytics")
                 .with_sampled_gauge(

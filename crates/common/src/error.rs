@@ -51,6 +51,7 @@ error_codes! {
     InvalidCursor => ("invalid_cursor", BAD_REQUEST, InvalidRequest),
     PayloadTooLarge => ("payload_too_large", PAYLOAD_TOO_LARGE, InvalidRequest),
     BodyTimeout => ("body_timeout", REQUEST_TIMEOUT, InvalidRequest),
+    MethodNotAllowed => ("method_not_allowed", METHOD_NOT_ALLOWED, InvalidRequest),
     MissingToken => ("missing_token", UNAUTHORIZED, Auth),
     InvalidToken => ("invalid_token", UNAUTHORIZED, Auth),
     Forbidden => ("forbidden", FORBIDDEN, Auth),

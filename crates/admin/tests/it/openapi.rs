@@ -88,20 +88,36 @@ async fn the_document_describes_exactly_what_is_routed(backend: Backend) {
             if *method == "post" || *method == "put" || *method == "patch" {
                 request = request.json(&json!({}));
             }
-            let answer = read(request.send().await.unwrap()).await;
+            let response = request.send().await.unwrap();
+            let allow = response.headers().get("allow").cloned();
+            let answer = read(response).await;
             let operation = &doc["paths"][path.as_str()][*method];
             if operation.is_null() {
-                // Admin resources answer 405; the operational endpoints of the common scaffolding 404.
-                let expected: &[u16] = if path.starts_with("/admin/v1") {
-                    &[405]
-                } else {
-                    &[404, 405]
-                };
-                assert!(
-                    expected.contains(&answer.status),
-                    "{method} {path} is not documented, so it must not be routed ({})",
-                    answer.status
+                assert_eq!(
+                    answer.status, 405,
+                    "{method} {path} is not documented, so it must not be routed"
                 );
+                assert_eq!(
+                    answer.body["code"], "method_not_allowed",
+                    "{:?}",
+                    answer.body
+                );
+                let documented: Vec<String> = METHODS
+                    .iter()
+                    .filter(|m| !doc["paths"][path.as_str()][**m].is_null())
+                    .map(|m| m.to_uppercase())
+                    .collect();
+                let allow = allow.expect("a 405 says what is allowed");
+                let mut allowed: Vec<String> = allow
+                    .to_str()
+                    .unwrap()
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect();
+                allowed.sort();
+                let mut documented = documented;
+                documented.sort();
+                assert_eq!(allowed, documented, "Allow of {path}");
                 continue;
             }
             let routing_404 = answer.status == 404 && answer.body.is_null();

@@ -12,13 +12,13 @@ pub mod stats;
 pub mod transcribe;
 
 use actix_web::dev::Payload;
-use actix_web::http::{header, StatusCode};
+use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
-use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource};
+use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 
-use crate::error::{escape_html, AnalyticsError};
+use crate::error::AnalyticsError;
 
 /// The largest JSON body of `/config`, `/metadata`, `/apps` and `/appmatches`.
 pub const MAX_JSON_BYTES: usize = 1024 * 1024;
@@ -61,103 +61,82 @@ impl FromRequest for Body {
     }
 }
 
-/// A resource of the API, whose methods are `allow`: any other method is answered 405, with an `Allow`
-/// header and this API's error format (text/html), rather than the framework's empty answer.
-fn resource(path: &str, allow: &'static str) -> Resource {
-    web::resource(path).default_service(web::to(move |req: HttpRequest| async move {
-        let message = format!(
-            "the method {} is not allowed here; this path answers {allow}",
-            req.method()
-        );
-        HttpResponse::MethodNotAllowed()
-            .insert_header((header::ALLOW, allow))
-            .content_type("text/html; charset=utf-8")
-            .body(escape_html(&message))
-    }))
-}
-
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::PayloadConfig::new(MAX_JSON_BYTES))
         .service(
-            resource("/config/{company}", "GET, POST, PUT, DELETE")
+            web::resource("/config/{company}")
                 .route(web::get().to(config::get_company))
                 .route(web::post().to(config::create_company))
                 .route(web::put().to(config::replace_company))
                 .route(web::delete().to(config::delete_company)),
         )
         .service(
-            resource("/config/{company}/{organization}", "GET, POST, PUT, DELETE")
+            web::resource("/config/{company}/{organization}")
                 .route(web::get().to(config::get_organization))
                 .route(web::post().to(config::create_organization))
                 .route(web::put().to(config::replace_organization))
                 .route(web::delete().to(config::delete_organization)),
         )
         .service(
-            resource(
-                "/config/{company}/{organization}/{folder}",
-                "GET, POST, PUT, DELETE",
-            )
-            .route(web::get().to(config::get_folder))
-            .route(web::post().to(config::create_folder))
-            .route(web::put().to(config::replace_folder))
-            .route(web::delete().to(config::delete_folder)),
+            web::resource("/config/{company}/{organization}/{folder}")
+                .route(web::get().to(config::get_folder))
+                .route(web::post().to(config::create_folder))
+                .route(web::put().to(config::replace_folder))
+                .route(web::delete().to(config::delete_folder)),
         )
         .service(
-            resource("/transcribe/{company}/{organization}/{folder}", "POST")
+            web::resource("/transcribe/{company}/{organization}/{folder}")
                 .route(web::post().to(transcribe::folder::add_call)),
         )
+        .service(web::resource("/transcribe").route(web::post().to(transcribe::direct::transcribe)))
         .service(
-            resource("/transcribe", "POST").route(web::post().to(transcribe::direct::transcribe)),
-        )
-        .service(
-            resource("/transcribe/{requestid}", "GET")
+            web::resource("/transcribe/{requestid}")
                 .route(web::get().to(transcribe::progress::progress)),
         )
         .service(
-            resource("/transcribe/{requestid}/result", "GET")
+            web::resource("/transcribe/{requestid}/result")
                 .route(web::get().to(transcribe::progress::result)),
         )
         .service(
-            resource("/callbacks/{company}/secret", "GET, POST")
+            web::resource("/callbacks/{company}/secret")
                 .route(web::get().to(callback_secret::get_secret))
                 .route(web::post().to(callback_secret::rotate_secret)),
         )
         .service(
-            resource("/metadata/{company}/{organization}/{call}", "PATCH, DELETE")
+            web::resource("/metadata/{company}/{organization}/{call}")
                 .route(web::patch().to(metadata::patch))
                 .route(web::delete().to(metadata::delete)),
         )
         .service(
-            resource("/apps/{company}/{app}", "GET, PUT, DELETE")
+            web::resource("/apps/{company}/{app}")
                 .route(web::get().to(apps::get_app))
                 .route(web::put().to(apps::put_app))
                 .route(web::delete().to(apps::delete_app)),
         )
         .service(
-            resource("/appmatches/{company}/{organization}/{call}", "GET")
+            web::resource("/appmatches/{company}/{organization}/{call}")
                 .route(web::get().to(appmatches::app_matches)),
         )
         .service(
-            resource("/search/{company}/{organization}", "GET")
-                .route(web::get().to(search::search)),
+            web::resource("/search/{company}/{organization}").route(web::get().to(search::search)),
         )
         .service(
-            resource("/search/{company}/{organization}/{folder}", "GET")
+            web::resource("/search/{company}/{organization}/{folder}")
                 .route(web::get().to(search::search_folder)),
         )
         .service(
-            resource("/appstats/{company}/{organization}/{app}", "GET")
+            web::resource("/appstats/{company}/{organization}/{app}")
                 .route(web::get().to(appstats::appstats)),
         )
         .service(
-            resource("/appstats/{company}/{organization}/{app}/{folder}", "GET")
+            web::resource("/appstats/{company}/{organization}/{app}/{folder}")
                 .route(web::get().to(appstats::appstats_folder)),
         )
         .service(
-            resource("/stats/{company}/{organization}", "GET").route(web::get().to(stats::stats)),
+            web::resource("/stats/{company}/{organization}").route(web::get().to(stats::stats)),
         )
         .service(
-            resource("/stats/{company}/{organization}/{folder}", "GET")
+            web::resource("/stats/{company}/{organization}/{folder}")
                 .route(web::get().to(stats::stats_folder)),
         );
 }

@@ -35,10 +35,10 @@ pub type ErrorAnswer = fn(StatusCode, String) -> HttpResponse;
 
 /// [`ErrorAnswer`] in the platform's JSON error format (`ApiError`).
 pub fn api_error_answer(status: StatusCode, message: String) -> HttpResponse {
-    let code = if status == StatusCode::REQUEST_TIMEOUT {
-        ErrorCode::BodyTimeout
-    } else {
-        ErrorCode::Unavailable
+    let code = match status {
+        StatusCode::REQUEST_TIMEOUT => ErrorCode::BodyTimeout,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        _ => ErrorCode::Unavailable,
     };
     ApiError::new(code, message).error_response()
 }

@@ -10,6 +10,7 @@ mod connections;
 mod extract;
 pub mod fd_limit;
 mod limits;
+mod methods;
 mod metrics;
 mod openapi;
 mod ops;

@@ -13,6 +13,7 @@ use actix_web::{web, App, HttpServer};
 use super::body_deadline::{self, BodyRules};
 use super::connections::{self, Gate};
 use super::limits::{ErrorAnswer, HttpLimits};
+use super::methods::{self, Methods};
 use super::ops::{self, OpenApiDocument};
 use super::{extract, fd_limit, metrics, HttpMetrics, Readiness};
 
@@ -66,6 +67,7 @@ where
         limits: limits.clone(),
         answer: spec.answer,
     });
+    let methods = web::Data::new(Methods::of(&spec.openapi, spec.answer));
     let metrics_data = web::Data::new(spec.metrics);
     let workers = if spec.workers == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -74,12 +76,14 @@ where
     };
     let server = HttpServer::new(move || {
         App::new()
+            .wrap(from_fn(methods::allow))
             .wrap(from_fn(body_deadline::limit))
             .wrap(from_fn(connections::reserve))
             .wrap(from_fn(metrics::record))
             .app_data(metrics_data.clone())
             .app_data(gate_data.clone())
             .app_data(body_rules.clone())
+            .app_data(methods.clone())
             .app_data(readiness.clone())
             .app_data(openapi.clone())
             .app_data(extract::json_config())

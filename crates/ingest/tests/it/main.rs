@@ -6,6 +6,7 @@ mod support;
 mod bombs;
 mod events;
 mod fault;
+mod methods;
 mod projects;
 mod retention;
 mod slow_bodies;
