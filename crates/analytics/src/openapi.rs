@@ -7,9 +7,48 @@ use crate::routes::{
     appmatches, apps, appstats, callback_secret, config, metadata, search, stats, transcribe,
 };
 
-/// The document `GET /openapi.json` serves, with the operational endpoints every service has.
+/// The document `GET /openapi.json` serves, with the operational endpoints every service has. Every
+/// operation of the API takes the access token in the `Authorization: Bearer` header or the `token` query
+/// parameter (its annotation names the scope), and may be refused as any request of this API can be.
 pub fn document() -> utoipa::openapi::OpenApi {
-    common::http::with_operational_endpoints(AnalyticsApi::openapi())
+    use common::http::{add_common_responses, add_security_schemes};
+    let mut document = AnalyticsApi::openapi();
+    add_security_schemes(
+        &mut document,
+        [
+            (
+                "bearer",
+                common::http::bearer_scheme(
+                    "An access token of the token service, of the company the path names: \
+                     analytics:read for reads, analytics:write for changes",
+                ),
+            ),
+            (
+                "token",
+                common::http::query_token_scheme("token", "The same access token, in the query"),
+            ),
+        ],
+    );
+    add_common_responses(
+        &mut document,
+        &[
+            (
+                "400",
+                "A malformed request: an unknown or invalid query parameter, path or field, named in \
+                 the message (text/html)",
+            ),
+            ("401", "No access token, or one not valid (text/html)"),
+            (
+                "403",
+                "The token lacks the scope, or is of another company (text/html)",
+            ),
+        ],
+        &[
+            ("408", "The body did not arrive in time (text/html)"),
+            ("413", "The body is larger than its limit (text/html)"),
+        ],
+    );
+    common::http::with_operational_endpoints(document)
 }
 
 #[derive(OpenApi)]
@@ -67,6 +106,56 @@ mod tests {
         assert!(apps.get.is_some() && apps.put.is_some() && apps.delete.is_some());
         let schemas = &document.components.as_ref().unwrap().schemas;
         assert!(schemas.contains_key("AppRecord") && schemas.contains_key("AppMatches"));
+    }
+
+    /// Every operation of the API says how its token is sent (header or query, as security schemes a
+    /// client generator and the docs UI's "Authorize" use) and documents the refusals of a token check;
+    /// the operational endpoints need no token.
+    #[test]
+    fn every_operation_declares_its_token_and_its_refusals() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let schemes = &document["components"]["securitySchemes"];
+        assert_eq!(schemes["bearer"]["scheme"], "bearer", "{schemes}");
+        assert_eq!(
+            (&schemes["token"]["in"], &schemes["token"]["name"]),
+            (&"query".into(), &"token".into())
+        );
+        let mut operations = 0;
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let operational =
+                    ["/healthz", "/readyz", "/metrics", "/openapi.json"].contains(&path.as_str());
+                let security = &operation["security"];
+                if operational {
+                    assert!(security.is_null(), "{method} {path}: {security}");
+                    continue;
+                }
+                operations += 1;
+                let names: Vec<&str> = security
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{method} {path} has no security"))
+                    .iter()
+                    .flat_map(|r| r.as_object().unwrap().keys())
+                    .map(String::as_str)
+                    .collect();
+                assert_eq!(names, ["bearer", "token"], "{method} {path}");
+                let parameters = operation["parameters"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(
+                    parameters.iter().all(|p| p["name"] != "token"),
+                    "{method} {path} declares the token as a parameter too"
+                );
+                for status in ["400", "401", "403"] {
+                    assert!(
+                        operation["responses"][status].is_object(),
+                        "{method} {path} does not document {status}"
+                    );
+                }
+            }
+        }
+        assert_eq!(operations, 30);
     }
 
     /// `/appmatches` reads its JSON body when there is one: the document does not make clients send one.

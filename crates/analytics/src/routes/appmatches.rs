@@ -46,8 +46,8 @@ pub struct AppMatches {
 /// and everything below them (a path joins levels with '.'); other categories of a named application
 /// keep their scores, applications not named are left out. An unknown application or path is a 400.
 #[utoipa::path(get, path = "/appmatches/{company}/{organization}/{tId}", tag = "apps",
-    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)")),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
     request_body(content = Option<Object>, description = "Optional: category paths per application"),
     responses((status = 200, body = AppMatches),
         (status = 400, description = "An unknown application or category path (text/html)"),

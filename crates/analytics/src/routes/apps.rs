@@ -62,8 +62,8 @@ fn app_not_found(name: &str) -> AnalyticsError {
 
 /// Read an application
 #[utoipa::path(get, path = "/apps/{company}/{app}", tag = "apps",
-    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
-        ("token" = String, Query, description = "Access token (analytics:read)")),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded")),
     responses((status = 200, body = AppRecord),
         (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
 pub async fn get_app(
@@ -88,9 +88,9 @@ pub async fn get_app(
 /// `categories.Sales.Upsell.phrases[1]: invalid phrase "premium &": nothing after '&' at position 9`.
 /// A change publishes a rescore job for the folders using the application; the same definition sent
 /// again changes nothing.
-#[utoipa::path(put, path = "/apps/{company}/{app}", tag = "apps", request_body = AppBody,
-    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(put, path = "/apps/{company}/{app}", tag = "apps",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = AppBody,
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded")),
     responses((status = 200, body = AppRecord),
         (status = 400, description = "The path and the problem (text/html)"),
         (status = 404, description = "Folder not found: <company>"),
@@ -152,8 +152,8 @@ pub async fn put_app(
 /// Answers the application as it was. Folders that name it in `apps` keep the name; their calls are
 /// rescored without it.
 #[utoipa::path(delete, path = "/apps/{company}/{app}", tag = "apps",
-    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded"),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path), ("app" = String, Path, description = "Application name, URL-encoded")),
     responses((status = 200, description = "The application as it was", body = AppRecord),
         (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
 pub async fn delete_app(

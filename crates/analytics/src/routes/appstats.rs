@@ -337,8 +337,8 @@ async fn run(
 
 /// Scores of an application per day and agent, over an organization
 #[utoipa::path(get, path = "/appstats/{company}/{organization}/{app}", tag = "stats",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("app" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]"),
         ("category" = Option<String>, Query, description = "Category path, levels joined by '.'"),
         ("depth" = Option<i64>, Query, description = "Levels below the category; -1 all"),
@@ -356,9 +356,9 @@ pub async fn appstats(
 
 /// Scores of an application per day and agent, in one folder
 #[utoipa::path(get, path = "/appstats/{company}/{organization}/{app}/{folder}", tag = "stats",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("app" = String, Path),
         ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]"),
         ("category" = Option<String>, Query, description = "Category path, levels joined by '.'"),
         ("depth" = Option<i64>, Query, description = "Levels below the category; -1 all"),

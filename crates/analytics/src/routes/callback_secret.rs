@@ -30,8 +30,8 @@ fn server_key(state: &AnalyticsState) -> Result<&common::secrets::SecretKey, Ana
 
 /// Read the company's callback secret
 #[utoipa::path(get, path = "/callbacks/{company}/secret", tag = "transcription",
-    params(("company" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write: the secret signs posts)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path)),
     responses((status = 200, body = SecretRecord,
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn get_secret(
@@ -51,8 +51,8 @@ pub async fn get_secret(
 /// Answers the new secret. Posts carry a signature of the replaced one too until
 /// `previous_signs_until`; the one before that stops at once.
 #[utoipa::path(post, path = "/callbacks/{company}/secret", tag = "transcription",
-    params(("company" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path)),
     responses((status = 200, body = SecretRecord,
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn rotate_secret(

@@ -138,7 +138,8 @@ async fn company_record(
 
 /// Read a company
 #[utoipa::path(get, path = "/config/{company}", tag = "config",
-    params(("company" = String, Path), ("token" = String, Query, description = "Access token (analytics:read)")),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path)),
     responses((status = 200, body = CompanyRecord), (status = 404, description = "Folder not found: <company>")))]
 pub async fn get_company(
     state: Data<AnalyticsState>,
@@ -189,8 +190,9 @@ async fn write_company(
 }
 
 /// Create a company
-#[utoipa::path(post, path = "/config/{company}", tag = "config", request_body = CompanyBody,
-    params(("company" = String, Path), ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(post, path = "/config/{company}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = CompanyBody,
+    params(("company" = String, Path)),
     responses((status = 200, body = CompanyRecord), (status = 409, description = "It exists")))]
 pub async fn create_company(
     state: Data<AnalyticsState>,
@@ -202,8 +204,9 @@ pub async fn create_company(
 }
 
 /// Create or replace a company
-#[utoipa::path(put, path = "/config/{company}", tag = "config", request_body = CompanyBody,
-    params(("company" = String, Path), ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(put, path = "/config/{company}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = CompanyBody,
+    params(("company" = String, Path)),
     responses((status = 200, body = CompanyRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_company(
     state: Data<AnalyticsState>,
@@ -216,7 +219,8 @@ pub async fn replace_company(
 
 /// Delete a company with everything in it
 #[utoipa::path(delete, path = "/config/{company}", tag = "config",
-    params(("company" = String, Path), ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path)),
     responses((status = 200, description = "The deletion has started", body = DeletionStarted),
         (status = 404, description = "Folder not found: <company>")))]
 pub async fn delete_company(
@@ -259,8 +263,8 @@ async fn organization_record(
 
 /// Read an organization
 #[utoipa::path(get, path = "/config/{company}/{organization}", tag = "config",
-    params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)")),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path), ("organization" = String, Path)),
     responses((status = 200, body = OrganizationRecord), (status = 404, description = "Folder not found: <organization>")))]
 pub async fn get_organization(
     state: Data<AnalyticsState>,
@@ -315,9 +319,9 @@ async fn write_organization(
 }
 
 /// Create an organization
-#[utoipa::path(post, path = "/config/{company}/{organization}", tag = "config", request_body = OrganizationBody,
-    params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(post, path = "/config/{company}/{organization}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = OrganizationBody,
+    params(("company" = String, Path), ("organization" = String, Path)),
     responses((status = 200, body = OrganizationRecord), (status = 409, description = "It exists")))]
 pub async fn create_organization(
     state: Data<AnalyticsState>,
@@ -329,9 +333,9 @@ pub async fn create_organization(
 }
 
 /// Create or replace an organization
-#[utoipa::path(put, path = "/config/{company}/{organization}", tag = "config", request_body = OrganizationBody,
-    params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(put, path = "/config/{company}/{organization}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = OrganizationBody,
+    params(("company" = String, Path), ("organization" = String, Path)),
     responses((status = 200, body = OrganizationRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_organization(
     state: Data<AnalyticsState>,
@@ -344,8 +348,8 @@ pub async fn replace_organization(
 
 /// Delete an organization with everything in it
 #[utoipa::path(delete, path = "/config/{company}/{organization}", tag = "config",
-    params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path), ("organization" = String, Path)),
     responses((status = 200, description = "The deletion has started", body = DeletionStarted),
         (status = 404, description = "Folder not found: <organization>")))]
 pub async fn delete_organization(
@@ -386,8 +390,8 @@ pub fn folder_record(row: &FolderRow) -> Result<FolderRecord, AnalyticsError> {
 
 /// Read a folder
 #[utoipa::path(get, path = "/config/{company}/{organization}/{folder}", tag = "config",
-    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)")),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path)),
     responses((status = 200, body = FolderRecord), (status = 404, description = "Folder not found: <folder>")))]
 pub async fn get_folder(
     state: Data<AnalyticsState>,
@@ -493,9 +497,9 @@ async fn write_folder(
 }
 
 /// Create a folder
-#[utoipa::path(post, path = "/config/{company}/{organization}/{folder}", tag = "config", request_body = FolderSettings,
-    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(post, path = "/config/{company}/{organization}/{folder}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = FolderSettings,
+    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path)),
     responses((status = 200, body = FolderRecord), (status = 409, description = "It exists")))]
 pub async fn create_folder(
     state: Data<AnalyticsState>,
@@ -507,9 +511,9 @@ pub async fn create_folder(
 }
 
 /// Create or replace a folder
-#[utoipa::path(put, path = "/config/{company}/{organization}/{folder}", tag = "config", request_body = FolderSettings,
-    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+#[utoipa::path(put, path = "/config/{company}/{organization}/{folder}", tag = "config",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])), request_body = FolderSettings,
+    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path)),
     responses((status = 200, body = FolderRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_folder(
     state: Data<AnalyticsState>,
@@ -522,8 +526,8 @@ pub async fn replace_folder(
 
 /// Delete a folder with its calls
 #[utoipa::path(delete, path = "/config/{company}/{organization}/{folder}", tag = "config",
-    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path)),
     responses((status = 200, description = "The deletion has started", body = DeletionStarted),
         (status = 404, description = "Folder not found: <folder>")))]
 pub async fn delete_folder(

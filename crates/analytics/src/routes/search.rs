@@ -149,8 +149,8 @@ async fn run(
 
 /// Search an organization's calls
 #[utoipa::path(get, path = "/search/{company}/{organization}", tag = "search",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
         ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
         ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),
@@ -166,8 +166,8 @@ pub async fn search(
 
 /// Search a folder's calls
 #[utoipa::path(get, path = "/search/{company}/{organization}/{folder}", tag = "search",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
         ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
         ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),

@@ -158,8 +158,8 @@ async fn run(
 
 /// Statistics of an organization's calls per day
 #[utoipa::path(get, path = "/stats/{company}/{organization}", tag = "stats",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]")),
     responses((status = 200, description = "One object per date with calls")))]
 pub async fn stats(
@@ -173,8 +173,8 @@ pub async fn stats(
 
 /// Statistics of a folder's calls per day
 #[utoipa::path(get, path = "/stats/{company}/{organization}/{folder}", tag = "stats",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:read)"),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]")),
     responses((status = 200, description = "One object per date with calls")))]
 pub async fn stats_folder(

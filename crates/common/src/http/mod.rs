@@ -21,7 +21,10 @@ mod strict_json;
 pub use extract::{form_config, json_config, path_config, query_config};
 pub use limits::{api_error_answer, ErrorAnswer, HttpLimits};
 pub use metrics::{HttpMetrics, Series};
-pub use openapi::with_operational_endpoints;
+pub use openapi::{
+    add_common_responses, add_security_schemes, basic_scheme, bearer_scheme, query_token_scheme,
+    with_operational_endpoints,
+};
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
 pub use shutdown::{run_until_signal, wait_for_signal};

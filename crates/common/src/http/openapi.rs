@@ -2,6 +2,8 @@
 //! its own document from its handlers and types and adds this part with `with_operational_endpoints`, so
 //! the document it serves lists every route the server has.
 
+use utoipa::openapi::response::Response;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::OpenApi;
 
 use super::ops;
@@ -19,4 +21,77 @@ pub fn with_operational_endpoints(
 ) -> utoipa::openapi::OpenApi {
     service.merge(OperationalEndpoints::openapi());
     service
+}
+
+/// The security scheme of an access token of the token service in the `Authorization: Bearer` header.
+pub fn bearer_scheme(description: &str) -> SecurityScheme {
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .bearer_format("JWT")
+            .description(Some(description))
+            .build(),
+    )
+}
+
+/// The security scheme of an access token in the query parameter `name`.
+pub fn query_token_scheme(name: &str, description: &str) -> SecurityScheme {
+    SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
+        name,
+        description,
+    )))
+}
+
+/// The security scheme of a client's id and secret in HTTP Basic authentication.
+pub fn basic_scheme(description: &str) -> SecurityScheme {
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Basic)
+            .description(Some(description))
+            .build(),
+    )
+}
+
+/// Adds `schemes` to the document's components.
+pub fn add_security_schemes(
+    document: &mut utoipa::openapi::OpenApi,
+    schemes: impl IntoIterator<Item = (&'static str, SecurityScheme)>,
+) {
+    let components = document.components.get_or_insert_with(Default::default);
+    for (name, scheme) in schemes {
+        components.add_security_scheme(name, scheme);
+    }
+}
+
+/// Adds to every operation of `document` the answers its service gives any request of its kind, where
+/// the operation does not document them itself: `common`, and `with_body` for an operation that reads a
+/// body. What an operation says of a status itself is kept.
+pub fn add_common_responses(
+    document: &mut utoipa::openapi::OpenApi,
+    common: &[(&str, &str)],
+    with_body: &[(&str, &str)],
+) {
+    for item in document.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let body = operation.request_body.is_some();
+            let extra = common
+                .iter()
+                .chain(with_body.iter().filter(|_| body))
+                .copied();
+            for (status, description) in extra {
+                operation
+                    .responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| Response::new(description).into());
+            }
+        }
+    }
 }

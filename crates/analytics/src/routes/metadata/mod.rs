@@ -48,8 +48,8 @@ type Answer = Result<HttpResponse, AnalyticsError>;
 /// The body is a JSON object of field names and values (strings, numbers or booleans, kept as text).
 /// The answer is the call's whole metadata after the change.
 #[utoipa::path(patch, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
-    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
     request_body(content = Object, description = "Field names and values"),
     responses((status = 200, description = "The call's metadata", body = Object),
         (status = 400, description = "A reserved or invalid field (text/html)")))]
@@ -76,8 +76,8 @@ pub async fn patch(
 /// The body is a JSON array of field names; names the call does not have are ignored. The answer is the
 /// call's whole metadata after the change.
 #[utoipa::path(delete, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
-    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path),
-        ("token" = String, Query, description = "Access token (analytics:write)")),
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
+    params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
     request_body(content = Vec<String>, description = "Field names"),
     responses((status = 200, description = "The call's metadata", body = Object),
         (status = 400, description = "A reserved or invalid field (text/html)")))]

@@ -33,6 +33,7 @@ pub const REQUEST_ID_HEADER: &str = "Request-Id";
 /// (an http or https address that receives the result), `attempts` (callback attempts, 1 to 1000,
 /// default 100) and `diarize` (`true` separates two speakers in mono audio).
 #[utoipa::path(post, path = "/transcribe", tag = "transcription",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
     request_body(content_type = "multipart/form-data", content = Object,
         description = "file, token, output, callback, attempts, diarize"),
     responses(

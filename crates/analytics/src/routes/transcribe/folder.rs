@@ -43,6 +43,7 @@ fn is_transcript(file_type: Option<&str>, file_name: Option<&str>, bytes: &[u8])
 /// `diarize`, `callback` and `attempts` as for `POST /transcribe`. A transcript is searchable once its
 /// reindex message has been processed; a recording once transcribed (see `GET /transcribe/{requestid}`).
 #[utoipa::path(post, path = "/transcribe/{company}/{organization}/{folder}", tag = "calls",
+    security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
     params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path)),
     request_body(content_type = "multipart/form-data", content = Object,
         description = "token, file (transcript JSON or audio), metadata (JSON object), output, diarize, callback, attempts"),

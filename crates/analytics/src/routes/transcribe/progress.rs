@@ -32,7 +32,8 @@ async fn own_request(
 
 /// The progress of a transcription request
 #[utoipa::path(get, path = "/transcribe/{requestid}", tag = "transcription",
-    params(("requestid" = String, Path), ("token" = String, Query)),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("requestid" = String, Path)),
     responses((status = 200, body = Progress),
         (status = 404, description = "Request not found: <requestid>")))]
 pub async fn progress(
@@ -51,7 +52,8 @@ pub async fn progress(
 /// In the format the request asked for. 409 while it is being transcribed; 422 with the error when it
 /// failed.
 #[utoipa::path(get, path = "/transcribe/{requestid}/result", tag = "transcription",
-    params(("requestid" = String, Path), ("token" = String, Query)),
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("requestid" = String, Path)),
     responses((status = 200, description = "The transcript"),
         (status = 404, description = "Request not found: <requestid>"),
         (status = 409, description = "Not transcribed yet"),
