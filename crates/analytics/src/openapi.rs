@@ -158,6 +158,39 @@ mod tests {
         assert_eq!(operations, 30);
     }
 
+    /// The bounds the query checks enforce are in the document, so a client keeps within them.
+    #[test]
+    fn query_bounds_are_documented() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let parameter = |path: &str, name: &str| {
+            document["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap()["schema"]
+                .clone()
+        };
+        for path in [
+            "/search/{company}/{organization}",
+            "/search/{company}/{organization}/{folder}",
+        ] {
+            let limit = parameter(path, "limit");
+            assert_eq!(
+                (limit["minimum"].as_f64(), limit["maximum"].as_f64()),
+                (Some(1.0), Some(common::search::MAX_LIMIT as f64)),
+                "{path}: {limit}"
+            );
+        }
+        for path in [
+            "/appstats/{company}/{organization}/{app}",
+            "/appstats/{company}/{organization}/{app}/{folder}",
+        ] {
+            let depth = parameter(path, "depth");
+            assert_eq!(depth["minimum"].as_f64(), Some(-1.0), "{path}: {depth}");
+        }
+    }
+
     /// `/appmatches` reads its JSON body when there is one: the document does not make clients send one.
     #[test]
     fn the_body_of_appmatches_is_optional() {

@@ -341,7 +341,7 @@ async fn run(
     params(("company" = String, Path), ("organization" = String, Path), ("app" = String, Path),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]"),
         ("category" = Option<String>, Query, description = "Category path, levels joined by '.'"),
-        ("depth" = Option<i64>, Query, description = "Levels below the category; -1 all"),
+        ("depth" = Option<i64>, Query, minimum = -1, description = "Levels below the category; -1 all"),
         ("agents" = Option<String>, Query, description = "Comma-separated agent ids"),
         ("zeros" = Option<bool>, Query, description = "Also categories no call hit")),
     responses((status = 200, description = "One object per date with calls")))]
@@ -361,7 +361,7 @@ pub async fn appstats(
         ("folder" = String, Path),
         ("daterange" = Option<String>, Query, description = "$start-$end, each YYYYMMDD[HHmmss]"),
         ("category" = Option<String>, Query, description = "Category path, levels joined by '.'"),
-        ("depth" = Option<i64>, Query, description = "Levels below the category; -1 all"),
+        ("depth" = Option<i64>, Query, minimum = -1, description = "Levels below the category; -1 all"),
         ("agents" = Option<String>, Query, description = "Comma-separated agent ids"),
         ("zeros" = Option<bool>, Query, description = "Also categories no call hit")),
     responses((status = 200, description = "One object per date with calls")))]

@@ -153,7 +153,8 @@ async fn run(
     params(("company" = String, Path), ("organization" = String, Path),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
         ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
-        ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 100, description = "Hits per page, 1 to 100"),
+        ("offset" = Option<usize>, Query)),
     responses((status = 200, body = Hits)))]
 pub async fn search(
     state: Data<AnalyticsState>,
@@ -170,7 +171,8 @@ pub async fn search(
     params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
         ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
-        ("limit" = Option<usize>, Query), ("offset" = Option<usize>, Query)),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 100, description = "Hits per page, 1 to 100"),
+        ("offset" = Option<usize>, Query)),
     responses((status = 200, body = Hits)))]
 pub async fn search_folder(
     state: Data<AnalyticsState>,
