@@ -62,11 +62,11 @@ impl Methods {
 
     /// The methods the document gives `path`, over every template it matches; None when it matches none.
     pub(crate) fn allowed(&self, path: &str) -> Option<Vec<&'static str>> {
-        let parts: Vec<&str> = path.split('/').collect();
+        let count = path.split('/').count();
         let mut allowed: Option<Vec<&'static str>> = None;
         for (segments, methods) in &self.templates {
-            let matches = segments.len() == parts.len()
-                && segments.iter().zip(&parts).all(|(s, p)| match s {
+            let matches = segments.len() == count
+                && segments.iter().zip(path.split('/')).all(|(s, p)| match s {
                     Segment::Literal(l) => l == p,
                     Segment::Parameter => !p.is_empty(),
                 });
@@ -83,34 +83,38 @@ impl Methods {
     }
 }
 
-/// Middleware: answers 405 with `Allow` before routing when the document does not give the request's
-/// path its method.
+/// Middleware: when routing found nothing for the request (404 or 405 from the framework) and the
+/// document gives its path other methods, answers 405 with `Allow`. A routed request costs nothing here.
 pub(crate) async fn allow(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    let Some(methods) = req.app_data::<web::Data<Methods>>().cloned() else {
-        return Ok(next.call(req).await?.map_into_left_body());
+    let response = next.call(req).await?;
+    let status = response.status();
+    if status != StatusCode::NOT_FOUND && status != StatusCode::METHOD_NOT_ALLOWED {
+        return Ok(response.map_into_left_body());
+    }
+    let Some(methods) = response.request().app_data::<web::Data<Methods>>().cloned() else {
+        return Ok(response.map_into_left_body());
     };
+    let method = response.request().method().clone();
     let refused = methods
-        .allowed(req.path())
-        .filter(|allowed| !allowed.contains(&req.method().as_str()));
+        .allowed(response.request().path())
+        .filter(|allowed| !allowed.contains(&method.as_str()));
     let Some(allowed) = refused else {
-        return Ok(next.call(req).await?.map_into_left_body());
+        return Ok(response.map_into_left_body());
     };
     let allow = allowed.join(", ");
     let mut answer = (methods.answer)(
         StatusCode::METHOD_NOT_ALLOWED,
-        format!(
-            "the method {} is not allowed here; this path answers {allow}",
-            req.method()
-        ),
+        format!("the method {method} is not allowed here; this path answers {allow}"),
     );
     answer.headers_mut().insert(
         header::ALLOW,
         header::HeaderValue::from_str(&allow).expect("method names are valid header text"),
     );
-    Ok(req.into_response(answer).map_into_right_body())
+    let (req, _) = response.into_parts();
+    Ok(ServiceResponse::new(req, answer).map_into_right_body())
 }
 
 #[cfg(test)]
