@@ -66,7 +66,7 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The pool's threads, taking jobs from one queue; they end when the pool is dropped.
 struct Threads {
-    jobs: Mutex<mpsc::Sender<Job>>,
+    jobs: mpsc::Sender<Job>,
 }
 
 impl Threads {
@@ -92,15 +92,11 @@ impl Threads {
                 })
                 .expect("a matching thread starts");
         }
-        Threads {
-            jobs: Mutex::new(jobs),
-        }
+        Threads { jobs }
     }
 
     fn send(&self, job: Job) -> Result<(), AnalyticsError> {
         self.jobs
-            .lock()
-            .expect("the sender's lock is never poisoned")
             .send(job)
             .map_err(|_| AnalyticsError::internal("the matching threads are gone"))
     }
