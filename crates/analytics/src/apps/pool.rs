@@ -5,9 +5,10 @@
 //! freed slot goes to the companies waiting in turn (round robin), so one company's backlog delays
 //! another's next match by at most one match per slot.
 //!
-//! The pool's threads run at the lowest CPU priority (nice 19): they may use every core the requests
-//! leave idle, but a request that wakes finds a core at once instead of waiting for a match's time slice
-//! to end (docs/operations.md, Sharing the platform between companies).
+//! The pool's threads run under Linux's idle scheduling policy (`SCHED_IDLE`): they may use every core
+//! the requests leave idle, but a thread of any other policy that wakes takes the core from a match at
+//! once, where even a match at nice 19 would keep it to the end of its time slice (docs/operations.md,
+//! Sharing the platform between companies).
 
 use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -16,10 +17,6 @@ use std::sync::{mpsc, Arc, Mutex};
 use tokio::sync::oneshot;
 
 use crate::error::AnalyticsError;
-
-/// The nice value of the pool's threads: the lowest priority, so that any other thread of the process
-/// that wakes goes first.
-pub const NICE: i32 = 19;
 
 /// The matching pool: `run` a company's match in it.
 #[derive(Clone)]
@@ -102,12 +99,20 @@ impl Threads {
     }
 }
 
-/// Gives the calling thread the pool's priority. On Linux a nice value is the thread's own; elsewhere it
-/// would be the whole process's, so it is left alone there.
+/// Puts the calling thread under the idle scheduling policy, which lowering one's own priority needs no
+/// privilege for. Elsewhere than Linux the thread keeps the default policy.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    if let Err(e) = rustix::process::setpriority_process(None, NICE) {
-        tracing::warn!(error = %e, "a matching thread keeps the default CPU priority");
+    {
+        use thread_priority::unix::{
+            set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
+            ThreadSchedulePolicy,
+        };
+        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+        let priority = thread_priority::ThreadPriority::Min;
+        if let Err(e) = set_thread_priority_and_policy(thread_native_id(), priority, idle) {
+            tracing::warn!(error = ?e, "a matching thread keeps the default scheduling policy");
+        }
     }
 }
 
@@ -278,18 +283,21 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn matches_run_below_the_priority_of_the_requests() {
+        use thread_priority::unix::{
+            thread_schedule_policy, NormalThreadSchedulePolicy, ThreadSchedulePolicy,
+        };
+        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
         let pool = MatchPool::new(2);
-        let here = rustix::process::getpriority_process(None).unwrap();
+        let here = thread_schedule_policy().unwrap();
+        assert_ne!(here, idle);
         for company in ["a", "b", "c"] {
             let there = pool
-                .run(company, || {
-                    rustix::process::getpriority_process(None).unwrap()
-                })
+                .run(company, || thread_schedule_policy().unwrap())
                 .await
                 .unwrap();
-            assert_eq!(there, NICE, "a match ran at nice {there}");
+            assert_eq!(there, idle, "a match ran under {there:?}");
         }
-        assert_eq!(rustix::process::getpriority_process(None).unwrap(), here);
+        assert_eq!(thread_schedule_policy().unwrap(), here);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
