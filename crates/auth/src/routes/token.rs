@@ -148,10 +148,9 @@ async fn authorization_code(
     params: &Params,
 ) -> Result<TokenResponse, OAuthError> {
     let code = params.require("code")?;
-    // The platform's clients send redirectURI; RFC 6749 spells it redirect_uri. Both are accepted.
-    let redirect_uri = params
-        .get("redirectURI")
-        .or_else(|| params.get("redirect_uri"));
+    // The platform's clients send redirectURI; RFC 6749 spells it redirect_uri. Either is accepted, not
+    // both, as for client authentication.
+    let redirect_uri = params.get_either("redirectURI", "redirect_uri")?;
     let code_hash = hash_token(code);
     let now = now_millis();
     let record = match storage::use_code(&state.db, &code_hash, now, company, &client.client_id)

@@ -116,6 +116,28 @@ async fn the_code_exchange_answers_the_spec_fields_with_the_default_scope(backen
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["scope"], DEFAULT_SCOPE);
+
+    // One spelling or the other: both at once is refused, even alike, and leaves the code unused.
+    let code = authorize(&s.auth, &s.client_id, &[]).await.code;
+    let both = [
+        ("redirect_uri", REDIRECT_URI),
+        ("redirectURI", REDIRECT_URI),
+    ];
+    let (status, body, _) = exchange(&s.auth, &s.client_id, Some(&s.secret), &code, &both).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_request")),
+        "{body}"
+    );
+    let (status, body, _) = exchange(
+        &s.auth,
+        &s.client_id,
+        Some(&s.secret),
+        &code,
+        &[("redirect_uri", REDIRECT_URI)],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
 }
 
 async fn scope_refresh_token_gives_a_refresh_token_only_when_the_client_issues_them(
