@@ -12,7 +12,18 @@ use crate::routes::{authorize, discovery, introspect, logout, revoke, token, use
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has.
 pub fn document() -> utoipa::openapi::OpenApi {
-    common::http::with_operational_endpoints(AuthApi::openapi())
+    let mut document = AuthApi::openapi();
+    // Every field of the end-session form is optional, and so is the form itself.
+    if let Some(RefOr::T(body)) = document
+        .paths
+        .paths
+        .get_mut("/oauth/{company}/logout")
+        .and_then(|item| item.post.as_mut())
+        .and_then(|post| post.request_body.as_mut())
+    {
+        body.required = Some(utoipa::openapi::Required::False);
+    }
+    common::http::with_operational_endpoints(document)
 }
 
 #[derive(OpenApi)]
@@ -83,28 +94,21 @@ pub enum GrantType {
 }
 
 /// The form of `POST /oauth/{company}/token`. The client authenticates with HTTP Basic or with
-/// `client_id` and `client_secret` in the form (public clients: `client_id` only, with PKCE); the
-/// platform's spellings `clientId` and `clientSecret` are accepted too, one spelling per field.
+/// `client_id` and `client_secret` in the form (public clients: `client_id` only, with PKCE). The form
+/// also takes the other spelling of three fields, one spelling per field (both is 400): `clientId`,
+/// `clientSecret` and `redirect_uri`. A field sent empty counts as left out (RFC 6749, section 3.1).
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct TokenForm {
     grant_type: GrantType,
-    /// Form authentication, or the id of a public client.
+    /// Form authentication, or the id of a public client (or `clientId`).
     client_id: Option<String>,
-    /// Form authentication.
+    /// Form authentication (or `clientSecret`).
     client_secret: Option<String>,
-    /// Alias of client_id.
-    #[schema(rename = "clientId")]
-    client_id_camel: Option<String>,
-    /// Alias of client_secret.
-    #[schema(rename = "clientSecret")]
-    client_secret_camel: Option<String>,
     /// authorization_code: the code.
     code: Option<String>,
-    /// authorization_code: the redirect URI of the authorization request (`redirect_uri` is accepted too).
+    /// authorization_code: the redirect URI of the authorization request (or `redirect_uri`).
     #[schema(rename = "redirectURI")]
-    redirect_uri_camel: Option<String>,
-    /// Alias of redirectURI.
     redirect_uri: Option<String>,
     /// authorization_code: the PKCE verifier.
     code_verifier: Option<String>,
@@ -124,30 +128,18 @@ pub struct LoginForm {
     csrf: String,
 }
 
-/// `token_type_hint` of introspection and revocation.
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum TokenTypeHint {
-    AccessToken,
-    RefreshToken,
-}
-
-/// The form of `POST /oauth/{company}/introspect` and `/revoke`; the client authenticates as at the token
-/// endpoint.
+/// The form of `POST /oauth/{company}/introspect` and `/revoke`. The client authenticates with HTTP Basic
+/// or, instead (one method, not both), with `client_id` and `client_secret` in this form, as at the token
+/// endpoint (`clientId` and `clientSecret` are taken too, one spelling per field).
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct TokenReferenceForm {
+    #[schema(min_length = 1)]
     token: String,
-    token_type_hint: Option<TokenTypeHint>,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    /// Alias of client_id.
-    #[schema(rename = "clientId")]
-    client_id_camel: Option<String>,
-    /// Alias of client_secret.
-    #[schema(rename = "clientSecret")]
-    client_secret_camel: Option<String>,
+    /// `access_token` or `refresh_token`: where to look first. The token is found whatever the value,
+    /// and an unknown one is ignored (RFC 7009, section 2.1).
+    #[schema(example = "refresh_token")]
+    token_type_hint: Option<String>,
 }
 
 /// The parameters of the end-session endpoint, in the query (GET) or a form body (POST).
@@ -194,10 +186,12 @@ pub enum CodeChallengeMethod {
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct AuthorizeQuery {
+    #[param(min_length = 1)]
     client_id: String,
     #[param(inline)]
     response_type: ResponseType,
     /// A redirect URI registered for the client, character for character.
+    #[param(min_length = 1)]
     redirect_uri: String,
     state: Option<String>,
     /// Space separated: openid, profile, email, phone, refreshToken.
@@ -210,6 +204,7 @@ pub struct AuthorizeQuery {
     #[param(inline)]
     prompt: Option<Prompt>,
     /// Seconds: an older login session needs a new login.
+    #[param(minimum = 0)]
     max_age: Option<i64>,
 }
 

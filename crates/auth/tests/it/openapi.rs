@@ -93,6 +93,11 @@ async fn form_bodies_are_documented_as_schemas(_backend: Backend) {
         }
     }
     assert_eq!(forms, 5, "token, login, introspect, revoke, logout");
+    let logout = &doc["paths"]["/oauth/{company}/logout"]["post"]["requestBody"];
+    assert_eq!(
+        logout["required"], false,
+        "the end-session form is optional"
+    );
     let grant = &doc["components"]["schemas"]["GrantType"]["enum"];
     assert_eq!(grant, &serde_json::json!(directory::grants::ALL));
     let token_form = &doc["components"]["schemas"]["TokenForm"];
