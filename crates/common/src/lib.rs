@@ -16,6 +16,7 @@ pub mod search;
 pub mod secrets;
 pub mod telemetry;
 pub mod time;
+pub mod whole;
 
 #[cfg(feature = "testing")]
 pub mod testing;

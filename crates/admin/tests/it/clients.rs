@@ -82,7 +82,8 @@ async fn a_client_secret_is_shown_once_and_rotates(backend: Backend) {
 
     // Lifetimes follow the settings.
     let mut settings = w.get(&format!("/clients/{id}")).await;
-    settings.body["access_token_ttl"] = json!(120);
+    // Written as a whole float, as JSON Schema lets a client write an integer.
+    settings.body["access_token_ttl"] = json!(120.0);
     let etag = settings.etag();
     let replaced = w
         .put(&format!("/clients/{id}"), settings.body.clone(), &etag)
@@ -200,6 +201,7 @@ async fn client_settings_are_validated_field_by_field(backend: Backend) {
         ),
         (with("access_token_ttl", json!(10)), "access_token_ttl"),
         (with("access_token_ttl", json!("long")), "access_token_ttl"),
+        (with("access_token_ttl", json!(120.5)), "access_token_ttl"),
         (with("refresh_token_ttl", json!(5)), "refresh_token_ttl"),
         (
             with("refresh_token_ttl", json!(i64::MAX)),

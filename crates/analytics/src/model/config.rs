@@ -25,7 +25,11 @@ pub struct FolderCallback {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Delivery attempts at most (default 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "common::whole::optional"
+    )]
     #[schema(minimum = 1, maximum = 1000)]
     pub attempts: Option<u32>,
 }
@@ -37,6 +41,7 @@ pub struct FolderSettings {
     /// Transcription servers (pools) the folder's audio goes to.
     pub servers: Vec<String>,
     /// Speakers per call.
+    #[serde(deserialize_with = "common::whole::number")]
     #[schema(minimum = 1, maximum = 10)]
     pub nspeakers: i64,
     pub audiotype: String,
@@ -46,6 +51,7 @@ pub struct FolderSettings {
     pub modelchan0: String,
     pub modelchan1: String,
     /// The channel of the agent in stereo audio (0 or 1).
+    #[serde(deserialize_with = "common::whole::number")]
     #[schema(minimum = 0, maximum = 1)]
     pub agentchan: i64,
     pub mode: String,

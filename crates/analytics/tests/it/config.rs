@@ -95,6 +95,16 @@ async fn put_replaces_and_a_record_read_back_is_accepted(stack: Stack) {
     assert_eq!(put.body["custom_meta"], json!([]));
     assert_eq!(put.body["mode"], "fast");
 
+    // An integer written with a zero fraction is that integer (JSON Schema counts 2.0 as one).
+    let whole = json!({"nspeakers": 3.0, "agentchan": 1.0, "callback": {"attempts": 7.0}});
+    let put = world.send("PUT", &path, Some(whole)).await;
+    assert_eq!(put.status, 200, "{}", put.text);
+    assert_eq!(
+        (&put.body["nspeakers"], &put.body["agentchan"]),
+        (&json!(3), &json!(1))
+    );
+    assert_eq!(put.body["callback"]["attempts"], 7);
+
     let org = world
         .send(
             "PUT",
@@ -111,6 +121,8 @@ async fn bad_input_is_refused_with_a_message_and_changes_nothing(stack: Stack) {
     let before = world.send("GET", &path, None).await.body;
     for (body, says) in [
         (json!({"nspeakers": 0}), "nspeakers"),
+        (json!({"nspeakers": 2.5}), "nspeakers"),
+        (json!({"callback": {"attempts": 1.5}}), "attempts"),
         (json!({"agentchan": 2}), "agentchan"),
         (json!({"custom_meta": ["tId"]}), "reserved"),
         (json!({"custom_meta": ["queue", "queue"]}), "twice"),

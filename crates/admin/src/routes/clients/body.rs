@@ -53,9 +53,11 @@ pub struct ClientBody {
     /// Issue refresh tokens; needs the refresh_token grant.
     #[schema(default = false)]
     issue_refresh_token: Option<bool>,
+    #[serde(default, deserialize_with = "common::whole::optional")]
     #[schema(schema_with = access_token_ttl_schema)]
     access_token_ttl: Option<i64>,
     /// Null or left out: unlimited.
+    #[serde(default, deserialize_with = "common::whole::optional")]
     #[schema(schema_with = refresh_token_ttl_schema)]
     refresh_token_ttl: Option<i64>,
     /// Whether user tokens issued to this client may call the administration API.
