@@ -10,6 +10,7 @@ pub mod error;
 pub mod halves;
 pub mod http;
 pub mod jwt;
+pub mod object_only;
 pub mod objects;
 pub mod private_files;
 pub mod search;

@@ -55,6 +55,7 @@ pub struct FolderSettings {
     #[schema(minimum = 0, maximum = 1)]
     pub agentchan: i64,
     pub mode: String,
+    #[serde(deserialize_with = "common::object_only::read")]
     pub callback: FolderCallback,
     /// The applications that score the folder's calls.
     pub apps: Vec<String>,

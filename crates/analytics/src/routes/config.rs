@@ -11,7 +11,7 @@ use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
-use super::{json_body, Body};
+use super::{json_object_body, Body};
 use crate::access::{authorize_request, Need};
 use crate::error::AnalyticsError;
 use crate::model::{
@@ -160,7 +160,7 @@ async fn write_company(
 ) -> Answer {
     authorize_request(state, req, company, Need::Write).await?;
     check_company(company)?;
-    let body: CompanyBody = json_body(body, None)?;
+    let body: CompanyBody = json_object_body(body)?;
     let name = body.name.unwrap_or_else(|| company.to_string());
     crate::names::check_value("name", &name)?;
     let mut tx = state.db.begin().await?;
@@ -285,7 +285,7 @@ async fn write_organization(
 ) -> Answer {
     authorize_request(state, req, &company, Need::Write).await?;
     check_name("organization", &organization)?;
-    let body: OrganizationBody = json_body(body, None)?;
+    let body: OrganizationBody = json_object_body(body)?;
     let zone = parse_timezone(&body.timezone)?;
     let mut tx = state.db.begin().await?;
     let parent = store::get_company(&mut tx, &company)
@@ -415,7 +415,7 @@ async fn write_folder(
 ) -> Answer {
     authorize_request(state, req, &company, Need::Write).await?;
     check_name("folder", &folder)?;
-    let mut settings: FolderSettings = json_body(body, None)?;
+    let mut settings: FolderSettings = json_object_body(body)?;
     settings.check()?;
     // The address guard of callbacks given with an upload (docs/transcription.md, Callbacks), here
     // rather than at every upload to the folder.

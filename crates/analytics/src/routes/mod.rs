@@ -141,6 +141,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
+/// As `json_body`, for a body that is one JSON object (a record): serde would also read a struct from an
+/// array of its fields in order, which no client means.
+pub fn json_object_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AnalyticsError> {
+    if !bytes.iter().all(u8::is_ascii_whitespace) && !common::http::is_json_object(bytes) {
+        return Err(AnalyticsError::BadRequest(
+            "invalid JSON body: it must be one JSON object {...}".into(),
+        ));
+    }
+    json_body(bytes, None)
+}
+
 /// A JSON body, whatever its declared content type (`curl -d @file.json` sends a form type); a key given
 /// twice is refused, and errors name the path of the offending value. An empty body is `empty`'s value when it has one.
 pub fn json_body<T: DeserializeOwned>(bytes: &[u8], empty: Option<T>) -> Result<T, AnalyticsError> {

@@ -133,6 +133,11 @@ async fn bad_input_is_refused_with_a_message_and_changes_nothing(stack: Stack) {
         (json!({"callback": {"retries": 3}}), "callback"),
         (json!({"colour": "blue"}), "colour"),
         (json!({"servers": "one"}), "servers"),
+        (json!([["s"], 2, "call"]), "object"),
+        (
+            json!({"callback": ["https://hooks.example.com/x", 5]}),
+            "callback",
+        ),
     ] {
         let a = world.send("PUT", &path, Some(body.clone())).await;
         assert_eq!(a.status, 400, "{body}: {}", a.text);

@@ -28,4 +28,4 @@ pub use openapi::{
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
 pub use shutdown::{run_until_signal, wait_for_signal};
-pub use strict_json::{check_json, StrictJson, MAX_JSON_BODY};
+pub use strict_json::{check_json, is_json_object, StrictJson, MAX_JSON_BODY};

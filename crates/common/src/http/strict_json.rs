@@ -74,12 +74,18 @@ impl<T: DeserializeOwned + 'static> FromRequest for StrictJson<T> {
     }
 }
 
-/// Parses `bytes` as `T`, refusing objects that name a key twice.
+/// Parses `bytes` as `T`, a body that is one JSON object, refusing objects that name a key twice.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.len() > MAX_JSON_BODY {
         return Err(ApiError::new(
             ErrorCode::PayloadTooLarge,
             format!("the body is larger than {MAX_JSON_BODY} bytes"),
+        ));
+    }
+    if !is_json_object(bytes) {
+        return Err(ApiError::new(
+            ErrorCode::BadRequest,
+            "invalid JSON body: it must be one JSON object {...}",
         ));
     }
     if let Err(e) = check_json(bytes) {
@@ -108,6 +114,12 @@ pub fn check_json(bytes: &[u8]) -> Result<(), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     NoDuplicates::deserialize(&mut de)?;
     de.end()
+}
+
+/// Whether `bytes` start as a JSON object does. A typed body is an object: serde would also read a struct
+/// from an array, field by field in order, which no client means and no document describes.
+pub fn is_json_object(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// Walks any JSON value and fails on the first object with a repeated key.
@@ -186,6 +198,14 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         size: u32,
+    }
+
+    #[test]
+    fn a_typed_body_is_an_object_not_an_array_of_its_fields() {
+        assert!(parse::<Inner>(b" {\"size\": 1}").is_ok());
+        let e = parse::<Inner>(b"[1]").unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadRequest, "{}", e.message);
+        assert!(e.message.contains("object"), "{}", e.message);
     }
 
     #[test]
