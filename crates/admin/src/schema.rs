@@ -49,9 +49,14 @@ pub fn patterned(pattern: &str, max: usize, example: &str, nullable: bool) -> Ob
         .build()
 }
 
-/// A list of `item`s.
-pub fn list_of(item: Object, min_items: usize) -> RefOr<Schema> {
-    let mut array = ArrayBuilder::new().items(item);
+/// A list of `item`s, or null when `nullable` (an optional field left out).
+pub fn list_of(item: Object, min_items: usize, nullable: bool) -> RefOr<Schema> {
+    let kind = if nullable {
+        SchemaType::from_iter([Type::Array, Type::Null])
+    } else {
+        SchemaType::new(Type::Array)
+    };
+    let mut array = ArrayBuilder::new().schema_type(kind).items(item);
     if min_items > 0 {
         array = array.min_items(Some(min_items));
     }

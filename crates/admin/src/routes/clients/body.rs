@@ -96,11 +96,11 @@ fn redirect_uris_schema() -> RefOr<Schema> {
     let mut uri = schema::text::<REDIRECT_URI_MAX>();
     uri.format = Some(utoipa::openapi::SchemaFormat::Custom("uri".into()));
     uri.examples = vec!["https://app.example.com/callback".into()];
-    schema::list_of(uri, 0)
+    schema::list_of(uri, 0, true)
 }
 
 fn scopes_schema() -> RefOr<Schema> {
-    schema::list_of(schema::one_of(scopes::ALL, false), 0)
+    schema::list_of(schema::one_of(scopes::ALL, false), 0, true)
 }
 
 fn access_token_ttl_schema() -> Object {
@@ -108,7 +108,7 @@ fn access_token_ttl_schema() -> Object {
         Some(MIN_TTL),
         Some(MAX_ACCESS_TTL),
         Some(directory::DEFAULT_ACCESS_TOKEN_TTL),
-        false,
+        true,
     )
 }
 

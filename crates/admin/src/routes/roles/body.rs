@@ -66,7 +66,7 @@ fn name_schema() -> Object {
 }
 
 fn permissions_schema() -> RefOr<Schema> {
-    schema::list_of(schema::one_of(permissions::ALL, false), 0)
+    schema::list_of(schema::one_of(permissions::ALL, false), 0, true)
 }
 
 fn system_properties_schema() -> Object {
