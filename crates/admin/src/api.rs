@@ -101,6 +101,7 @@ impl Query {
     /// The key after which the page starts, from `cursor` (made by `encode_cursor` for `collection`).
     pub fn cursor(&self, collection: &str) -> Result<Option<String>, ApiError> {
         self.get("cursor")
+            .filter(|c| !c.is_empty())
             .map(|c| decode_cursor(collection, c))
             .transpose()
     }

@@ -82,6 +82,7 @@ pub struct UserFilterQuery {
     #[param(schema_with = status_filter_schema)]
     status: Option<String>,
     /// Only users holding this role (primary or extra).
+    #[param(min_length = 1)]
     role: Option<String>,
 }
 
@@ -94,6 +95,7 @@ pub struct RoleFilterQuery {
     #[param(schema_with = status_filter_schema)]
     status: Option<String>,
     /// Only the role with this name.
+    #[param(min_length = 1)]
     role: Option<String>,
 }
 
@@ -130,7 +132,18 @@ pub struct KeepTokensQuery {
 pub struct IfMatch {
     /// The ETag of the version read; a stale one is 412, none (or *) is 428.
     #[serde(rename = "If-Match")]
+    #[param(schema_with = if_match_schema)]
     if_match: String,
+}
+
+/// ETags separated by commas as `api::require_if_match` reads them: at least one, none of them `*`.
+fn if_match_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .min_length(Some(1))
+        .pattern(Some(r"^(?!.*(?:^|,)\s*\*\s*(?:,|$))[\s,]*[^\s,]"))
+        .examples([r#"W/"3""#])
+        .build()
 }
 
 /// The rate-limit headers of every counted answer.

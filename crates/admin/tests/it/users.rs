@@ -501,6 +501,11 @@ async fn limits_and_cursors_are_checked(backend: Backend) {
     let max = w.get("/users?limit=100").await;
     assert_eq!(max.body["items"].as_array().unwrap().len(), 31);
 
+    // Sent empty, a cursor is left out (as every other parameter): the first page.
+    let empty = w.get("/users?cursor=&limit=100").await;
+    assert_eq!(empty.status, 200, "{:?}", empty.body);
+    assert_eq!(empty.body["items"].as_array().unwrap().len(), 31);
+
     let garbage = w.get("/users?cursor=zzz").await;
     assert_eq!((garbage.status, garbage.code()), (400, "invalid_cursor"));
     let roles = w.get("/roles?limit=1").await;
