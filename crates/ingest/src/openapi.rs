@@ -98,6 +98,33 @@ mod tests {
         }
     }
 
+    /// Both `/track` paths declare the form and the JSON body with the event's shape (they were bare
+    /// strings, which no client or fuzzer could build a request from).
+    #[test]
+    fn track_bodies_declare_the_form_and_the_event() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let schemas = &document["components"]["schemas"];
+        for path in ["/v3/{app_key}/track", "/v2/{app_key}/track"] {
+            let content = &document["paths"][path]["post"]["requestBody"]["content"];
+            let form = &content["application/x-www-form-urlencoded"]["schema"]["$ref"];
+            let json = &content["application/json"]["schema"]["$ref"];
+            assert_eq!(form, "#/components/schemas/TrackForm", "{path}");
+            assert_eq!(json, "#/components/schemas/TrackBatch", "{path}");
+        }
+        assert_eq!(
+            schemas["TrackForm"]["properties"]["events"]["type"],
+            "string"
+        );
+        let events = &schemas["TrackBatch"]["properties"]["events"];
+        assert_eq!(events["maxItems"], 300);
+        let event = &events["items"];
+        assert_eq!(
+            event["required"],
+            serde_json::json!(["event_name", "user_id"])
+        );
+        assert!(event["additionalProperties"]["oneOf"].is_array(), "{event}");
+    }
+
     /// The event listing's filters are optional query parameters (they were declared as required path
     /// parameters), `limit` with the bounds the service enforces; no two operations share an id (a client
     /// generator makes one method of each).

@@ -15,9 +15,14 @@ use crate::writer::WriteError;
 
 #[utoipa::path(post, path = "/v3/{app_key}/track", tag = "track",
     params(("app_key" = String, Path, description = "The project's app key")),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded",
-        description = "The URL-encoded JSON object {\"events\": [...]} (at most 300 events), or a form \
-            field `events` holding it; raw JSON and gzip (Content-Encoding: gzip) are read too"),
+    request_body(
+        description = "A form field `events` holding the batch as JSON text, the URL-encoded JSON object \
+            {\"events\": [...]} as the whole form body, or the JSON object itself; any of them \
+            gzip-compressed (Content-Encoding: gzip). At most 300 events.",
+        content(
+            (crate::track::schema::TrackForm = "application/x-www-form-urlencoded"),
+            (crate::track::schema::TrackBatch = "application/json"),
+        )),
     responses((status = 200, description = "What was stored and what was refused", body = TrackResponse)))]
 pub async fn track_v3(
     state: web::Data<IngestState>,
@@ -30,8 +35,12 @@ pub async fn track_v3(
 
 #[utoipa::path(post, path = "/v2/{app_key}/track", tag = "track",
     params(("app_key" = String, Path, description = "The project's app key")),
-    request_body(content = String, content_type = "application/json",
-        description = "The JSON object {\"events\": [...]}; the forms of the v3 path are read too"),
+    request_body(
+        description = "The JSON object {\"events\": [...]}, or any form of the v3 path.",
+        content(
+            (crate::track::schema::TrackBatch = "application/json"),
+            (crate::track::schema::TrackForm = "application/x-www-form-urlencoded"),
+        )),
     responses((status = 200, description = "What was stored and what was refused", body = TrackResponse)))]
 pub async fn track_v2(
     state: web::Data<IngestState>,

@@ -5,6 +5,7 @@
 pub mod batch;
 pub mod body;
 pub mod form;
+pub mod schema;
 pub mod timestamp;
 pub mod validate;
 
