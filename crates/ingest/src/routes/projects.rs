@@ -11,27 +11,54 @@ use crate::model::{new_app_key, Project};
 use crate::state::IngestState;
 use crate::store;
 
+/// The most characters in a project's name.
+pub const NAME_MAX: usize = 100;
+/// A name as the check below reads it: not blank, no control character (the schema's dialect has no
+/// Unicode classes, so the control characters are spelled out: C0, DEL and C1).
+const NAME_PATTERN: &str = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$";
+
 /// A project as created or replaced.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectBody {
-    /// Unique within the company; 1 to 100 characters.
+    /// Unique within the company; 1 to 100 characters, not all white space, no control character.
+    /// Stored without white space at either end.
+    #[schema(schema_with = name_schema)]
     pub name: String,
     /// Override event time with server time (default false).
     #[serde(default)]
     pub server_time: bool,
 }
 
+fn name_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .min_length(Some(1))
+        .max_length(Some(NAME_MAX))
+        .pattern(Some(NAME_PATTERN))
+        .examples(["web"])
+        .build()
+}
+
 impl ProjectBody {
     fn checked(self) -> Result<ProjectBody, ApiError> {
-        let name = self.name.trim().to_string();
-        if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        let name = self.name.trim();
+        if name.is_empty()
+            || self.name.chars().count() > NAME_MAX
+            || name.chars().any(char::is_control)
+        {
             return Err(ApiError::field(
                 "name",
-                "a project name has 1 to 100 characters, none of them control characters",
+                format!(
+                    "a project name has 1 to {NAME_MAX} characters, not all white space, none of \
+                     them control characters"
+                ),
             ));
         }
-        Ok(ProjectBody { name, ..self })
+        Ok(ProjectBody {
+            name: name.to_string(),
+            ..self
+        })
     }
 }
 

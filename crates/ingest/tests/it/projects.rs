@@ -79,14 +79,37 @@ async fn projects_are_created_listed_changed_and_deleted_with_their_events(backe
         "{answer}"
     );
 
-    let bad = json!({"name": " ", "extra": 1});
-    assert_eq!(
-        world
-            .call(Method::POST, "/v3/projects", &world.token, Some(bad))
-            .await
-            .0,
-        400
-    );
+    let long = format!(" {} ", "n".repeat(100));
+    for bad in [
+        json!({"name": " ", "extra": 1}),
+        json!({"name": " \t "}),
+        json!({"name": "a\u{0085}b"}),
+        json!({"name": long}),
+    ] {
+        assert_eq!(
+            world
+                .call(
+                    Method::POST,
+                    "/v3/projects",
+                    &world.token,
+                    Some(bad.clone())
+                )
+                .await
+                .0,
+            400,
+            "{bad}"
+        );
+    }
+    let (status, body) = world
+        .call(
+            Method::POST,
+            "/v3/projects",
+            &world.token,
+            Some(json!({"name": "  spaced\u{00a0}out "})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["name"], "spaced\u{00a0}out");
 }
 
 async fn another_company_or_a_reader_cannot_manage_a_project(backend: Backend) {
