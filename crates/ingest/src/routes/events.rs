@@ -22,15 +22,17 @@ const END_OF_TIME: i64 = 253_402_300_800_000;
 #[serde(deny_unknown_fields)]
 pub struct EventsQuery {
     /// Events at or after this time: RFC 3339 or epoch milliseconds. Default: the earliest.
+    #[param(schema_with = instant_schema)]
     pub from: Option<String>,
     /// Events before this time: RFC 3339 or epoch milliseconds. Default: no end.
+    #[param(schema_with = instant_schema)]
     pub to: Option<String>,
     /// Only events of this name.
     pub event_name: Option<String>,
     /// Events per page, 1 to 1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page; empty is the first page.
     pub cursor: Option<String>,
 }
 
@@ -74,7 +76,8 @@ pub async fn list(
             format!("limit is 1 to {MAX_LIMIT}, got {limit}"),
         ));
     }
-    let after = match &query.cursor {
+    // Sent empty, the cursor is left out: the first page.
+    let after = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
         Some(cursor) => decode_cursor(cursor)?,
         None => (from_ms, -1),
     };
@@ -105,10 +108,30 @@ pub async fn list(
     }))
 }
 
-/// RFC 3339 or epoch milliseconds.
+/// An RFC 3339 date-time, or epoch milliseconds as 1 to 18 digits.
+fn instant_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+    use utoipa::openapi::{KnownFormat, SchemaFormat};
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[0-9]{1,18}$")),
+        )
+        .into()
+}
+
+/// RFC 3339 or epoch milliseconds (1 to 18 digits: every such number fits).
 fn instant(name: &str, text: &str) -> Result<i64, ApiError> {
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
+    if (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(ms) = text.parse::<i64>() {
+            return Ok(ms);
+        }
     }
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis())
@@ -161,9 +184,12 @@ mod tests {
             instant("from", "2026-11-23T10:00:00Z").unwrap(),
             1_795_428_000_000
         );
-        assert_eq!(
-            instant("to", "yesterday").unwrap_err().field.as_deref(),
-            Some("to")
-        );
+        for bad in ["yesterday", "", "+5", "-5", "1e3", "1234567890123456789"] {
+            assert_eq!(
+                instant("to", bad).unwrap_err().field.as_deref(),
+                Some("to"),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -144,6 +144,9 @@ async fn wrong_parameters_are_named(backend: Backend) {
             assert_eq!(body["field"], json!(field), "{query}");
         }
     }
+    // Sent empty, a cursor is left out: the first page.
+    let (status, body) = world.events(&world.app_key, "cursor=", &world.token).await;
+    assert_eq!(status, 200, "{body}");
 }
 
 /// How many backends of the test's database wait for a lock in a statement reading `ingest_events`.
