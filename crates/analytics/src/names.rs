@@ -48,6 +48,17 @@ pub const RESERVED_FIELDS: &[&str] = &[
 /// `agents` keys (docs/analytics-api.md, Adding calls).
 pub const RESERVED_AGENT_IDS: [&str; 2] = ["agents", "date"];
 
+/// The name rules of this module as anchored patterns of the dialect OpenAPI documents use, given to the
+/// path parameters of the document so that a client checks a name as the service does; a test holds
+/// each to its check. An application name also has 1 to 100 characters (the schema's bounds).
+pub const COMPANY_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
+pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+pub const APP_PATTERN: &str = concat!(
+    r"^[^\s./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]",
+    r"(?:[^./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*",
+    r"[^\s./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])?$"
+);
+
 /// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
 pub fn valid_name(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len())
@@ -173,6 +184,73 @@ mod tests {
         }
         for bad in ["", ".", "..", ".hidden", "a/b", "a b", "ü", &"x".repeat(65)] {
             assert!(!valid_name(bad), "{bad:?}");
+        }
+    }
+
+    /// Each documented pattern accepts exactly the names its check accepts, on names at and past every
+    /// edge of the rules.
+    #[test]
+    fn the_documented_patterns_agree_with_the_checks() {
+        let names: Vec<String> = [
+            "",
+            "a",
+            "A",
+            "0",
+            "acme",
+            "ac-me_1",
+            "Acme",
+            "a.b",
+            ".a",
+            "a.",
+            "-a",
+            "_a",
+            "a b",
+            " a",
+            "a ",
+            "a/b",
+            "ü",
+            "Zürich",
+            "a\u{0}",
+            "a\t",
+            "a\u{7f}",
+            "a\u{85}b",
+            "a\u{a0}",
+            "\u{a0}a",
+            "a\u{200b}b",
+            "a\u{202e}b",
+            "a\u{2066}b",
+            "\u{feff}a",
+            "a\u{3000}",
+            "x\u{2028}y",
+            "日本",
+            "a%2Fb",
+            "..",
+            "a..b",
+            "a\nb",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([64, 65, 100, 101].map(|n| "a".repeat(n)))
+        .collect();
+        let pattern = |p: &str| regex::Regex::new(p).unwrap();
+        let (company, name, app) = (
+            pattern(COMPANY_PATTERN),
+            pattern(NAME_PATTERN),
+            pattern(APP_PATTERN),
+        );
+        for n in &names {
+            assert_eq!(
+                company.is_match(n),
+                check_company(n).is_ok(),
+                "company {n:?}"
+            );
+            assert_eq!(name.is_match(n), valid_name(n), "name {n:?}");
+            let bounded = (1..=100).contains(&n.chars().count());
+            assert_eq!(
+                app.is_match(n) && bounded,
+                check_app(n).is_ok(),
+                "application {n:?}"
+            );
         }
     }
 

@@ -3,6 +3,7 @@
 
 use utoipa::OpenApi;
 
+use crate::names;
 use crate::routes::{
     appmatches, apps, appstats, callback_secret, config, metadata, search, stats, transcribe,
 };
@@ -11,7 +12,7 @@ use crate::routes::{
 /// operation of the API takes the access token in the `Authorization: Bearer` header or the `token` query
 /// parameter (its annotation names the scope), and may be refused as any request of this API can be.
 pub fn document() -> utoipa::openapi::OpenApi {
-    use common::http::{add_common_responses, add_security_schemes};
+    use common::http::{add_common_responses, add_security_schemes, describe_path_names, PathName};
     let mut document = AnalyticsApi::openapi();
     add_security_schemes(
         &mut document,
@@ -46,6 +47,35 @@ pub fn document() -> utoipa::openapi::OpenApi {
         &[
             ("408", "The body did not arrive in time (text/html)"),
             ("413", "The body is larger than its limit (text/html)"),
+        ],
+    );
+    describe_path_names(
+        &mut document,
+        &[
+            PathName {
+                name: "company",
+                min: 1,
+                max: common::jwt::MAX_COMPANY_LEN,
+                pattern: names::COMPANY_PATTERN,
+            },
+            PathName {
+                name: "organization",
+                min: 1,
+                max: names::MAX_NAME_LEN,
+                pattern: names::NAME_PATTERN,
+            },
+            PathName {
+                name: "folder",
+                min: 1,
+                max: names::MAX_NAME_LEN,
+                pattern: names::NAME_PATTERN,
+            },
+            PathName {
+                name: "app",
+                min: 1,
+                max: crate::apps::definition::MAX_NAME_CHARS,
+                pattern: names::APP_PATTERN,
+            },
         ],
     );
     common::http::with_operational_endpoints(document)
@@ -188,6 +218,55 @@ mod tests {
         ] {
             let depth = parameter(path, "depth");
             assert_eq!(depth["minimum"].as_f64(), Some(-1.0), "{path}: {depth}");
+        }
+    }
+
+    /// Every name in a path has the rule the service checks it by (names.rs holds the two together).
+    #[test]
+    fn path_names_have_their_rules() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                for p in operation["parameters"].as_array().into_iter().flatten() {
+                    let pattern = match p["name"].as_str().unwrap() {
+                        "company" => crate::names::COMPANY_PATTERN,
+                        "organization" | "folder" => crate::names::NAME_PATTERN,
+                        "app" => crate::names::APP_PATTERN,
+                        _ => continue,
+                    };
+                    assert_eq!(p["schema"]["pattern"], pattern, "{method} {path}: {p}");
+                    assert_eq!(p["schema"]["minLength"], 1, "{method} {path}: {p}");
+                    seen.insert(p["name"].as_str().unwrap().to_string());
+                }
+            }
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    /// The upload forms declare their fields (they were a bare object), the folder's with `metadata`.
+    #[test]
+    fn upload_forms_declare_their_fields() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        for (path, form, metadata) in [
+            ("/transcribe", "TranscribeForm", false),
+            (
+                "/transcribe/{company}/{organization}/{folder}",
+                "AddCallForm",
+                true,
+            ),
+        ] {
+            let content = &document["paths"][path]["post"]["requestBody"]["content"];
+            let reference = &content["multipart/form-data"]["schema"]["$ref"];
+            assert_eq!(reference, &format!("#/components/schemas/{form}"), "{path}");
+            let schema = &document["components"]["schemas"][form];
+            let fields = schema["properties"].as_object().unwrap();
+            for field in ["file", "token", "output", "callback", "attempts", "diarize"] {
+                assert!(fields.contains_key(field), "{form}: {field}");
+            }
+            assert_eq!(fields.contains_key("metadata"), metadata, "{form}");
+            assert_eq!(schema["required"], serde_json::json!(["file"]), "{form}");
+            assert_eq!(schema["additionalProperties"], false, "{form}");
         }
     }
 

@@ -66,11 +66,11 @@ pub struct FolderSettings {
     pub custom_meta: Vec<String>,
     /// Read-only: accepted so that a record read with GET can be sent back, and ignored.
     #[serde(skip_serializing)]
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub created: Option<Value>,
     /// Read-only, like `created`.
     #[serde(skip_serializing)]
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub status: Option<Value>,
 }
 
@@ -232,14 +232,15 @@ impl FolderRecord {
 #[serde(default, deny_unknown_fields)]
 pub struct CompanyBody {
     /// A display name; defaults to the short name.
+    #[schema(schema_with = display_name_schema)]
     pub name: Option<String>,
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub company: Option<Value>,
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub created: Option<Value>,
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub status: Option<Value>,
-    #[schema(read_only, value_type = Option<Vec<String>>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub organizations: Option<Value>,
 }
 
@@ -259,18 +260,19 @@ pub struct CompanyRecord {
 #[serde(deny_unknown_fields)]
 pub struct OrganizationBody {
     /// An IANA time zone, e.g. `Europe/Berlin`: the zone of its calls' `datetime`.
+    #[schema(schema_with = timezone_schema)]
     pub timezone: String,
     #[serde(default)]
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub organization: Option<Value>,
     #[serde(default)]
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub created: Option<Value>,
     #[serde(default)]
-    #[schema(read_only, value_type = Option<String>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub status: Option<Value>,
     #[serde(default)]
-    #[schema(read_only, value_type = Option<Vec<String>>)]
+    #[schema(read_only, value_type = serde_json::Value)]
     pub folders: Option<Value>,
 }
 
@@ -285,6 +287,27 @@ pub struct OrganizationRecord {
 }
 
 /// The time zone named `name`, or a message saying it is not one.
+/// A company's display name as `names::check_value` takes it: at most 4096 characters, no control
+/// character but tab.
+fn display_name_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .max_length(Some(names::MAX_VALUE_LEN))
+        .pattern(Some(r"^[^\x00-\x08\x0a-\x1f\x7f-\x9f]*$"))
+        .build()
+}
+
+/// Every name `parse_timezone` takes: the IANA database's zones and links, as spelled there.
+fn timezone_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())))
+        .examples(["Europe/Berlin"])
+        .build()
+}
+
 pub fn parse_timezone(name: &str) -> Result<chrono_tz::Tz, AnalyticsError> {
     name.parse::<chrono_tz::Tz>().map_err(|_| {
         AnalyticsError::BadRequest(format!(

@@ -52,8 +52,16 @@ impl AppRecord {
 pub struct AppBody {
     /// `{NAME: CATEGORY}`; a CATEGORY is `{"phrases": [PHRASE, ...]}` or `{"subcategories": {NAME:
     /// CATEGORY}}`, a PHRASE a string (leading `-`: exclude) or `{"text", "speaker": "agent"|"client"}`.
-    #[schema(value_type = Object)]
+    #[schema(schema_with = categories_schema)]
     pub categories: Value,
+}
+
+/// At least one category, by name.
+fn categories_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Object)
+        .min_properties(Some(1))
+        .build()
 }
 
 fn app_not_found(name: &str) -> AnalyticsError {

@@ -22,8 +22,8 @@ pub use extract::{form_config, json_config, path_config, query_config};
 pub use limits::{api_error_answer, ErrorAnswer, HttpLimits};
 pub use metrics::{HttpMetrics, Series};
 pub use openapi::{
-    add_common_responses, add_security_schemes, basic_scheme, bearer_scheme, query_token_scheme,
-    with_operational_endpoints,
+    add_common_responses, add_security_schemes, basic_scheme, bearer_scheme, describe_path_names,
+    query_token_scheme, with_operational_endpoints, PathName,
 };
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};

@@ -95,3 +95,48 @@ pub fn add_common_responses(
         }
     }
 }
+
+/// A path parameter's rule as a string schema: `min` to `max` characters matching `pattern`.
+pub struct PathName {
+    pub name: &'static str,
+    pub min: usize,
+    pub max: usize,
+    pub pattern: &'static str,
+}
+
+/// Gives every path parameter of `document` named in `rules` its rule's schema, so that each operation
+/// says what the service accepts in that segment rather than any string.
+pub fn describe_path_names(document: &mut utoipa::openapi::OpenApi, rules: &[PathName]) {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::RefOr;
+    for item in document.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            for parameter in operation.parameters.iter_mut().flatten() {
+                let RefOr::T(parameter) = parameter else {
+                    continue;
+                };
+                let Some(rule) = rules.iter().find(|r| r.name == parameter.name) else {
+                    continue;
+                };
+                if parameter.parameter_in != ParameterIn::Path {
+                    continue;
+                }
+                let schema = ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(rule.min))
+                    .max_length(Some(rule.max))
+                    .pattern(Some(rule.pattern))
+                    .build();
+                parameter.schema = Some(RefOr::T(schema.into()));
+            }
+        }
+    }
+}

@@ -34,8 +34,7 @@ pub const REQUEST_ID_HEADER: &str = "Request-Id";
 /// default 100) and `diarize` (`true` separates two speakers in mono audio).
 #[utoipa::path(post, path = "/transcribe", tag = "transcription",
     security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
-    request_body(content_type = "multipart/form-data", content = Object,
-        description = "file, token, output, callback, attempts, diarize"),
+    request_body(content_type = "multipart/form-data", content = super::form_schema::TranscribeForm),
     responses(
         (status = 200, description = "With a callback: {\"requestid\"}. Without: the transcript in the requested format", body = Accepted),
         (status = 400, description = "A field is invalid, or the callback address is refused"),

@@ -5,6 +5,7 @@
 
 pub mod direct;
 pub mod folder;
+pub mod form_schema;
 pub mod progress;
 mod raw;
 
