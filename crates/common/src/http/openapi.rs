@@ -71,29 +71,37 @@ pub fn add_common_responses(
     common: &[(&str, &str)],
     with_body: &[(&str, &str)],
 ) {
-    for item in document.paths.paths.values_mut() {
-        let operations = [
+    for operation in operations_mut(document) {
+        let body = operation.request_body.is_some();
+        let extra = common
+            .iter()
+            .chain(with_body.iter().filter(|_| body))
+            .copied();
+        for (status, description) in extra {
+            operation
+                .responses
+                .responses
+                .entry(status.to_string())
+                .or_insert_with(|| Response::new(description).into());
+        }
+    }
+}
+
+/// Every operation of `document` (the methods the services route).
+fn operations_mut(
+    document: &mut utoipa::openapi::OpenApi,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    document.paths.paths.values_mut().flat_map(|item| {
+        [
             &mut item.get,
             &mut item.put,
             &mut item.post,
             &mut item.delete,
             &mut item.patch,
-        ];
-        for operation in operations.into_iter().flatten() {
-            let body = operation.request_body.is_some();
-            let extra = common
-                .iter()
-                .chain(with_body.iter().filter(|_| body))
-                .copied();
-            for (status, description) in extra {
-                operation
-                    .responses
-                    .responses
-                    .entry(status.to_string())
-                    .or_insert_with(|| Response::new(description).into());
-            }
-        }
-    }
+        ]
+        .into_iter()
+        .flatten()
+    })
 }
 
 /// A path parameter's rule as a string schema: `min` to `max` characters matching `pattern`.
@@ -110,33 +118,24 @@ pub fn describe_path_names(document: &mut utoipa::openapi::OpenApi, rules: &[Pat
     use utoipa::openapi::path::ParameterIn;
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     use utoipa::openapi::RefOr;
-    for item in document.paths.paths.values_mut() {
-        let operations = [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-        ];
-        for operation in operations.into_iter().flatten() {
-            for parameter in operation.parameters.iter_mut().flatten() {
-                let RefOr::T(parameter) = parameter else {
-                    continue;
-                };
-                let Some(rule) = rules.iter().find(|r| r.name == parameter.name) else {
-                    continue;
-                };
-                if parameter.parameter_in != ParameterIn::Path {
-                    continue;
-                }
-                let schema = ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .min_length(Some(rule.min))
-                    .max_length(Some(rule.max))
-                    .pattern(Some(rule.pattern))
-                    .build();
-                parameter.schema = Some(RefOr::T(schema.into()));
+    for operation in operations_mut(document) {
+        for parameter in operation.parameters.iter_mut().flatten() {
+            let RefOr::T(parameter) = parameter else {
+                continue;
+            };
+            let Some(rule) = rules.iter().find(|r| r.name == parameter.name) else {
+                continue;
+            };
+            if parameter.parameter_in != ParameterIn::Path {
+                continue;
             }
+            let schema = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(rule.min))
+                .max_length(Some(rule.max))
+                .pattern(Some(rule.pattern))
+                .build();
+            parameter.schema = Some(RefOr::T(schema.into()));
         }
     }
 }
