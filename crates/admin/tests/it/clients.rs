@@ -92,10 +92,17 @@ async fn a_client_secret_is_shown_once_and_rotates(backend: Backend) {
     let token = client_token(&w.auth, COMPANY, &id, &new_secret).await;
     assert_eq!(token.body["expires_in"], 120);
     assert_eq!(
-        w.put(&format!("/clients/{id}"), settings.body, &etag)
+        w.put(&format!("/clients/{id}"), settings.body.clone(), &etag)
             .await
             .status,
         412
+    );
+    // A body refused on its own is 400 whatever its precondition (RFC 9110, section 13.2.1).
+    settings.body["scopes"] = json!(["no such scope"]);
+    let refused = w.put(&format!("/clients/{id}"), settings.body, &etag).await;
+    assert_eq!(
+        (refused.status, refused.body["field"].as_str()),
+        (400, Some("scopes[0]"))
     );
 
     assert_eq!(w.delete(&format!("/clients/{id}"), &etag).await.status, 412);

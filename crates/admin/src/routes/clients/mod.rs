@@ -188,7 +188,6 @@ pub async fn replace(
     body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
-    require_if_match(&req, "client", current.version)?;
     if body.client_id().is_some_and(|id| id != current.client_id) {
         return Err(ApiError::field(
             "client_id",
@@ -196,6 +195,9 @@ pub async fn replace(
         ));
     }
     let spec = body.0.validate(Some(&current))?;
+    // A body that would be refused anyway is refused for itself, whatever its precondition (RFC 9110,
+    // section 13.2.1).
+    require_if_match(&req, "client", current.version)?;
     check_admin_access(&caller, current.admin_access || spec.admin_access)?;
     let mut client = current.clone();
     client.name = spec.name;

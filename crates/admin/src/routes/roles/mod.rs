@@ -161,8 +161,9 @@ pub async fn replace(
     body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
-    require_if_match(&req, "role", current.version)?;
     let input = body.0.validate()?;
+    // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
+    require_if_match(&req, "role", current.version)?;
     if input.name.as_deref().is_some_and(|n| n != current.name) {
         return Err(ApiError::field(
             "name",

@@ -306,8 +306,9 @@ pub async fn replace(
     body: StrictJson<UserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
-    require_if_match(&req, "user", current.version)?;
     let input = body.0.validate()?;
+    // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
+    require_if_match(&req, "user", current.version)?;
     if input
         .username
         .as_deref()
