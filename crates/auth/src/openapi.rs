@@ -4,6 +4,7 @@
 //! the structs here are their documented shapes, one per form, enumerating exactly the values the
 //! handlers accept.
 
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::RefOr;
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
@@ -22,6 +23,18 @@ pub fn document() -> utoipa::openapi::OpenApi {
         .and_then(|post| post.request_body.as_mut())
     {
         body.required = Some(utoipa::openapi::Required::False);
+    }
+    // RFC 6749, section 3.1: a parameter the endpoint does not know is ignored, but no parameter may
+    // come twice, so an extra one is a single string.
+    if let Some(components) = document.components.as_mut() {
+        for form in ["TokenForm", "TokenReferenceForm", "LogoutForm", "LoginForm"] {
+            if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(form) {
+                let text = ObjectBuilder::new().schema_type(Type::String).build();
+                object.additional_properties = Some(Box::new(AdditionalProperties::RefOr(
+                    RefOr::T(Schema::Object(text)),
+                )));
+            }
+        }
     }
     common::http::with_operational_endpoints(document)
 }

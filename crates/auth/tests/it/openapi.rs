@@ -93,6 +93,13 @@ async fn form_bodies_are_documented_as_schemas(_backend: Backend) {
         }
     }
     assert_eq!(forms, 5, "token, login, introspect, revoke, logout");
+    for form in ["TokenForm", "TokenReferenceForm", "LogoutForm", "LoginForm"] {
+        let extra = &doc["components"]["schemas"][form]["additionalProperties"];
+        assert_eq!(
+            extra["type"], "string",
+            "{form}: an unknown parameter comes once"
+        );
+    }
     let logout = &doc["paths"]["/oauth/{company}/logout"]["post"]["requestBody"];
     assert_eq!(
         logout["required"], false,
