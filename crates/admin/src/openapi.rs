@@ -7,7 +7,7 @@ use common::error::ErrorBody;
 use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
 use serde::Deserialize;
 use utoipa::openapi::path::Operation;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{IntoParams, Modify, OpenApi, PartialSchema};
 
@@ -178,16 +178,16 @@ struct Shared;
 
 impl Modify for Shared {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.security_schemes.insert(
-            "bearer".into(),
-            RefOr::T(SecurityScheme::Http(
-                Http::builder()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            )),
+        common::http::add_security_schemes(
+            openapi,
+            [(
+                "bearer",
+                common::http::bearer_scheme(
+                    "An access token of the token service, of the company the API answers for",
+                ),
+            )],
         );
+        let components = openapi.components.get_or_insert_with(Default::default);
         for (name, description) in RATE_LIMIT_HEADERS {
             components.headers.insert(
                 name.to_string(),

@@ -5,7 +5,6 @@
 //! handlers accept.
 
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::RefOr;
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 
@@ -70,19 +69,13 @@ struct Security;
 
 impl Modify for Security {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.security_schemes.insert(
-            "basic".into(),
-            RefOr::T(SecurityScheme::Http(Http::new(HttpAuthScheme::Basic))),
-        );
-        components.security_schemes.insert(
-            "bearer".into(),
-            RefOr::T(SecurityScheme::Http(
-                Http::builder()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            )),
+        use common::http::{add_security_schemes, basic_scheme, bearer_scheme};
+        add_security_schemes(
+            openapi,
+            [
+                ("basic", basic_scheme("A client's id and secret")),
+                ("bearer", bearer_scheme("An access token of this service")),
+            ],
         );
     }
 }

@@ -1,7 +1,6 @@
 //! The OpenAPI document of the ingestion API, generated from the handlers' annotations and the request
 //! and response types (docs/ingest-api.md).
 
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::routes::{events, projects, track};
@@ -39,15 +38,14 @@ struct Bearer;
 
 impl Modify for Bearer {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.security_schemes.insert(
-            "bearer".into(),
-            utoipa::openapi::RefOr::T(SecurityScheme::Http(
-                Http::builder()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            )),
+        common::http::add_security_schemes(
+            openapi,
+            [(
+                "bearer",
+                common::http::bearer_scheme(
+                    "An access token of the token service, of the project's company",
+                ),
+            )],
         );
     }
 }
