@@ -1,9 +1,10 @@
 //! `GET /v3/<app_key>/events`: a project's stored events, oldest first, for a token of the project's
 //! company with `events:read`; filtered by time range and event name, a page at a time behind an
-//! opaque cursor (docs/ingest-api.md, Reading events).
+//! cursor: the position of the last event of the previous page, `<epoch ms>-<sequence>`. Any cursor
+//! of that form is a position, so a client holding one never gets a page it cannot read
+//! (docs/ingest-api.md, Reading events).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use base64::Engine;
 use common::{ApiError, ErrorCode};
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +33,8 @@ pub struct EventsQuery {
     /// Events per page, 1 to 1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page; empty is the first page.
+    /// `next_cursor` of the previous page: the page starts after that position. Empty is the first page.
+    #[param(pattern = r"^([0-9]{1,18}-[0-9]{1,18})?$")]
     pub cursor: Option<String>,
 }
 
@@ -144,19 +146,28 @@ fn instant(name: &str, text: &str) -> Result<i64, ApiError> {
 }
 
 fn encode_cursor(time_ms: i64, seq: i64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{time_ms}:{seq}"))
+    format!("{time_ms}-{seq}")
 }
 
+/// `<time>-<sequence>`, each 1 to 18 digits (every such number fits an `i64`).
 fn decode_cursor(cursor: &str) -> Result<(i64, i64), ApiError> {
-    let invalid = || ApiError::new(ErrorCode::InvalidCursor, "cursor is not one this API gave");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| invalid())?;
-    let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (time, seq) = text.split_once(':').ok_or_else(invalid)?;
+    let invalid = || {
+        ApiError::new(
+            ErrorCode::InvalidCursor,
+            "cursor is a next_cursor this API gave: <epoch ms>-<sequence>",
+        )
+    };
+    let number = |text: &str| {
+        if (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+            text.parse::<i64>().ok()
+        } else {
+            None
+        }
+    };
+    let (time, seq) = cursor.split_once('-').ok_or_else(invalid)?;
     Ok((
-        time.parse().map_err(|_| invalid())?,
-        seq.parse().map_err(|_| invalid())?,
+        number(time).ok_or_else(invalid)?,
+        number(seq).ok_or_else(invalid)?,
     ))
 }
 
@@ -168,13 +179,48 @@ mod tests {
     fn cursors_round_trip_and_garbage_is_refused() {
         let cursor = encode_cursor(1_795_428_000_000, 42);
         assert_eq!(decode_cursor(&cursor).unwrap(), (1_795_428_000_000, 42));
-        for bad in ["", "!!", "bm9wZQ"] {
+        assert_eq!(decode_cursor("0-0").unwrap(), (0, 0));
+        for bad in ["", "!!", "bm9wZQ", "1-", "-1", "1-2-3", "+1-2", "1- 2"] {
             assert_eq!(
                 decode_cursor(bad).unwrap_err().code,
                 ErrorCode::InvalidCursor,
                 "{bad}"
             );
         }
+    }
+
+    /// The cursor's documented form is exactly what the listing reads, so a client generated from the
+    /// document never sends one it refuses, nor one it takes for something else.
+    #[test]
+    fn the_documented_cursor_is_what_is_read() {
+        let document = serde_json::to_value(crate::openapi::document()).unwrap();
+        let parameters = document["paths"]["/v3/{app_key}/events"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let cursor = parameters.iter().find(|p| p["name"] == "cursor").unwrap();
+        let pattern = regex::Regex::new(cursor["schema"]["pattern"].as_str().unwrap()).unwrap();
+        let long = "1".repeat(18);
+        let too_long = "1".repeat(19);
+        for text in [
+            "0-0".to_string(),
+            encode_cursor(1_795_428_000_000, 42),
+            format!("{long}-{long}"),
+            format!("{too_long}-1"),
+            format!("1-{too_long}"),
+            "1:2".into(),
+            "MTc2Mzg5MjAwMDAwMDoxNw".into(),
+            "1-2\n".into(),
+            " 1-2".into(),
+            "1--2".into(),
+        ] {
+            assert_eq!(
+                pattern.is_match(&text),
+                decode_cursor(&text).is_ok(),
+                "{text:?}"
+            );
+        }
+        assert!(pattern.is_match(""), "empty is the first page");
     }
 
     #[test]
