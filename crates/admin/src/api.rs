@@ -6,11 +6,9 @@ use std::collections::HashMap;
 
 use actix_web::http::header;
 use actix_web::HttpRequest;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use chrono::{DateTime, Utc};
 use common::{ApiError, ErrorCode};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 pub const DEFAULT_LIMIT: i64 = 25;
 pub const MAX_LIMIT: i64 = 100;
@@ -98,38 +96,45 @@ impl Query {
         }
     }
 
-    /// The key after which the page starts, from `cursor` (made by `encode_cursor` for `collection`).
-    pub fn cursor(&self, collection: &str) -> Result<Option<String>, ApiError> {
+    /// The key after which the page starts, from `cursor` (made by [`encode_cursor`]); sent empty, it is
+    /// left out: the first page.
+    pub fn cursor(&self) -> Result<Option<String>, ApiError> {
         self.get("cursor")
             .filter(|c| !c.is_empty())
-            .map(|c| decode_cursor(collection, c))
+            .map(decode_cursor)
             .transpose()
     }
 }
 
-fn invalid_cursor() -> ApiError {
-    ApiError {
-        code: ErrorCode::InvalidCursor,
-        message: "cursor is not a cursor this collection returned; start again without one".into(),
-        field: Some("cursor".into()),
-        retry_after: None,
-    }
+/// The cursor after `key`: a position in a listing's order, the last key of the previous page in
+/// lowercase hex of its UTF-8. Every cursor of this form is a position (a key that was never stored lies
+/// between two that were), so a client never holds one the listing cannot read; the form is in the
+/// document (`openapi::PageQuery`).
+pub fn encode_cursor(key: &str) -> String {
+    key.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
-/// An opaque cursor: base64url of `{"c": collection, "k": last key}`.
-pub fn encode_cursor(collection: &str, key: &str) -> String {
-    URL_SAFE_NO_PAD.encode(json!({"c": collection, "k": key}).to_string())
-}
-
-fn decode_cursor(collection: &str, cursor: &str) -> Result<String, ApiError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| invalid_cursor())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid_cursor())?;
-    match (value["c"].as_str(), value["k"].as_str()) {
-        (Some(c), Some(k)) if c == collection => Ok(k.to_string()),
-        _ => Err(invalid_cursor()),
+fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
+    let valid = cursor.len() % 2 == 0
+        && cursor.len() <= 1024
+        && cursor
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !valid {
+        return Err(ApiError {
+            code: ErrorCode::InvalidCursor,
+            message: "cursor is the next_cursor of a page: lowercase hex, at most 1024 digits"
+                .into(),
+            field: Some("cursor".into()),
+            retry_after: None,
+        });
     }
+    let bytes: Vec<u8> = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&cursor[i..i + 2], 16).expect("checked hex digits"))
+        .collect();
+    // A key is text; bytes that are not (a made-up cursor) still name a position in the order.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page). Each item
@@ -141,22 +146,17 @@ pub struct Page<V> {
     next_cursor: Option<String>,
 }
 
-/// The page of `rows` (up to `limit`, one more when there are more), each shown by `view`.
+/// The page of `rows` (up to `limit`, one more when there are more), each shown by `view`, with the
+/// `cursor` of its last row when more follow.
 pub fn page<'r, T, V>(
-    collection: &str,
     rows: &'r mut Vec<T>,
     limit: i64,
-    key: impl Fn(&T) -> String,
+    cursor: impl Fn(&T) -> String,
     view: impl Fn(&'r T) -> V,
 ) -> Page<V> {
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
-    let next_cursor = if more {
-        rows.last()
-            .map(|last| encode_cursor(collection, &key(last)))
-    } else {
-        None
-    };
+    let next_cursor = if more { rows.last().map(cursor) } else { None };
     Page {
         items: rows.iter().map(view).collect(),
         limit,
@@ -286,13 +286,43 @@ pub fn changes(before: Option<&Map<String, Value>>, after: Option<&Map<String, V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
+    use serde_json::json;
 
     #[test]
-    fn cursors_round_trip_and_belong_to_one_collection() {
-        let c = encode_cursor("users", "alice");
-        assert_eq!(decode_cursor("users", &c).unwrap(), "alice");
-        assert!(decode_cursor("roles", &c).is_err());
-        assert!(decode_cursor("users", "not-a-cursor!").is_err());
+    fn cursors_round_trip_and_garbage_is_refused() {
+        for key in ["alice", "", "Qualitäts-Team", "a b/c"] {
+            assert_eq!(decode_cursor(&encode_cursor(key)).unwrap(), key);
+        }
+        assert_eq!(
+            decode_cursor("ff").unwrap(),
+            "\u{fffd}",
+            "a position all the same"
+        );
+        for bad in ["not-a-cursor!", "abc", "AB", "0g", &"00".repeat(513)] {
+            assert!(decode_cursor(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The documented form of a cursor is exactly what a listing reads.
+    #[test]
+    fn the_cursor_pattern_is_what_is_read() {
+        let pattern = Regex::new(&crate::openapi::cursor_pattern("/admin/v1/users")).unwrap();
+        for text in [
+            "",
+            "00",
+            "616c696365",
+            "abc",
+            "AB",
+            "0g",
+            " 00",
+            "00\n",
+            &"00".repeat(512),
+            &"00".repeat(513),
+        ] {
+            let read = text.is_empty() || decode_cursor(text).is_ok();
+            assert_eq!(pattern.is_match(text), read, "{text:?}");
+        }
     }
 
     #[test]

@@ -49,15 +49,34 @@ pub fn document() -> utoipa::openapi::OpenApi {
 )]
 struct AdminApi;
 
-/// `limit` and `cursor` of every listing.
+/// `limit` and `cursor` of the listings of users, roles and clients.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct PageQuery {
     #[param(schema_with = limit_schema)]
     limit: Option<i64>,
-    /// The next_cursor of the previous page. Pages are keyed on the sort key, so items present
-    /// throughout a walk appear exactly once even while others are inserted or deleted.
+    /// The next_cursor of the previous page (empty: the first page): the last key of that page in
+    /// lowercase hex. Pages are keyed on the sort key, so items present throughout a walk appear exactly
+    /// once even while others are inserted or deleted.
+    #[param(
+        pattern = r"^(?:[0-9a-f]{2}){0,512}$",
+        max_length = 1024,
+        example = "616c696365"
+    )]
+    cursor: Option<String>,
+}
+
+/// `limit` and `cursor` of the audit log.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct AuditPageQuery {
+    #[param(schema_with = limit_schema)]
+    limit: Option<i64>,
+    /// The next_cursor of the previous page (empty: the first page), the id of its last entry: the page
+    /// holds the entries older than that one.
+    #[param(pattern = "^[0-9]{0,18}$", example = "1042")]
     cursor: Option<String>,
 }
 
@@ -258,6 +277,21 @@ fn shared(operation: &mut Operation) {
             }
         }
     }
+}
+
+/// The documented pattern of the `cursor` of the listing at `path`.
+#[cfg(test)]
+pub fn cursor_pattern(path: &str) -> String {
+    let doc = serde_json::to_value(document()).unwrap();
+    doc["paths"][path]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "cursor")
+        .unwrap()["schema"]["pattern"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[cfg(test)]

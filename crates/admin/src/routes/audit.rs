@@ -68,11 +68,32 @@ pub struct AuditPage<'a> {
     next_cursor: Option<String>,
 }
 
+/// The id before which the page starts, from `cursor` (the id of the last entry of the previous page;
+/// any such number is a position: the entries older than it); sent empty, it is left out.
+fn audit_cursor(q: &Query) -> Result<Option<i64>, ApiError> {
+    q.get("cursor")
+        .filter(|c| !c.is_empty())
+        .map(decode_cursor)
+        .transpose()
+}
+
+fn decode_cursor(text: &str) -> Result<i64, ApiError> {
+    match text.parse::<i64>() {
+        Ok(id) if text.len() <= 18 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
+        _ => Err(ApiError {
+            code: common::ErrorCode::InvalidCursor,
+            message: "cursor is the next_cursor of a page: an entry id, 1 to 18 digits".into(),
+            field: Some("cursor".into()),
+            retry_after: None,
+        }),
+    }
+}
+
 /// List the audit log
 ///
 /// Newest first. Requires the View Audit Log permission.
 #[utoipa::path(get, operation_id = "listAudit", path = "/admin/v1/audit", tag = "audit",
-    params(crate::openapi::PageQuery, crate::openapi::AuditQuery),
+    params(crate::openapi::AuditPageQuery, crate::openapi::AuditQuery),
     responses((status = 200, description = "A page of audit entries", body = AuditPage)))]
 pub async fn list(
     caller: Caller<ViewAuditLog>,
@@ -84,13 +105,7 @@ pub async fn list(
         &["limit", "cursor", "resource_type", "resource_id", "actor"],
     )?;
     let limit = q.limit()?;
-    let before =
-        match q.cursor("audit")? {
-            None => None,
-            Some(k) => Some(k.parse::<i64>().map_err(|_| {
-                ApiError::new(common::ErrorCode::InvalidCursor, "cursor is not valid")
-            })?),
-        };
+    let before = audit_cursor(&q)?;
     let resource_type = q.get("resource_type").map(str::to_string);
     if let Some(t) = &resource_type {
         if !["user", "role", "client"].contains(&t.as_str()) {
@@ -107,11 +122,29 @@ pub async fn list(
     };
     let mut rows =
         storage::list_audit(&state.db, &caller.company, &filter, before, limit + 1).await?;
-    Ok(HttpResponse::Ok().json(page(
-        "audit",
-        &mut rows,
-        limit,
-        |e| e.id.to_string(),
-        entry_view,
-    )))
+    Ok(HttpResponse::Ok().json(page(&mut rows, limit, |e| e.id.to_string(), entry_view)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documented form of an audit cursor is exactly what the listing reads.
+    #[test]
+    fn the_cursor_pattern_is_what_is_read() {
+        let pattern =
+            regex::Regex::new(&crate::openapi::cursor_pattern("/admin/v1/audit")).unwrap();
+        let long = "9".repeat(18);
+        let too_long = "1".repeat(19);
+        for text in [
+            "0", "1042", &long, &too_long, "-1", "+1", "1.0", " 1", "1\n", "x",
+        ] {
+            assert_eq!(
+                pattern.is_match(text),
+                decode_cursor(text).is_ok(),
+                "{text:?}"
+            );
+        }
+        assert!(pattern.is_match(""), "empty is the first page");
+    }
 }

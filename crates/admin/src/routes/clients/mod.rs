@@ -18,7 +18,7 @@ use directory::{new_client, permissions, OAuthClient};
 use serde_json::{json, Map, Value};
 
 use super::ok_with_etag;
-use crate::api::{changes, etag, page, require_if_match, Query};
+use crate::api::{changes, encode_cursor, etag, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
 use crate::revoke;
@@ -90,14 +90,13 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = Query::parse(&req, &["limit", "cursor"])?;
     let limit = q.limit()?;
-    let after = q.cursor("clients")?;
+    let after = q.cursor()?;
     let mut rows =
         directory::list_clients(&state.db, &caller.company, after.as_deref(), limit + 1).await?;
     Ok(HttpResponse::Ok().json(page(
-        "clients",
         &mut rows,
         limit,
-        |c| c.client_id.clone(),
+        |c| encode_cursor(&c.client_id),
         client_view,
     )))
 }

@@ -14,7 +14,7 @@ use directory::{new_role, Role, RoleFilter, UserFilter};
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, page, require_if_match, Query};
+use crate::api::{changes, encode_cursor, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};
 use crate::state::AdminState;
@@ -49,7 +49,7 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
     let limit = q.limit()?;
-    let after = q.cursor("roles")?;
+    let after = q.cursor()?;
     let held_by_status = q.status_filter()?;
     let name = q.role_filter()?;
     let filter = RoleFilter {
@@ -65,10 +65,9 @@ pub async fn list(
     )
     .await?;
     Ok(HttpResponse::Ok().json(page(
-        "roles",
         &mut rows,
         limit,
-        |r| r.name.clone(),
+        |r| encode_cursor(&r.name),
         role_view,
     )))
 }

@@ -17,7 +17,7 @@ use directory::{permissions, User, UserFilter};
 use serde_json::{json, Map, Value};
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, hash_password, page, require_if_match, Query};
+use crate::api::{changes, encode_cursor, hash_password, page, require_if_match, Query};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
 use crate::revoke;
@@ -147,7 +147,7 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
     let limit = q.limit()?;
-    let after = q.cursor("users")?;
+    let after = q.cursor()?;
     let status = q.status_filter()?;
     let role = q.role_filter()?;
     let filter = UserFilter { status, role };
@@ -160,10 +160,9 @@ pub async fn list(
     )
     .await?;
     Ok(HttpResponse::Ok().json(page(
-        "users",
         &mut rows,
         limit,
-        |u| u.username.clone(),
+        |u| encode_cursor(&u.username),
         |u| user_view(u, allowed(&caller, u)),
     )))
 }
