@@ -149,20 +149,15 @@ pub struct KeepTokensQuery {
 #[into_params(parameter_in = Header)]
 #[allow(dead_code)]
 pub struct IfMatch {
-    /// The ETag of the version read; a stale one is 412, none (or *) is 428.
+    /// The ETag of the version read; a stale one is 412, none (or *) is 428. ETags separated by commas
+    /// as `api::require_if_match` reads them: at least one, none of them `*`.
     #[serde(rename = "If-Match")]
-    #[param(schema_with = if_match_schema)]
+    #[param(
+        min_length = 1,
+        pattern = r"^(?!.*(?:^|,)\s*\*\s*(?:,|$))[\s,]*[^\s,]",
+        example = r#"W/"3""#
+    )]
     if_match: String,
-}
-
-/// ETags separated by commas as `api::require_if_match` reads them: at least one, none of them `*`.
-fn if_match_schema() -> utoipa::openapi::schema::Object {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .min_length(Some(1))
-        .pattern(Some(r"^(?!.*(?:^|,)\s*\*\s*(?:,|$))[\s,]*[^\s,]"))
-        .examples([r#"W/"3""#])
-        .build()
 }
 
 /// The rate-limit headers of every counted answer.
@@ -297,6 +292,39 @@ pub fn cursor_pattern(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use serde_json::Value;
+
+    /// A write to an existing resource without If-Match is refused (428), so the document requires the
+    /// header: a client generated from it always sends one.
+    #[test]
+    fn if_match_is_required_where_it_is_read() {
+        let doc: Value = serde_json::to_value(super::document()).unwrap();
+        let mut writes = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let parameters = operation["parameters"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(header) = parameters.iter().find(|p| p["name"] == "If-Match") {
+                    assert_eq!(header["required"], true, "{method} {path}");
+                    writes.push(format!("{method} {path}"));
+                }
+            }
+        }
+        writes.sort();
+        assert_eq!(
+            writes,
+            [
+                "delete /admin/v1/clients/{client_id}",
+                "delete /admin/v1/roles/{name}",
+                "delete /admin/v1/users/{username}",
+                "post /admin/v1/clients/{client_id}/secret",
+                "put /admin/v1/clients/{client_id}",
+                "put /admin/v1/roles/{name}",
+                "put /admin/v1/users/{username}",
+            ]
+        );
+    }
 
     /// Every `$ref` of the document names something the document defines.
     #[test]
