@@ -113,8 +113,7 @@ pub fn reserved_field(name: &str) -> Option<&'static str> {
         .find(|reserved| reserved.eq_ignore_ascii_case(name))
 }
 
-/// A metadata field name: not reserved in any case, 1 to 64 characters, no control characters; letters,
-/// digits, `_`, `-`, `.` and spaces.
+/// A metadata field name: not reserved in any case, then [`check_field_syntax`].
 pub fn check_field(name: &str) -> Result<(), AnalyticsError> {
     match reserved_field(name) {
         Some(reserved) if reserved == name => Err(AnalyticsError::BadRequest(format!(
@@ -137,14 +136,21 @@ pub fn check_removable_field(name: &str) -> Result<(), AnalyticsError> {
     check_field_syntax(name)
 }
 
-/// 1 to 64 characters, no control characters; letters, digits, `_`, `-`, `.` and inner spaces; no empty
-/// part between dots, which the search index reads as nesting (its own check is applied too, so no
-/// field accepted here is one it would refuse).
+/// Whether a metadata field name may hold `c`: not a control or invisible mark (as category names), not
+/// whitespace other than the space, not ASCII punctuation other than `_`, `-` and `.` (so `:` ends the
+/// field of a search filter, and no name needs quoting in the index's filter syntax).
+fn field_char(c: char) -> bool {
+    !crate::apps::definition::invisible(c)
+        && !(c.is_whitespace() && c != ' ')
+        && !(c.is_ascii_punctuation() && !matches!(c, '_' | '-' | '.'))
+}
+
+/// 1 to 64 characters that [`field_char`] allows, no space at either end, and no empty part between
+/// dots, which the search index reads as nesting (its own check is applied too, so no field accepted
+/// here is one it would refuse).
 fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
     let valid = (1..=MAX_FIELD_LEN).contains(&name.chars().count())
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '))
+        && name.chars().all(field_char)
         && !name.starts_with(' ')
         && !name.ends_with(' ')
         && common::search::check_field_name(name).is_ok();
@@ -152,10 +158,105 @@ fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
         Ok(())
     } else {
         Err(AnalyticsError::BadRequest(format!(
-            "invalid metadata field name {name:?}: 1 to {MAX_FIELD_LEN} letters, digits, '_', '-', '.' \
-             or inner spaces, no empty part between dots"
+            "invalid metadata field name {name:?}: 1 to {MAX_FIELD_LEN} characters, no control or \
+             invisible characters, no punctuation but '_', '-' and '.', no whitespace but inner \
+             spaces, no empty part between dots"
         )))
     }
+}
+
+/// The characters [`field_char`] refuses, as the inside of a character class (dialect of the other
+/// patterns here).
+macro_rules! field_refused {
+    () => {
+        concat!(
+            r"\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff",
+            r"\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000",
+            r"!-,/:-@\[-\^`{-~"
+        )
+    };
+}
+
+/// The syntax of a field name (not its length, nor the reserved names): the first character neither a
+/// space nor a dot, and every dot followed by a character that is not one, the last neither.
+pub const FIELD_PATTERN: &str = concat!(
+    "^[^",
+    field_refused!(),
+    ". ](?:(?:[^",
+    field_refused!(),
+    ".]|\\.[^",
+    field_refused!(),
+    ".])*(?:[^",
+    field_refused!(),
+    ". ]|\\.[^",
+    field_refused!(),
+    ". ]))?$"
+);
+
+/// The reserved names in any case, as one anchored pattern (`[tT][iI][dD]|...`).
+pub fn reserved_fields_pattern() -> String {
+    let any_case = |name: &str| -> String {
+        name.chars()
+            .map(|c| {
+                if c.is_ascii_alphabetic() {
+                    format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    let names: Vec<String> = RESERVED_FIELDS.iter().map(|n| any_case(n)).collect();
+    format!("^(?:{})$", names.join("|"))
+}
+
+/// The schema of a field name a `PATCH` sets, a folder keeps and a search filter names.
+pub fn field_schema() -> utoipa::openapi::schema::Object {
+    let pattern = reserved_fields_pattern();
+    common::http::with_keyword(
+        field_name_object("A metadata field name, not a reserved one in any case"),
+        "not",
+        serde_json::json!({ "pattern": pattern }),
+    )
+}
+
+/// The schema of a field name a `DELETE` names: a reserved name in another case is one.
+pub fn removable_field_schema() -> utoipa::openapi::schema::Object {
+    common::http::with_keyword(
+        field_name_object("A metadata field name, not a reserved one (in another case it may be)"),
+        "not",
+        serde_json::json!({ "enum": RESERVED_FIELDS }),
+    )
+}
+
+fn field_name_object(description: &str) -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .min_length(Some(1))
+        .max_length(Some(MAX_FIELD_LEN))
+        .pattern(Some(FIELD_PATTERN))
+        .description(Some(description))
+        .examples(["queue"])
+        .build()
+}
+
+/// A metadata value as a request gives it: text of at most 4096 characters without control characters
+/// but tab, a number or a boolean (kept as their text).
+pub const VALUE_PATTERN: &str = r"^[^\x00-\x08\x0a-\x1f\x7f-\x9f]*$";
+
+/// The schema of a metadata value a request sets.
+pub fn value_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(MAX_VALUE_LEN))
+                .pattern(Some(VALUE_PATTERN)),
+        )
+        .item(ObjectBuilder::new().schema_type(Type::Number))
+        .item(ObjectBuilder::new().schema_type(Type::Boolean))
+        .into()
 }
 
 /// A metadata value: at most 4096 characters, no control characters other than tab.
@@ -250,6 +351,97 @@ mod tests {
                 app.is_match(n) && bounded,
                 check_app(n).is_ok(),
                 "application {n:?}"
+            );
+        }
+    }
+
+    /// The documented rules of a field name (the pattern, 1 to 64 characters, not a reserved name in any
+    /// case) accept exactly what the check accepts: every character alone, between two letters and after
+    /// one, and the names at the edges of the rules.
+    #[test]
+    fn the_documented_field_rules_agree_with_the_check() {
+        let pattern = regex::Regex::new(FIELD_PATTERN).unwrap();
+        let reserved = regex::Regex::new(&reserved_fields_pattern()).unwrap();
+        let documented = |name: &str| {
+            pattern.is_match(name)
+                && (1..=MAX_FIELD_LEN).contains(&name.chars().count())
+                && !reserved.is_match(name)
+        };
+        let mut accepted = 0;
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            for name in [c.to_string(), format!("a{c}b"), format!("a{c}")] {
+                assert_eq!(documented(&name), check_field(&name).is_ok(), "{name:?}");
+            }
+            accepted += usize::from(check_field(&c.to_string()).is_ok());
+        }
+        assert!(accepted > 100_000, "letters of every script: {accepted}");
+        let edges = [
+            "",
+            " ",
+            ".",
+            "a",
+            "a.b",
+            "a..b",
+            ".a",
+            "a.",
+            "a .b",
+            "a. b",
+            "a b",
+            " a",
+            "a ",
+            "a. ",
+            "a.b.c",
+            "queue",
+            "customer id",
+            "Größe",
+            "日本語",
+            "tId",
+            "TID",
+            "tid",
+            "Datetime",
+            "metadata",
+            "metadata2",
+            "xtid",
+            "a:b",
+            "a/b",
+            "a\u{a0}b",
+            "a\u{200b}b",
+        ];
+        // 64 characters of 4 bytes are within the search index's limit in bytes.
+        let lengths = [64, 65].map(|n| "x".repeat(n));
+        let wide = [64, 65].map(|n| "\u{1f600}".repeat(n));
+        for name in edges
+            .iter()
+            .copied()
+            .chain(lengths.iter().chain(&wide).map(String::as_str))
+        {
+            assert_eq!(documented(name), check_field(name).is_ok(), "{name:?}");
+        }
+        assert!(check_field(&wide[0]).is_ok());
+    }
+
+    /// A `DELETE` may name a reserved name in another case; its schema says the same.
+    #[test]
+    fn the_documented_removable_fields_agree_with_the_check() {
+        let pattern = regex::Regex::new(FIELD_PATTERN).unwrap();
+        for name in [
+            "tId", "TID", "tid", "Datetime", "queue", "a.", "METADATA", "metadata",
+        ] {
+            let documented = pattern.is_match(name) && !RESERVED_FIELDS.contains(&name);
+            assert_eq!(documented, check_removable_field(name).is_ok(), "{name:?}");
+        }
+    }
+
+    /// A value's documented pattern is the check's rule on every character.
+    #[test]
+    fn the_documented_value_rule_agrees_with_the_check() {
+        let pattern = regex::Regex::new(VALUE_PATTERN).unwrap();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let value = format!("a{c}");
+            assert_eq!(
+                pattern.is_match(&value),
+                check_value("f", &value).is_ok(),
+                "{c:?}"
             );
         }
     }

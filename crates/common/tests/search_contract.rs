@@ -51,6 +51,7 @@ contract!(
     a_scope_holding_every_document_still_bounds_the_search,
     filters_compare_whole_metadata_values,
     filter_text_cannot_break_out,
+    the_longest_field_names_are_filtered,
     words_are_found_in_metadata_values,
     the_empty_query_lists_newest_first,
     pages_follow_offset_and_limit,
@@ -522,6 +523,28 @@ async fn filters_compare_whole_metadata_values(index: &dyn SearchIndex) {
         ["full"],
         "filters narrow a word search"
     );
+}
+
+/// A field name of `MAX_FIELD_NAME_LEN` bytes (64 characters of 4 bytes, the longest the analytics API
+/// takes) and one of symbols beyond ASCII are stored and filtered on like any other.
+async fn the_longest_field_names_are_filtered(index: &dyn SearchIndex) {
+    let longest = "\u{1f600}".repeat(common::search::MAX_FIELD_NAME_LEN / 4);
+    assert_eq!(longest.len(), common::search::MAX_FIELD_NAME_LEN);
+    let symbols = "Größe € ™";
+    index
+        .upsert(&[
+            with_fields(
+                call("wide", ACME_SALES_INBOX, T0, "one"),
+                &[(longest.as_str(), "yes"), (symbols, "XL")],
+            ),
+            call("plain", ACME_SALES_INBOX, T0, "two"),
+        ])
+        .await
+        .unwrap();
+    for filter in [(longest.as_str(), "yes"), (symbols, "xl")] {
+        let query = filtered(company("acme"), &[filter]);
+        assert_eq!(id_set(index, &query).await, ["wide"], "{filter:?}");
+    }
 }
 
 async fn filter_text_cannot_break_out(index: &dyn SearchIndex) {

@@ -71,7 +71,7 @@ pub fn valid_category_name(name: &str) -> bool {
 
 /// Control characters, and the zero-width and bidirectional marks that would make two different names
 /// look the same.
-fn invisible(c: char) -> bool {
+pub fn invisible(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }

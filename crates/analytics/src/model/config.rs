@@ -63,6 +63,7 @@ pub struct FolderSettings {
     #[schema(value_type = Object)]
     pub asroptions: Map<String, Value>,
     /// The metadata fields kept in the database and the search index (others only in the transcript).
+    #[schema(schema_with = custom_meta_schema)]
     pub custom_meta: Vec<String>,
     /// Read-only: accepted so that a record read with GET can be sent back, and ignored.
     #[serde(skip_serializing)]
@@ -314,4 +315,13 @@ pub fn parse_timezone(name: &str) -> Result<chrono_tz::Tz, AnalyticsError> {
             "timezone: {name:?} is not an IANA time zone name such as Europe/Berlin"
         ))
     })
+}
+
+/// At most 100 field names, none twice, each a name a `PATCH` may set.
+fn custom_meta_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(names::field_schema())
+        .max_items(Some(MAX_CUSTOM_META))
+        .unique_items(true)
+        .build()
 }

@@ -72,15 +72,7 @@ fn parse_query(req: &HttpRequest, scope: Scope) -> Result<SearchQuery, Analytics
                 }
                 query.q = value.into_owned();
             }
-            "filter" => {
-                let (field, wanted) = value.split_once(':').ok_or_else(|| {
-                    AnalyticsError::BadRequest(format!(
-                        "filter must be <field>:<value>, got {value:?}"
-                    ))
-                })?;
-                check_field(field)?;
-                query.filter.push((field.to_string(), wanted.to_string()));
-            }
+            "filter" => query.filter.push(parse_filter(&value)?),
             "limit" => {
                 query.limit = number("limit")?;
                 if !(1..=MAX_LIMIT).contains(&query.limit) {
@@ -98,6 +90,15 @@ fn parse_query(req: &HttpRequest, scope: Scope) -> Result<SearchQuery, Analytics
         }
     }
     Ok(query)
+}
+
+/// `<field>:<value>`: the first `:` ends the field.
+fn parse_filter(text: &str) -> Result<(String, String), AnalyticsError> {
+    let (field, wanted) = text.split_once(':').ok_or_else(|| {
+        AnalyticsError::BadRequest(format!("filter must be <field>:<value>, got {text:?}"))
+    })?;
+    check_field(field)?;
+    Ok((field.to_string(), wanted.to_string()))
 }
 
 async fn run(
@@ -147,12 +148,43 @@ async fn run(
     }))
 }
 
+/// The documented shape of a `filter` parameter: a field name a `PATCH` may set (the first `:` ends it)
+/// and any value.
+pub struct Filter;
+
+impl utoipa::PartialSchema for Filter {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use crate::names::{reserved_fields_pattern, FIELD_PATTERN, MAX_FIELD_LEN};
+        let field = FIELD_PATTERN
+            .strip_suffix('$')
+            .expect("an anchored pattern");
+        let reserved = reserved_fields_pattern();
+        let reserved = reserved.strip_suffix('$').expect("an anchored pattern");
+        let object = utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .pattern(Some(format!(r"{field}:[\s\S]*$")))
+            .examples(["queue:billing"])
+            .build();
+        common::http::with_keyword(
+            object,
+            "not",
+            serde_json::json!({"anyOf": [
+                {"pattern": format!("{reserved}:")},
+                {"pattern": format!("^[^:]{{{}}}", MAX_FIELD_LEN + 1)},
+            ]}),
+        )
+        .into()
+    }
+}
+
+impl ToSchema for Filter {}
+
 /// Search an organization's calls
 #[utoipa::path(get, path = "/search/{company}/{organization}", tag = "search",
     security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
-        ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
+        ("filter" = Option<Vec<Filter>>, Query, description = "<field>:<value>, repeatable"),
         ("limit" = Option<usize>, Query, minimum = 1, maximum = 100, description = "Hits per page, 1 to 100"),
         ("offset" = Option<usize>, Query)),
     responses((status = 200, body = Hits)))]
@@ -170,7 +202,7 @@ pub async fn search(
     security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("folder" = String, Path),
         ("q" = Option<String>, Query, description = "Words to find (all of them)"),
-        ("filter" = Option<Vec<String>>, Query, description = "<field>:<value>, repeatable"),
+        ("filter" = Option<Vec<Filter>>, Query, description = "<field>:<value>, repeatable"),
         ("limit" = Option<usize>, Query, minimum = 1, maximum = 100, description = "Hits per page, 1 to 100"),
         ("offset" = Option<usize>, Query)),
     responses((status = 200, body = Hits)))]
@@ -181,4 +213,50 @@ pub async fn search_folder(
 ) -> Result<HttpResponse, AnalyticsError> {
     let (company, organization, folder) = path.into_inner();
     run(&state, &req, company, organization, Some(folder)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documented filter (its pattern, and none of the patterns of its `not`) is what the search
+    /// reads, on filters at the edges of the field's rules.
+    #[test]
+    fn the_documented_filter_is_what_is_read() {
+        let schema = serde_json::to_value(<Filter as utoipa::PartialSchema>::schema()).unwrap();
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        let refused: Vec<regex::Regex> = schema["not"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| regex::Regex::new(p["pattern"].as_str().unwrap()).unwrap())
+            .collect();
+        let long = "x".repeat(64);
+        let too_long = "x".repeat(65);
+        for text in [
+            "queue:billing",
+            "queue:",
+            "queue:a:b",
+            "queue:line\nbreak",
+            "customer id:7",
+            "Größe:L",
+            ":billing",
+            "queue",
+            "",
+            " queue:x",
+            "queue :x",
+            "a..b:x",
+            "a.b:x",
+            "tId:x",
+            "TID:x",
+            "tidy:x",
+            "metadata:x",
+            "a/b:x",
+            &format!("{long}:x"),
+            &format!("{too_long}:x"),
+        ] {
+            let documented = pattern.is_match(text) && !refused.iter().any(|r| r.is_match(text));
+            assert_eq!(documented, parse_filter(text).is_ok(), "{text:?}");
+        }
+    }
 }

@@ -23,7 +23,7 @@ pub use limits::{api_error_answer, ErrorAnswer, HttpLimits};
 pub use metrics::{HttpMetrics, Series};
 pub use openapi::{
     add_common_responses, add_security_schemes, basic_scheme, bearer_scheme, describe_path_names,
-    query_token_scheme, with_operational_endpoints, PathName,
+    query_token_scheme, with_keyword, with_operational_endpoints, PathName,
 };
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};

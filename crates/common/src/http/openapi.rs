@@ -139,3 +139,16 @@ pub fn describe_path_names(document: &mut utoipa::openapi::OpenApi, rules: &[Pat
         }
     }
 }
+
+/// `object` with a JSON Schema keyword that utoipa has no field for (`not`, `if`/`then`), as written.
+pub fn with_keyword(
+    mut object: utoipa::openapi::schema::Object,
+    keyword: &str,
+    value: serde_json::Value,
+) -> utoipa::openapi::schema::Object {
+    object
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(keyword.to_string(), value);
+    object
+}

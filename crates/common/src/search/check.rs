@@ -5,8 +5,9 @@ use chrono::{Datelike, NaiveDateTime};
 
 use super::{Scope, SearchDocument, SearchError, SearchQuery, MAX_LIMIT};
 
-/// The longest metadata field name, in bytes.
-pub const MAX_FIELD_NAME_LEN: usize = 128;
+/// The longest metadata field name, in bytes: 64 characters of up to 4 bytes each, so that a limit
+/// counted in characters (the analytics API's) never meets this one first.
+pub const MAX_FIELD_NAME_LEN: usize = 256;
 
 /// The years a call's `datetime` may fall in: four digits, so that the text sorts in time order, and
 /// none before telephones were common enough to record.

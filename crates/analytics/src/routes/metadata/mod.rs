@@ -22,6 +22,7 @@
 //! since it copies no metadata.
 
 pub mod batch;
+pub mod schema;
 
 use std::collections::BTreeMap;
 
@@ -50,7 +51,7 @@ type Answer = Result<HttpResponse, AnalyticsError>;
 #[utoipa::path(patch, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
     security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
     params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
-    request_body(content = Object, description = "Field names and values"),
+    request_body(content = schema::MetadataSet, description = "Field names and values"),
     responses((status = 200, description = "The call's metadata", body = Object),
         (status = 400, description = "A reserved or invalid field (text/html)")))]
 pub async fn patch(
@@ -78,7 +79,7 @@ pub async fn patch(
 #[utoipa::path(delete, path = "/metadata/{company}/{organization}/{tId}", tag = "metadata",
     security(("bearer" = ["analytics:write"]), ("token" = ["analytics:write"])),
     params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
-    request_body(content = Vec<String>, description = "Field names"),
+    request_body(content = schema::MetadataRemove, description = "Field names"),
     responses((status = 200, description = "The call's metadata", body = Object),
         (status = 400, description = "A reserved or invalid field (text/html)")))]
 pub async fn delete(
