@@ -53,6 +53,11 @@ impl AnalyticsError {
     }
 
     /// A call that does not exist, or not in the path's company and organization.
+    /// A category path that application `app` does not have (in the case it has).
+    pub fn category_not_found(path: &str, app: &str) -> AnalyticsError {
+        AnalyticsError::NotFound(format!("Category not found: {path} of application {app}"))
+    }
+
     pub fn call_not_found(call: &str) -> AnalyticsError {
         AnalyticsError::NotFound(format!("Transcript not found: {call}"))
     }

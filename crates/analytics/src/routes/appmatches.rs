@@ -40,18 +40,36 @@ pub struct AppMatches {
     pub scorecard: Option<Map<String, Value>>,
 }
 
+/// The documented shape of the optional body: category paths (levels joined by `.`) per application.
+pub struct AppSelection;
+
+impl utoipa::PartialSchema for AppSelection {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
+        let paths = ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String));
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::RefOr(paths.into())))
+            .examples([serde_json::json!({"billing": ["Sales.Upsell"]})])
+            .into()
+    }
+}
+
+impl ToSchema for AppSelection {}
+
 /// Where a call's applications matched
 ///
 /// An optional JSON body `{APP: [CATEGORY PATH, ...]}` limits the phrase matches to the named categories
 /// and everything below them (a path joins levels with '.'); other categories of a named application
-/// keep their scores, applications not named are left out. An unknown application or path is a 400.
+/// keep their scores, applications not named are left out. An application or path the call's folder does
+/// not have is a 404.
 #[utoipa::path(get, path = "/appmatches/{company}/{organization}/{tId}", tag = "apps",
     security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path), ("organization" = String, Path), ("tId" = String, Path)),
-    request_body(content = Option<Object>, description = "Optional: category paths per application"),
+    request_body(content = Option<AppSelection>, description = "Optional: category paths per application"),
     responses((status = 200, body = AppMatches),
-        (status = 400, description = "An unknown application or category path (text/html)"),
-        (status = 404, description = "Transcript not found: <tId>")))]
+        (status = 404, description = "Transcript not found: <tId>, or an application or category the \
+            body names that the call's folder does not have (text/html)")))]
 pub async fn app_matches(
     state: Data<AnalyticsState>,
     req: HttpRequest,
@@ -131,14 +149,12 @@ fn select(
     };
     for (name, paths) in &request {
         let app = apps.iter().find(|a| &a.app == name).ok_or_else(|| {
-            AnalyticsError::BadRequest(format!(
-                "unknown application {name:?}: the call's folder has no such application"
+            AnalyticsError::NotFound(format!(
+                "Application not found: {name} (the call's folder has no such application)"
             ))
         })?;
         if let Some(path) = paths.iter().find(|p| p.is_empty() || app.find(p).is_none()) {
-            return Err(AnalyticsError::BadRequest(format!(
-                "unknown category {path:?} of application {name:?}"
-            )));
+            return Err(AnalyticsError::category_not_found(path, name));
         }
     }
     Ok(apps

@@ -310,9 +310,7 @@ async fn run(
     let o = options(req)?;
     if let Some(category) = &o.category {
         if !has_category(&row.definition, category)? {
-            return Err(AnalyticsError::BadRequest(format!(
-                "unknown category {category:?} of application {app:?}"
-            )));
+            return Err(AnalyticsError::category_not_found(category, &app));
         }
     }
     let Some(range) = range else {
@@ -344,7 +342,9 @@ async fn run(
         ("depth" = Option<i64>, Query, minimum = -1, description = "Levels below the category; -1 all"),
         ("agents" = Option<String>, Query, description = "Comma-separated agent ids"),
         ("zeros" = Option<bool>, Query, description = "Also categories no call hit")),
-    responses((status = 200, description = "One object per date with calls")))]
+    responses((status = 200, description = "One object per date with calls"),
+        (status = 404, description = "Application not found: <app>, or Category not found: <path> of \
+            application <app> (text/html)")))]
 pub async fn appstats(
     state: Data<AnalyticsState>,
     req: HttpRequest,
@@ -364,7 +364,9 @@ pub async fn appstats(
         ("depth" = Option<i64>, Query, minimum = -1, description = "Levels below the category; -1 all"),
         ("agents" = Option<String>, Query, description = "Comma-separated agent ids"),
         ("zeros" = Option<bool>, Query, description = "Also categories no call hit")),
-    responses((status = 200, description = "One object per date with calls")))]
+    responses((status = 200, description = "One object per date with calls"),
+        (status = 404, description = "Application not found: <app>, or Category not found: <path> of \
+            application <app> (text/html)")))]
 pub async fn appstats_folder(
     state: Data<AnalyticsState>,
     req: HttpRequest,

@@ -178,19 +178,19 @@ async fn a_body_names_the_categories_that_get_matches(stack: Stack) {
     for (body, message) in [
         (
             json!({"ghost": ["Greeting"]}),
-            "unknown application &quot;ghost&quot;: the call&#39;s folder has no such application",
+            "Application not found: ghost (the call&#39;s folder has no such application)",
         ),
         (
             json!({"billing": ["Sales.Nope"]}),
-            "unknown category &quot;Sales.Nope&quot; of application &quot;billing&quot;",
+            "Category not found: Sales.Nope of application billing",
         ),
         (
             json!({"billing": ["Sales.Up"]}),
-            "unknown category &quot;Sales.Up&quot; of application &quot;billing&quot;",
+            "Category not found: Sales.Up of application billing",
         ),
     ] {
         let a = world.send("GET", &path(&id), Some(body.clone())).await;
-        assert_eq!((a.status, a.text.as_str()), (400, message), "{body}");
+        assert_eq!((a.status, a.text.as_str()), (404, message), "{body}");
     }
     let a = world
         .send("GET", &path(&id), Some(json!({"billing": "Greeting"})))

@@ -465,11 +465,11 @@ async fn an_unknown_category_is_refused(stack: Stack) {
             "/appstats/{COMPANY}/{ORG}/sales?daterange=20261120-20261120&category={category}"
         );
         let a = world.send("GET", &path, None).await;
-        assert_eq!(a.status, 400, "{category}: {}", a.text);
+        assert_eq!(a.status, 404, "{category}: {}", a.text);
         assert!(a.content_type.starts_with("text/html"));
         assert_eq!(
             a.text,
-            format!("unknown category &quot;{category}&quot; of application &quot;sales&quot;")
+            format!("Category not found: {category} of application sales")
         );
     }
     for category in ["Sales", "Sales.Upsell", "Greeting", ""] {
