@@ -16,6 +16,37 @@ pub const MAX_CUSTOM_META: usize = 100;
 pub const MAX_APPS: usize = 100;
 /// The longest text setting.
 pub const MAX_SETTING_LEN: usize = 256;
+/// A text setting: no control characters (and at most [`MAX_SETTING_LEN`] characters).
+const SETTING_PATTERN: &str = r"^[^\x00-\x1f\x7f-\x9f]*$";
+/// A folder's callback address: `http` or `https`, a host named by letters, digits, `.` and `-` whose
+/// last label starts with a letter, a dotted IPv4 address or a bracketed IPv6 one (RFC 3986), an optional
+/// port, and a path, query or fragment of printable ASCII. The URL parser must read it too (it also
+/// checks `xn--` labels, which this form leaves loose).
+static CALLBACK_URL_PATTERN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+    let ipv4 = format!(r"(?:{octet}\.){{3}}{octet}");
+    let h = "[0-9A-Fa-f]{1,4}";
+    let ls32 = format!("(?:{h}:{h}|{ipv4})");
+    let ipv6 = [
+        format!("(?:{h}:){{6}}{ls32}"),
+        format!("::(?:{h}:){{5}}{ls32}"),
+        format!("(?:{h})?::(?:{h}:){{4}}{ls32}"),
+        format!("(?:(?:{h}:){{0,1}}{h})?::(?:{h}:){{3}}{ls32}"),
+        format!("(?:(?:{h}:){{0,2}}{h})?::(?:{h}:){{2}}{ls32}"),
+        format!("(?:(?:{h}:){{0,3}}{h})?::{h}:{ls32}"),
+        format!("(?:(?:{h}:){{0,4}}{h})?::{ls32}"),
+        format!("(?:(?:{h}:){{0,5}}{h})?::{h}"),
+        format!("(?:(?:{h}:){{0,6}}{h})?::"),
+    ]
+    .join("|");
+    let label = "[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?";
+    let last = "[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?";
+    let port =
+        "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})";
+    format!(
+        r"^[hH][tT][tT][pP][sS]?://(?:(?:{label}\.)*{last}\.?|{ipv4}|\[(?:{ipv6})\])(?::{port})?(?:[/?#][!-~]*)?$"
+    )
+});
 
 /// Where a folder's transcription results go by default, and how often delivery is tried.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -23,6 +54,7 @@ pub const MAX_SETTING_LEN: usize = 256;
 pub struct FolderCallback {
     /// An `http` or `https` address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = callback_url_schema)]
     pub url: Option<String>,
     /// Delivery attempts at most (default 100).
     #[serde(
@@ -39,25 +71,31 @@ pub struct FolderCallback {
 #[serde(default, deny_unknown_fields)]
 pub struct FolderSettings {
     /// Transcription servers (pools) the folder's audio goes to.
+    #[schema(schema_with = settings_schema)]
     pub servers: Vec<String>,
     /// Speakers per call.
     #[serde(deserialize_with = "common::whole::number")]
     #[schema(minimum = 1, maximum = 10)]
     pub nspeakers: i64,
+    #[schema(schema_with = setting_schema)]
     pub audiotype: String,
     pub purifyaudio: bool,
     pub purifytext: bool,
     /// The recognition model of channel 0 and of channel 1.
+    #[schema(schema_with = setting_schema)]
     pub modelchan0: String,
+    #[schema(schema_with = setting_schema)]
     pub modelchan1: String,
     /// The channel of the agent in stereo audio (0 or 1).
     #[serde(deserialize_with = "common::whole::number")]
     #[schema(minimum = 0, maximum = 1)]
     pub agentchan: i64,
+    #[schema(schema_with = setting_schema)]
     pub mode: String,
     #[serde(deserialize_with = "common::object_only::read")]
     pub callback: FolderCallback,
     /// The applications that score the folder's calls.
+    #[schema(schema_with = apps_schema)]
     pub apps: Vec<String>,
     /// Options passed to the speech recognizer.
     #[schema(value_type = Object)]
@@ -145,9 +183,7 @@ impl FolderSettings {
             }
         }
         if let Some(url) = &self.callback.url {
-            let parsed = url::Url::parse(url).ok();
-            if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            {
+            if !valid_callback_url(url) {
                 return bad(
                     "callback.url",
                     format!("{url:?} is not an http or https address"),
@@ -324,4 +360,131 @@ fn custom_meta_schema() -> utoipa::openapi::schema::Array {
         .max_items(Some(MAX_CUSTOM_META))
         .unique_items(true)
         .build()
+}
+
+static CALLBACK_URL: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(&CALLBACK_URL_PATTERN).expect("a valid pattern"));
+
+/// Whether `url` has the documented form and the URL parser reads it as an `http(s)` address of a host.
+fn valid_callback_url(url: &str) -> bool {
+    CALLBACK_URL.is_match(url)
+        && url::Url::parse(url)
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+}
+
+fn setting_object() -> utoipa::openapi::schema::ObjectBuilder {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .max_length(Some(MAX_SETTING_LEN))
+        .pattern(Some(SETTING_PATTERN))
+}
+
+/// A text setting.
+fn setting_schema() -> utoipa::openapi::schema::Object {
+    setting_object().build()
+}
+
+/// A list of text settings.
+fn settings_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(setting_object())
+        .build()
+}
+
+/// At most 100 application names, each a text setting.
+fn apps_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(setting_object())
+        .max_items(Some(MAX_APPS))
+        .build()
+}
+
+/// The callback address, or null for none.
+fn callback_url_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::Type::String,
+            utoipa::openapi::Type::Null,
+        ]))
+        .pattern(Some(CALLBACK_URL_PATTERN.as_str()))
+        .description(Some("An http or https address"))
+        .examples(["https://hooks.example.com/calls"])
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every address of the documented form but one with a malformed `xn--` label is one the URL
+    /// parser reads; others are refused.
+    #[test]
+    fn the_documented_callback_addresses_are_read() {
+        let pattern = regex::Regex::new(&CALLBACK_URL_PATTERN).unwrap();
+        for url in [
+            "https://hooks.example.com/calls",
+            "HTTP://a",
+            "http://a.",
+            "http://a:8080",
+            "http://a:65535/x?y=1#z",
+            "http://10.0.0.1/x",
+            "http://255.255.255.255",
+            "http://[::1]:9/x",
+            "http://[::]",
+            "http://[fd00:ec2::254]/x",
+            "http://[1:2:3:4:5:6:7:8]",
+            "http://[::ffff:10.0.0.1]",
+            "http://a-b.c9",
+            "http://0x.a1",
+            "https://a/%zz\\x",
+        ] {
+            assert!(pattern.is_match(url), "{url:?}");
+            assert!(valid_callback_url(url), "{url:?}");
+        }
+        for url in [
+            "http://09",
+            "http://a.1",
+            "http://1.2.3.4.5",
+            "http://256.0.0.1",
+            "http://0x1f",
+            "http://-a",
+            "http://a-",
+            "http://a:65536",
+            "http://[438eC7df9bf]",
+            "http://[:::::]",
+            "http://[1:2:3:4:5:6:7:8:9]",
+            "http://[::1",
+            "http://a b",
+            "http://user@a",
+            "http://é.com",
+            "ftp://a",
+            "http://",
+            "",
+            " http://a",
+            "http://a/ x",
+            "http://a/\u{7f}",
+            "https://a/é",
+        ] {
+            assert!(!pattern.is_match(url), "{url:?}");
+            assert!(!valid_callback_url(url), "{url:?}");
+        }
+        // Left to the parser: a malformed punycode label has the form and is refused.
+        for url in ["http://xn--a"] {
+            assert!(pattern.is_match(url) && !valid_callback_url(url), "{url:?}");
+        }
+    }
+
+    /// A text setting's documented pattern is the check's rule on every character.
+    #[test]
+    fn the_setting_pattern_is_the_check() {
+        let pattern = regex::Regex::new(SETTING_PATTERN).unwrap();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let value = format!("a{c}");
+            assert_eq!(
+                pattern.is_match(&value),
+                check_text("f", &value).is_ok(),
+                "{c:?}"
+            );
+        }
+    }
 }
