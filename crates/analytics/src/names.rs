@@ -58,6 +58,12 @@ pub const APP_PATTERN: &str = concat!(
     r"(?:[^./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*",
     r"[^\s./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])?$"
 );
+/// A category name: as an application name, but it may hold `/`.
+pub const CATEGORY_PATTERN: &str = concat!(
+    r"^[^\s.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]",
+    r"(?:[^.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*",
+    r"[^\s.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])?$"
+);
 
 /// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
 pub fn valid_name(name: &str) -> bool {
@@ -334,10 +340,11 @@ mod tests {
         .chain([64, 65, 100, 101].map(|n| "a".repeat(n)))
         .collect();
         let pattern = |p: &str| regex::Regex::new(p).unwrap();
-        let (company, name, app) = (
+        let (company, name, app, category) = (
             pattern(COMPANY_PATTERN),
             pattern(NAME_PATTERN),
             pattern(APP_PATTERN),
+            pattern(CATEGORY_PATTERN),
         );
         for n in &names {
             assert_eq!(
@@ -347,6 +354,11 @@ mod tests {
             );
             assert_eq!(name.is_match(n), valid_name(n), "name {n:?}");
             let bounded = (1..=100).contains(&n.chars().count());
+            assert_eq!(
+                category.is_match(n) && bounded,
+                crate::apps::definition::valid_category_name(n),
+                "category {n:?}"
+            );
             assert_eq!(
                 app.is_match(n) && bounded,
                 check_app(n).is_ok(),

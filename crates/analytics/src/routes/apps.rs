@@ -46,22 +46,106 @@ impl AppRecord {
     }
 }
 
-/// The body of `PUT`, for the OpenAPI document (the handler reads it by hand to name the path of any
-/// problem).
-#[derive(Debug, serde::Deserialize, ToSchema)]
-pub struct AppBody {
-    /// `{NAME: CATEGORY}`; a CATEGORY is `{"phrases": [PHRASE, ...]}` or `{"subcategories": {NAME:
-    /// CATEGORY}}`, a PHRASE a string (leading `-`: exclude) or `{"text", "speaker": "agent"|"client"}`.
-    #[schema(schema_with = categories_schema)]
-    pub categories: Value,
+/// The documented shape of the body of `PUT` (the handler reads it by hand, in
+/// `apps::definition::Definition::parse`, to name the path of any problem): `{"categories": {NAME:
+/// CATEGORY}}`, a CATEGORY `{"phrases": [PHRASE, ...]}` (a leaf) or `{"subcategories": {NAME: CATEGORY}}`,
+/// at most four levels, a PHRASE a string of the phrase language (leading `-`: exclude) or `{"text",
+/// "speaker": "agent"|"client"}`. Whether a phrase reads is the phrase language's parser's to say.
+pub struct AppBody;
+
+impl utoipa::PartialSchema for AppBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("categories", categories_schema(1))
+            .required("categories")
+            .additional_properties(Some(AdditionalProperties::<Schema>::FreeForm(false)))
+            .into()
+    }
 }
 
-/// At least one category, by name.
-fn categories_schema() -> utoipa::openapi::schema::Object {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::Object)
+impl ToSchema for AppBody {}
+
+/// The categories of level `depth` by name: at least one; top-level names are not `/appstats`' own.
+fn categories_schema(depth: usize) -> utoipa::openapi::schema::Object {
+    use crate::apps::definition::{MAX_NAME_CHARS, RESERVED_TOP_LEVEL};
+    use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+    let mut name = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(MAX_NAME_CHARS))
+        .pattern(Some(crate::names::CATEGORY_PATTERN))
+        .build();
+    if depth == 1 {
+        name = common::http::with_keyword(
+            name,
+            "not",
+            serde_json::json!({"enum": RESERVED_TOP_LEVEL}),
+        );
+    }
+    let mut object = ObjectBuilder::new()
+        .schema_type(Type::Object)
         .min_properties(Some(1))
-        .build()
+        .additional_properties(Some(AdditionalProperties::RefOr(category_schema(depth))))
+        .build();
+    object.property_names = Some(Box::new(name.into()));
+    object
+}
+
+/// A category of level `depth`: a leaf, or (above the deepest level) a parent.
+fn category_schema(depth: usize) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use crate::apps::definition::MAX_DEPTH;
+    use utoipa::openapi::schema::{
+        AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
+    };
+    let closed = || Some(AdditionalProperties::<Schema>::FreeForm(false));
+    let phrase = OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some("A phrase of the phrase language (docs/phrases.md)")),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property("text", ObjectBuilder::new().schema_type(Type::String))
+                .required("text")
+                .property(
+                    "speaker",
+                    ObjectBuilder::new()
+                        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                            Type::String,
+                            Type::Null,
+                        ]))
+                        .enum_values(Some([
+                            serde_json::json!("agent"),
+                            serde_json::json!("client"),
+                            serde_json::Value::Null,
+                        ])),
+                )
+                .additional_properties(closed()),
+        );
+    let leaf = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "phrases",
+            ArrayBuilder::new()
+                .items(phrase)
+                .min_items(Some(1))
+                .max_items(Some(crate::apps::limits::MAX_PHRASES)),
+        )
+        .required("phrases")
+        .additional_properties(closed());
+    if depth == MAX_DEPTH {
+        return leaf.into();
+    }
+    let parent = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("subcategories", categories_schema(depth + 1))
+        .required("subcategories")
+        .additional_properties(closed());
+    OneOfBuilder::new().item(leaf).item(parent).into()
 }
 
 fn app_not_found(name: &str) -> AnalyticsError {
