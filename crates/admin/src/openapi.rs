@@ -8,7 +8,7 @@ use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
 use serde::Deserialize;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
 use utoipa::{IntoParams, Modify, OpenApi, PartialSchema};
 
 use crate::api::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -17,7 +17,19 @@ use crate::schema;
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has.
 pub fn document() -> utoipa::openapi::OpenApi {
-    common::http::with_operational_endpoints(AdminApi::openapi())
+    let mut document = AdminApi::openapi();
+    let schemas = &mut document
+        .components
+        .get_or_insert_with(Default::default)
+        .schemas;
+    if let Some(RefOr::T(Schema::Object(client))) = schemas.get_mut("ClientInput") {
+        *client = common::http::with_keyword(
+            client.clone(),
+            "allOf",
+            crate::routes::clients::body::cross_field_rules(),
+        );
+    }
+    common::http::with_operational_endpoints(document)
 }
 
 #[derive(OpenApi)]
@@ -324,6 +336,35 @@ mod tests {
                 "put /admin/v1/users/{username}",
             ]
         );
+    }
+
+    /// The client body carries the rules that tie its fields together, so a generated client does not
+    /// send an authorization_code client without a redirect URI, and the like.
+    #[test]
+    fn the_client_body_states_its_cross_field_rules() {
+        let doc: Value = serde_json::to_value(super::document()).unwrap();
+        let rules = doc["components"]["schemas"]["ClientInput"]["allOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let fields: Vec<&str> = rules
+            .iter()
+            .map(|r| {
+                r["then"]["properties"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .next()
+                    .unwrap()
+                    .as_str()
+            })
+            .collect();
+        assert_eq!(
+            fields,
+            ["redirect_uris", "grant_types", "grant_types"],
+            "{rules:?}"
+        );
+        assert!(rules.iter().all(|r| r["if"]["required"].is_array()));
     }
 
     /// Every `$ref` of the document names something the document defines.

@@ -8,6 +8,14 @@ use serde_json::Value;
 use utoipa::openapi::schema::{ArrayBuilder, Object, ObjectBuilder, SchemaType, Type};
 use utoipa::openapi::{RefOr, Schema};
 
+/// Text without control characters or bidirectional overrides (`api::is_deceptive`).
+pub const TEXT_PATTERN: &str = r"^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$";
+
+/// A string of text (`TEXT_PATTERN`).
+fn text_string(nullable: bool) -> ObjectBuilder {
+    string(nullable).pattern(Some(TEXT_PATTERN))
+}
+
 fn string(nullable: bool) -> ObjectBuilder {
     let kind = if nullable {
         SchemaType::from_iter([Type::String, Type::Null])
@@ -19,12 +27,12 @@ fn string(nullable: bool) -> ObjectBuilder {
 
 /// A string of at most `MAX` characters.
 pub fn text<const MAX: usize>() -> Object {
-    string(false).max_length(Some(MAX)).build()
+    text_string(false).max_length(Some(MAX)).build()
 }
 
 /// A string of 1 to `MAX` characters.
 pub fn name<const MAX: usize>() -> Object {
-    string(false)
+    text_string(false)
         .min_length(Some(1))
         .max_length(Some(MAX))
         .build()
@@ -32,7 +40,7 @@ pub fn name<const MAX: usize>() -> Object {
 
 /// A string of at most `MAX` characters, or null.
 pub fn nullable_text<const MAX: usize>() -> Object {
-    string(true).max_length(Some(MAX)).build()
+    text_string(true).max_length(Some(MAX)).build()
 }
 
 /// One of `values`.
@@ -94,12 +102,16 @@ pub fn integer(min: Option<i64>, max: Option<i64>, default: Option<i64>, nullabl
         .build()
 }
 
-/// `schema` with `field` added to its required properties.
+/// `schema` with `field` added to its required properties (and writable: a field a PUT only checks
+/// against its path is read-only there).
 pub fn requiring(schema: RefOr<Schema>, field: &str, description: &str) -> RefOr<Schema> {
     match schema {
         RefOr::T(Schema::Object(mut object)) => {
             if !object.required.iter().any(|r| r == field) {
                 object.required.push(field.to_string());
+            }
+            if let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(field) {
+                property.read_only = None;
             }
             object.description = Some(description.to_string());
             RefOr::T(Schema::Object(object))

@@ -26,8 +26,13 @@ pub const MAX_ACCESS_TTL: i64 = directory::MAX_ACCESS_TOKEN_TTL;
 /// Ten years: longer is what `null` (unlimited) says.
 pub const MAX_REFRESH_TTL: i64 = 315_360_000;
 
-/// A name is not blank: it has a character other than white space.
-pub const NAME_PATTERN: &str = r"\S";
+/// A name is not blank: it has a character other than white space (and, as all text, no control
+/// character or bidirectional override).
+pub const NAME_PATTERN: &str = concat!(
+    r"^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*",
+    r"[^\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]",
+    r"[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$"
+);
 static NON_BLANK: LazyLock<Regex> = LazyLock::new(|| schema::compile(NAME_PATTERN));
 
 /// A client as POST and PUT take it. The read-only parts of the record are accepted (and ignored), so
@@ -64,6 +69,7 @@ pub struct ClientBody {
     #[schema(default = false)]
     admin_access: Option<bool>,
     /// Read-only: on PUT it must match the path when given.
+    #[schema(read_only)]
     client_id: Option<String>,
     #[serde(rename = "secret_rotated_on")]
     #[schema(schema_with = secret_rotated_on_schema)]
@@ -74,6 +80,28 @@ pub struct ClientBody {
     #[serde(rename = "_allowed")]
     #[schema(schema_with = allowed_schema)]
     _allowed: Option<IgnoredAny>,
+}
+
+/// The rules of a client body that tie one field to another, as JSON Schema conditionals (utoipa has no
+/// words for them), each the document's form of a check of `validate`: the authorization_code grant
+/// needs a redirect URI, a public client has no client_credentials grant, and issuing refresh tokens
+/// needs the refresh_token grant.
+pub fn cross_field_rules() -> serde_json::Value {
+    let has = |grant: &str| serde_json::json!({"contains": {"const": grant}});
+    serde_json::json!([
+        {
+            "if": {"properties": {"grant_types": has(grants::AUTHORIZATION_CODE)}, "required": ["grant_types"]},
+            "then": {"properties": {"redirect_uris": {"type": "array", "minItems": 1}}, "required": ["redirect_uris"]}
+        },
+        {
+            "if": {"properties": {"public": {"const": true}}, "required": ["public"]},
+            "then": {"properties": {"grant_types": {"not": has(grants::CLIENT_CREDENTIALS)}}}
+        },
+        {
+            "if": {"properties": {"issue_refresh_token": {"const": true}}, "required": ["issue_refresh_token"]},
+            "then": {"properties": {"grant_types": has(grants::REFRESH_TOKEN)}, "required": ["grant_types"]}
+        }
+    ])
 }
 
 fn name_schema() -> Object {

@@ -5,7 +5,7 @@
 //! every permission manages a client that has it. A change and its audit entry are one transaction. The
 //! body and its checks are in `body`, the record in `record`.
 
-mod body;
+pub(crate) mod body;
 mod record;
 
 use actix_web::web::{Data, Path};

@@ -61,8 +61,11 @@ pub struct RoleBody {
     _allowed: Option<IgnoredAny>,
 }
 
+/// Read-only where the body replaces a role (it must be the path's), required on creation.
 fn name_schema() -> Object {
-    schema::patterned(NAME_PATTERN, NAME_MAX, "Team Lead", false)
+    let mut name = schema::patterned(NAME_PATTERN, NAME_MAX, "Team Lead", false);
+    name.read_only = Some(true);
+    name
 }
 
 fn permissions_schema() -> RefOr<Schema> {

@@ -125,12 +125,26 @@ pub struct UserBody {
     _allowed: Option<IgnoredAny>,
 }
 
+/// Read-only where the body replaces a user (it must be the path's), required on creation.
 fn username_schema() -> Object {
-    schema::patterned(USERNAME_PATTERN, USERNAME_MAX, "jane.doe", false)
+    let mut username = schema::patterned(USERNAME_PATTERN, USERNAME_MAX, "jane.doe", false);
+    username.read_only = Some(true);
+    username
 }
+
+/// What `valid_email` (with the text rule) takes: something, `@`, a domain with a dot neither first nor
+/// last; no whitespace, control character or bidirectional override anywhere.
+pub const EMAIL_PATTERN: &str = concat!(
+    r"^[^@\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u202a-\u202e\u2066-\u2069]+",
+    r"@[^@.\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u202a-\u202e\u2066-\u2069]",
+    r"[^@\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u202a-\u202e\u2066-\u2069]*\.",
+    r"[^@\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u202a-\u202e\u2066-\u2069]*",
+    r"[^@.\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u202a-\u202e\u2066-\u2069]$"
+);
 
 fn email_schema() -> Object {
     let mut email = schema::nullable_text::<EMAIL_MAX>();
+    email.pattern = Some(EMAIL_PATTERN.into());
     email.examples = vec!["jane.doe@example.com".into()];
     email
 }
@@ -434,6 +448,45 @@ impl ToSchema for UserCreate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The documented e-mail rule is the check (with the text rule) on every character, alone and in
+    /// each part of an address, and on addresses at the edges of the rule.
+    #[test]
+    fn emails_are_checked_as_their_schema_says() {
+        let pattern = regex::Regex::new(EMAIL_PATTERN).unwrap();
+        let checked =
+            |email: &str| valid_email(email) && crate::api::text("email", email, EMAIL_MAX).is_ok();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            for email in [
+                format!("a{c}@b.c"),
+                format!("a@b{c}.c"),
+                format!("a@b.{c}"),
+                format!("a@{c}.c"),
+            ] {
+                assert_eq!(pattern.is_match(&email), checked(&email), "{email:?}");
+            }
+        }
+        for email in [
+            "a@b.c", "a@b", "@b.c", "a@.b", "a@b.", "a@@b.c", "a@b@c.d", "a@b..c", "a b@c.d", "",
+        ] {
+            assert_eq!(pattern.is_match(email), checked(email), "{email:?}");
+        }
+    }
+
+    /// Text fields are documented with the text rule: no control characters or bidirectional overrides.
+    #[test]
+    fn text_is_checked_as_its_schema_says() {
+        let pattern = regex::Regex::new(schema::TEXT_PATTERN).unwrap();
+        let names = regex::Regex::new(crate::routes::clients::body::NAME_PATTERN).unwrap();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let value = format!("a{c}");
+            let checked = crate::api::text("f", &value, 10).is_ok();
+            assert_eq!(pattern.is_match(&value), checked, "{c:?}");
+            let alone = c.to_string();
+            let name = crate::api::text("name", &alone, 10).is_ok() && !alone.trim().is_empty();
+            assert_eq!(names.is_match(&alone), name, "client name {c:?}");
+        }
+    }
 
     #[test]
     fn usernames_are_checked_as_their_schema_says() {
