@@ -342,6 +342,12 @@ impl UserBody {
             roles.primary_role.and_then(|p| p.role),
             ROLE_MAX,
         )?;
+        if primary_role.is_empty() {
+            return Err(ApiError::field(
+                "roles.primary_role.role",
+                "roles.primary_role.role must be a role name",
+            ));
+        }
         let mut extra_roles: Vec<String> = Vec::new();
         for (i, item) in roles
             .extra_roles

@@ -84,10 +84,10 @@ async fn check_roles<P>(
             .await?
             .is_none()
         {
-            return Err(ApiError::field(
-                field,
-                format!("role {role} does not exist in this company"),
-            ));
+            let mut error =
+                ApiError::not_found(format!("role {role} does not exist in this company"));
+            error.field = Some(field);
+            return Err(error);
         }
     }
     let roles: Vec<&str> = std::iter::once(input.primary_role.as_str())
@@ -227,6 +227,8 @@ fn require_set_passwords(caller: &Caller<ManageUsers>) -> Result<(), ApiError> {
     responses(
         (status = 201, description = "The new user record", body = UserRecord,
             headers(("ETag" = String, description = "W/\"<version>\""), ("Location" = String, description = "The record's path"))),
+        (status = 404, description = "A role named does not exist in the caller's company (`field` names \
+            it)", body = common::error::ErrorBody),
         (status = 409, description = "A user with this username exists", body = common::error::ErrorBody)))]
 pub async fn create(
     caller: Caller<ManageUsers>,
@@ -294,7 +296,8 @@ pub async fn create(
     responses(
         (status = 200, description = "The changed user record", body = UserRecord,
             headers(("ETag" = String, description = "The new version, W/\"<version>\""))),
-        (status = 404, description = "No such user in the caller's company", body = common::error::ErrorBody),
+        (status = 404, description = "No such user in the caller's company, or a role named does not \
+            exist there (`field` names it)", body = common::error::ErrorBody),
         (status = 412, description = "If-Match names another version", body = common::error::ErrorBody),
         (status = 428, description = "If-Match is missing, empty or *", body = common::error::ErrorBody)))]
 pub async fn replace(
