@@ -365,6 +365,15 @@ mod tests {
             "{rules:?}"
         );
         assert!(rules.iter().all(|r| r["if"]["required"].is_array()));
+        // Each list refuses an item given twice.
+        let client = &doc["components"]["schemas"]["ClientInput"]["properties"];
+        for list in ["grant_types", "redirect_uris", "scopes"] {
+            assert_eq!(
+                client[list]["uniqueItems"], true,
+                "{list}: {}",
+                client[list]
+            );
+        }
     }
 
     /// Every `$ref` of the document names something the document defines.

@@ -57,6 +57,17 @@ pub fn patterned(pattern: &str, max: usize, example: &str, nullable: bool) -> Ob
         .build()
 }
 
+/// As [`list_of`], none of the items twice.
+pub fn unique_list_of(item: Object, min_items: usize, nullable: bool) -> RefOr<Schema> {
+    match list_of(item, min_items, nullable) {
+        RefOr::T(Schema::Array(mut array)) => {
+            array.unique_items = true;
+            RefOr::T(Schema::Array(array))
+        }
+        other => other,
+    }
+}
+
 /// A list of `item`s, or null when `nullable` (an optional field left out).
 pub fn list_of(item: Object, min_items: usize, nullable: bool) -> RefOr<Schema> {
     let kind = if nullable {

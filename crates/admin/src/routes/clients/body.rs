@@ -124,11 +124,11 @@ fn redirect_uris_schema() -> RefOr<Schema> {
     let mut uri = schema::text::<REDIRECT_URI_MAX>();
     uri.format = Some(utoipa::openapi::SchemaFormat::Custom("uri".into()));
     uri.examples = vec!["https://app.example.com/callback".into()];
-    schema::list_of(uri, 0, true)
+    schema::unique_list_of(uri, 0, true)
 }
 
 fn scopes_schema() -> RefOr<Schema> {
-    schema::list_of(schema::one_of(scopes::ALL, false), 0, true)
+    schema::unique_list_of(schema::one_of(scopes::ALL, false), 0, true)
 }
 
 fn access_token_ttl_schema() -> Object {
