@@ -115,7 +115,7 @@ pub fn encode_cursor(key: &str) -> String {
 }
 
 fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
-    let valid = cursor.len() % 2 == 0
+    let valid = cursor.len().is_multiple_of(2)
         && cursor.len() <= 1024
         && cursor
             .bytes()

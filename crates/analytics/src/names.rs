@@ -146,9 +146,9 @@ pub fn check_removable_field(name: &str) -> Result<(), AnalyticsError> {
 /// whitespace other than the space, not ASCII punctuation other than `_`, `-` and `.` (so `:` ends the
 /// field of a search filter, and no name needs quoting in the index's filter syntax).
 fn field_char(c: char) -> bool {
-    !crate::apps::definition::invisible(c)
-        && !(c.is_whitespace() && c != ' ')
-        && !(c.is_ascii_punctuation() && !matches!(c, '_' | '-' | '.'))
+    let other_space = c.is_whitespace() && c != ' ';
+    let other_punctuation = c.is_ascii_punctuation() && !matches!(c, '_' | '-' | '.');
+    !(crate::apps::definition::invisible(c) || other_space || other_punctuation)
 }
 
 /// 1 to 64 characters that [`field_char`] allows, no space at either end, and no empty part between
