@@ -128,12 +128,16 @@ fn instant_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         .into()
 }
 
-/// RFC 3339 or epoch milliseconds (1 to 18 digits: every such number fits).
+/// 1 to 18 digits as a number: every such number fits an `i64`, and no sign or space is taken.
+fn digits(text: &str) -> Option<i64> {
+    let valid = (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit());
+    valid.then(|| text.parse().expect("at most 18 digits fit an i64"))
+}
+
+/// RFC 3339 or epoch milliseconds ([`digits`]).
 fn instant(name: &str, text: &str) -> Result<i64, ApiError> {
-    if (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(ms) = text.parse::<i64>() {
-            return Ok(ms);
-        }
+    if let Some(ms) = digits(text) {
+        return Ok(ms);
     }
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis())
@@ -149,7 +153,7 @@ fn encode_cursor(time_ms: i64, seq: i64) -> String {
     format!("{time_ms}-{seq}")
 }
 
-/// `<time>-<sequence>`, each 1 to 18 digits (every such number fits an `i64`).
+/// `<time>-<sequence>`, each [`digits`].
 fn decode_cursor(cursor: &str) -> Result<(i64, i64), ApiError> {
     let invalid = || {
         ApiError::new(
@@ -157,17 +161,10 @@ fn decode_cursor(cursor: &str) -> Result<(i64, i64), ApiError> {
             "cursor is a next_cursor this API gave: <epoch ms>-<sequence>",
         )
     };
-    let number = |text: &str| {
-        if (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
-            text.parse::<i64>().ok()
-        } else {
-            None
-        }
-    };
     let (time, seq) = cursor.split_once('-').ok_or_else(invalid)?;
     Ok((
-        number(time).ok_or_else(invalid)?,
-        number(seq).ok_or_else(invalid)?,
+        digits(time).ok_or_else(invalid)?,
+        digits(seq).ok_or_else(invalid)?,
     ))
 }
 
