@@ -48,22 +48,43 @@ pub const RESERVED_FIELDS: &[&str] = &[
 /// `agents` keys (docs/analytics-api.md, Adding calls).
 pub const RESERVED_AGENT_IDS: [&str; 2] = ["agents", "date"];
 
+/// The characters `apps::definition::invisible` refuses, as the inside of a character class: control
+/// characters, and the zero-width and bidirectional marks.
+macro_rules! invisible {
+    () => {
+        r"\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+    };
+}
+
+/// A name of category names' rules (`apps::definition::valid_category_name`, bounds apart) that also
+/// refuses the characters of `refused`: none invisible, none refused, no whitespace at either end.
+macro_rules! name_pattern {
+    ($refused:literal) => {
+        concat!(
+            r"^[^\s",
+            $refused,
+            invisible!(),
+            "]",
+            "(?:[^",
+            $refused,
+            invisible!(),
+            "]*",
+            r"[^\s",
+            $refused,
+            invisible!(),
+            "])?$"
+        )
+    };
+}
+
 /// The name rules of this module as anchored patterns of the dialect OpenAPI documents use, given to the
 /// path parameters of the document so that a client checks a name as the service does; a test holds
 /// each to its check. An application name also has 1 to 100 characters (the schema's bounds).
 pub const COMPANY_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
 pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
-pub const APP_PATTERN: &str = concat!(
-    r"^[^\s./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]",
-    r"(?:[^./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*",
-    r"[^\s./\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])?$"
-);
+pub const APP_PATTERN: &str = name_pattern!("./");
 /// A category name: as an application name, but it may hold `/`.
-pub const CATEGORY_PATTERN: &str = concat!(
-    r"^[^\s.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]",
-    r"(?:[^.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*",
-    r"[^\s.\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff])?$"
-);
+pub const CATEGORY_PATTERN: &str = name_pattern!(".");
 
 /// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
 pub fn valid_name(name: &str) -> bool {
@@ -176,7 +197,7 @@ fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
 macro_rules! field_refused {
     () => {
         concat!(
-            r"\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff",
+            invisible!(),
             r"\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000",
             r"!-,/:-@\[-\^`{-~"
         )
