@@ -331,7 +331,7 @@ fn display_name_schema() -> utoipa::openapi::schema::Object {
     ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
         .max_length(Some(names::MAX_VALUE_LEN))
-        .pattern(Some(r"^[^\x00-\x08\x0a-\x1f\x7f-\x9f]*$"))
+        .pattern(Some(names::VALUE_PATTERN))
         .build()
 }
 
