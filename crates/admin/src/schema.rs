@@ -8,8 +8,17 @@ use serde_json::Value;
 use utoipa::openapi::schema::{ArrayBuilder, Object, ObjectBuilder, SchemaType, Type};
 use utoipa::openapi::{RefOr, Schema};
 
+/// The characters `api::is_deceptive` refuses (control characters and bidirectional overrides), as the
+/// inside of a character class, for the patterns of text fields.
+macro_rules! deceptive {
+    () => {
+        r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+    };
+}
+pub(crate) use deceptive;
+
 /// Text without control characters or bidirectional overrides (`api::is_deceptive`).
-pub const TEXT_PATTERN: &str = r"^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$";
+pub const TEXT_PATTERN: &str = concat!("^[^", deceptive!(), "]*$");
 
 /// A string of text (`TEXT_PATTERN`).
 fn text_string(nullable: bool) -> ObjectBuilder {

@@ -29,9 +29,13 @@ pub const MAX_REFRESH_TTL: i64 = 315_360_000;
 /// A name is not blank: it has a character other than white space (and, as all text, no control
 /// character or bidirectional override).
 pub const NAME_PATTERN: &str = concat!(
-    r"^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*",
-    r"[^\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]",
-    r"[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]*$"
+    "^[^",
+    schema::deceptive!(),
+    r"]*[^\s",
+    schema::deceptive!(),
+    "][^",
+    schema::deceptive!(),
+    "]*$"
 );
 static NON_BLANK: LazyLock<Regex> = LazyLock::new(|| schema::compile(NAME_PATTERN));
 
