@@ -68,27 +68,26 @@ pub fn patterned(pattern: &str, max: usize, example: &str, nullable: bool) -> Ob
 
 /// As [`list_of`], none of the items twice.
 pub fn unique_list_of(item: Object, min_items: usize, nullable: bool) -> RefOr<Schema> {
-    match list_of(item, min_items, nullable) {
-        RefOr::T(Schema::Array(mut array)) => {
-            array.unique_items = true;
-            RefOr::T(Schema::Array(array))
-        }
-        other => other,
-    }
+    list(item, min_items, nullable).unique_items(true).into()
 }
 
 /// A list of `item`s, or null when `nullable` (an optional field left out).
 pub fn list_of(item: Object, min_items: usize, nullable: bool) -> RefOr<Schema> {
+    list(item, min_items, nullable).into()
+}
+
+fn list(item: Object, min_items: usize, nullable: bool) -> ArrayBuilder {
     let kind = if nullable {
         SchemaType::from_iter([Type::Array, Type::Null])
     } else {
         SchemaType::new(Type::Array)
     };
-    let mut array = ArrayBuilder::new().schema_type(kind).items(item);
+    let array = ArrayBuilder::new().schema_type(kind).items(item);
     if min_items > 0 {
-        array = array.min_items(Some(min_items));
+        array.min_items(Some(min_items))
+    } else {
+        array
     }
-    array.into()
 }
 
 /// Any JSON value: read-only parts of a record sent back, which are accepted and ignored.
