@@ -99,9 +99,18 @@ impl Query {
     /// The key after which the page starts, from `cursor` (made by [`encode_cursor`]); sent empty, it is
     /// left out: the first page.
     pub fn cursor(&self) -> Result<Option<String>, ApiError> {
+        self.cursor_with(decode_cursor)
+    }
+
+    /// The position `decode` reads from `cursor`, for a listing whose cursors take another form; sent
+    /// empty, it is left out.
+    pub fn cursor_with<T>(
+        &self,
+        decode: impl Fn(&str) -> Result<T, ApiError>,
+    ) -> Result<Option<T>, ApiError> {
         self.get("cursor")
             .filter(|c| !c.is_empty())
-            .map(decode_cursor)
+            .map(decode)
             .transpose()
     }
 }
@@ -121,13 +130,9 @@ fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !valid {
-        return Err(ApiError {
-            code: ErrorCode::InvalidCursor,
-            message: "cursor is the next_cursor of a page: lowercase hex, at most 1024 digits"
-                .into(),
-            field: Some("cursor".into()),
-            retry_after: None,
-        });
+        return Err(invalid_cursor(
+            "cursor is the next_cursor of a page: lowercase hex, at most 1024 digits",
+        ));
     }
     let bytes: Vec<u8> = (0..cursor.len())
         .step_by(2)
@@ -135,6 +140,16 @@ fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
         .collect();
     // A key is text; bytes that are not (a made-up cursor) still name a position in the order.
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A cursor that is not of its listing's form: 400 `invalid_cursor`, `message` saying the form.
+pub fn invalid_cursor(message: &str) -> ApiError {
+    ApiError {
+        code: ErrorCode::InvalidCursor,
+        message: message.into(),
+        field: Some("cursor".into()),
+        retry_after: None,
+    }
 }
 
 /// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page). Each item

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::{iso, page, Query};
+use crate::api::{invalid_cursor, iso, page, Query};
 use crate::caller::{Caller, ViewAuditLog};
 use crate::state::AdminState;
 use crate::storage::{self, AuditEntry, AuditFilter};
@@ -68,24 +68,14 @@ pub struct AuditPage<'a> {
     next_cursor: Option<String>,
 }
 
-/// The id before which the page starts, from `cursor` (the id of the last entry of the previous page;
-/// any such number is a position: the entries older than it); sent empty, it is left out.
-fn audit_cursor(q: &Query) -> Result<Option<i64>, ApiError> {
-    q.get("cursor")
-        .filter(|c| !c.is_empty())
-        .map(decode_cursor)
-        .transpose()
-}
-
+/// The id before which the page starts, from `cursor`: the id of the last entry of the previous page;
+/// any such number is a position (the entries older than it).
 fn decode_cursor(text: &str) -> Result<i64, ApiError> {
     match text.parse::<i64>() {
         Ok(id) if text.len() <= 18 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
-        _ => Err(ApiError {
-            code: common::ErrorCode::InvalidCursor,
-            message: "cursor is the next_cursor of a page: an entry id, 1 to 18 digits".into(),
-            field: Some("cursor".into()),
-            retry_after: None,
-        }),
+        _ => Err(invalid_cursor(
+            "cursor is the next_cursor of a page: an entry id, 1 to 18 digits",
+        )),
     }
 }
 
@@ -105,7 +95,7 @@ pub async fn list(
         &["limit", "cursor", "resource_type", "resource_id", "actor"],
     )?;
     let limit = q.limit()?;
-    let before = audit_cursor(&q)?;
+    let before = q.cursor_with(decode_cursor)?;
     let resource_type = q.get("resource_type").map(str::to_string);
     if let Some(t) = &resource_type {
         if !["user", "role", "client"].contains(&t.as_str()) {
