@@ -46,6 +46,39 @@ async fn unknown_fields_and_wrong_types_name_their_path(backend: Backend) {
             json!({"roles": {"primary_role": {"role": "Administrator"}}, "automatic_update": "yes"}),
             "automatic_update",
         ),
+        // A record is an object: serde alone would read it from an array of its fields, in order.
+        (
+            "/users",
+            json!({"roles": [{"role": "Administrator"}, []]}),
+            "roles",
+        ),
+        (
+            "/users",
+            json!({"roles": {"primary_role": ["Administrator"]}}),
+            "roles.primary_role",
+        ),
+        (
+            "/users",
+            json!({"roles": {"primary_role": {"role": "Administrator"}, "extra_roles": [["Auditor"]]}}),
+            "roles.extra_roles[0]",
+        ),
+        (
+            "/users",
+            json!({"roles": {"primary_role": {"role": "Administrator"}}, "data-access": [[], []]}),
+            "data-access",
+        ),
+        (
+            "/users",
+            json!({"roles": {"primary_role": {"role": "Administrator"}},
+                   "data-access": {"organization": [["r", "d", "u", "n"]]}}),
+            "data-access.organization[0]",
+        ),
+        (
+            "/users",
+            json!({"roles": {"primary_role": {"role": "Administrator"}},
+                   "_system_properties": ["INACTIVE"]}),
+            "_system_properties",
+        ),
         (
             "/roles",
             json!({"name": "Readers", "permissions": "Manage Users"}),

@@ -92,7 +92,6 @@ pub struct FolderSettings {
     pub agentchan: i64,
     #[schema(schema_with = setting_schema)]
     pub mode: String,
-    #[serde(deserialize_with = "common::object_only::read")]
     pub callback: FolderCallback,
     /// The applications that score the folder's calls.
     #[schema(schema_with = apps_schema)]

@@ -153,7 +153,8 @@ pub fn json_object_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Analytic
 }
 
 /// A JSON body, whatever its declared content type (`curl -d @file.json` sends a form type); a key given
-/// twice is refused, and errors name the path of the offending value. An empty body is `empty`'s value when it has one.
+/// twice is refused, a record is read from an object only (`common::object_only`), and errors name the
+/// path of the offending value. An empty body is `empty`'s value when it has one.
 pub fn json_body<T: DeserializeOwned>(bytes: &[u8], empty: Option<T>) -> Result<T, AnalyticsError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return empty
@@ -162,14 +163,15 @@ pub fn json_body<T: DeserializeOwned>(bytes: &[u8], empty: Option<T>) -> Result<
     common::http::check_json(bytes)
         .map_err(|e| AnalyticsError::BadRequest(format!("invalid JSON body: {e}")))?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            AnalyticsError::BadRequest(format!("invalid JSON body: {}", e.inner()))
-        } else {
-            AnalyticsError::BadRequest(format!("invalid JSON body at {path}: {}", e.inner()))
-        }
-    })?;
+    let value =
+        serde_path_to_error::deserialize(common::object_only::Objects(&mut de)).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                AnalyticsError::BadRequest(format!("invalid JSON body: {}", e.inner()))
+            } else {
+                AnalyticsError::BadRequest(format!("invalid JSON body at {path}: {}", e.inner()))
+            }
+        })?;
     de.end()
         .map_err(|e| AnalyticsError::BadRequest(format!("invalid JSON body: {e}")))?;
     Ok(value)

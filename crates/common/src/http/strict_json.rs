@@ -3,7 +3,8 @@
 //! bypassed by the second), as repeated form fields and query parameters are elsewhere. Errors answer in
 //! the platform's JSON error format and name the key; for a typed body (`#[serde(deny_unknown_fields)]`
 //! structs), an unknown field or a value of the wrong type is an `invalid_field` error whose `field` is
-//! its path, such as `roles.extra_roles[1]`.
+//! its path, such as `roles.extra_roles[1]`. A record is read from a JSON object only, at any depth
+//! (`object_only`): an array of its fields is the wrong type.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -96,7 +97,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
     // Typed bodies name the place of what is wrong, e.g. `roles.extra_roles[1]`.
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    serde_path_to_error::deserialize(crate::object_only::Objects(&mut de)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {

@@ -236,11 +236,37 @@ fn role_name_schema() -> Object {
 }
 
 /// An extra role: its name, or `{"role": name}` as the record shows it.
-#[derive(Deserialize)]
-#[serde(untagged)]
 pub enum ExtraRoleBody {
     Name(String),
     Ref(RoleRefBody),
+}
+
+/// Read by hand rather than as an untagged enum, whose buffered variants would take `{"role": name}`
+/// from an array too, and whose error would not say what is expected.
+impl<'de> Deserialize<'de> for ExtraRoleBody {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Extra;
+        impl<'de> serde::de::Visitor<'de> for Extra {
+            type Value = ExtraRoleBody;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a role name or an object {\"role\": name}")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ExtraRoleBody, E> {
+                Ok(ExtraRoleBody::Name(name.to_string()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ExtraRoleBody, A::Error> {
+                RoleRefBody::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ExtraRoleBody::Ref)
+            }
+        }
+        deserializer.deserialize_any(Extra)
+    }
 }
 
 impl PartialSchema for ExtraRoleBody {
