@@ -687,7 +687,38 @@ async fn names_alike_created_at_once_give_one_user(backend: Backend) {
     }
 }
 
+/// The roles are a set: a role named again, as extra beside the primary or twice among the extras in
+/// either spelling, counts once, on creation and on replacement.
+async fn a_role_named_again_counts_once(backend: Backend) {
+    let w = World::new(backend).await;
+    assert_eq!(
+        w.post("/roles", json!({"name": "Auditor"})).await.status,
+        201
+    );
+    let mut body = user_body("rita");
+    body["roles"] = json!({"primary_role": {"role": "Administrator"},
+        "extra_roles": ["Administrator", "Auditor", {"role": "Auditor"}, {"role": "Administrator"}]});
+    let created = w.create_user(body.clone()).await;
+    let expected =
+        json!({"primary_role": {"role": "Administrator"}, "extra_roles": [{"role": "Auditor"}]});
+    assert_eq!(created["roles"], expected);
+
+    body["roles"]["primary_role"] = json!({"role": "Auditor"});
+    let read = w.get("/users/rita").await;
+    let replaced = w.put("/users/rita", body, &read.etag()).await;
+    assert_eq!(replaced.status, 200, "{:?}", replaced.body);
+    assert_eq!(
+        replaced.body["roles"],
+        json!({"primary_role": {"role": "Auditor"}, "extra_roles": [{"role": "Administrator"}]})
+    );
+    assert_eq!(
+        w.get("/users/rita").await.body["roles"],
+        replaced.body["roles"]
+    );
+}
+
 common::backend_tests!(
+    a_role_named_again_counts_once,
     names_alike_created_at_once_give_one_user,
     the_record_has_every_spec_field_with_the_login_facts,
     validation_errors_name_the_field,

@@ -203,7 +203,8 @@ pub struct SystemPropertiesBody {
 pub struct RolesBody {
     #[schema(required = true, nullable = false)]
     primary_role: Option<RoleRefBody>,
-    /// Role names, or objects `{"role": name}` as in the record; no role twice (the primary included).
+    /// Role names, or objects `{"role": name}` as in the record. The roles are a set: a role named again
+    /// (the primary included) counts once.
     #[schema(schema_with = extra_roles_schema)]
     extra_roles: Option<Vec<ExtraRoleBody>>,
 }
@@ -412,13 +413,9 @@ impl UserBody {
                 )
             })?;
             text(&field, &name, ROLE_MAX)?;
-            if name == primary_role || extra_roles.contains(&name) {
-                return Err(ApiError::field(
-                    &field,
-                    format!("{field}: role {name} is listed twice"),
-                ));
+            if name != primary_role && !extra_roles.contains(&name) {
+                extra_roles.push(name);
             }
-            extra_roles.push(name);
         }
 
         let mut data_access = DataAccess::default();
