@@ -189,6 +189,22 @@ async fn validation_errors_name_the_field(backend: Backend) {
             "_system_properties.status",
         ),
         (
+            "status in _system_properties beside a valid one",
+            Box::new(|b| {
+                b["status"] = json!("ACTIVE");
+                b["_system_properties"] = json!({"status": "DELETED"});
+            }),
+            "_system_properties.status",
+        ),
+        (
+            "reason in _system_properties beside a valid one",
+            Box::new(|b| {
+                b["login_blocked_reason"] = json!("ok");
+                b["_system_properties"] = json!({"login_blocked_reason": "a\u{202e}b"});
+            }),
+            "_system_properties.login_blocked_reason",
+        ),
+        (
             "no primary role",
             Box::new(|b| b["roles"] = json!({"extra_roles": []})),
             "roles.primary_role.role",

@@ -327,9 +327,21 @@ fn required(field: &str, value: Option<String>, max: usize) -> Result<String, Ap
     Ok(value)
 }
 
+/// A status as given at `field`: `ACTIVE` or `INACTIVE`.
+fn status_value(field: &str, status: Option<String>) -> Result<Option<String>, ApiError> {
+    let status = optional(field, status, STATUS_MAX)?;
+    match status.as_deref() {
+        None | Some(STATUS_ACTIVE) | Some(STATUS_INACTIVE) => Ok(status),
+        Some(other) => Err(ApiError::field(
+            field,
+            format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}, got {other:?}"),
+        )),
+    }
+}
+
 impl UserBody {
     /// The rules serde cannot express: lengths, the username pattern, the e-mail shape, control
-    /// characters and bidirectional overrides, status values, required and repeated roles.
+    /// characters and bidirectional overrides, status values, required roles (a role named again counts once).
     pub fn validate(self) -> Result<UserInput, ApiError> {
         let username = optional("username", self.username, USERNAME_MAX)?;
         if let Some(name) = &username {
@@ -352,31 +364,26 @@ impl UserBody {
             }
         }
 
-        // status and login_blocked_reason sit in _system_properties in the record; both places are read.
-        let system = self.system_properties;
-        let (status, status_field) = match self.status {
-            Some(s) => (Some(s), "status"),
-            None => (
-                system.as_ref().and_then(|s| s.status.clone()),
-                "_system_properties.status",
-            ),
-        };
-        let status = optional(status_field, status, STATUS_MAX)?
+        // status and login_blocked_reason sit in _system_properties in the record; both places are read,
+        // and both are checked when given (the top level wins).
+        let (system_status, system_reason) = self
+            .system_properties
+            .map_or((None, None), |s| (s.status, s.login_blocked_reason));
+        let system_status = status_value("_system_properties.status", system_status)?;
+        let status = status_value("status", self.status)?
+            .or(system_status)
             .unwrap_or_else(|| STATUS_ACTIVE.to_string());
-        if status != STATUS_ACTIVE && status != STATUS_INACTIVE {
-            return Err(ApiError::field(
-                status_field,
-                format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}, got {status:?}"),
-            ));
-        }
-        let login_blocked_reason = match self.login_blocked_reason {
-            Some(r) => optional("login_blocked_reason", Some(r), REASON_MAX)?,
-            None => optional(
-                "_system_properties.login_blocked_reason",
-                system.and_then(|s| s.login_blocked_reason),
-                REASON_MAX,
-            )?,
-        };
+        let system_reason = optional(
+            "_system_properties.login_blocked_reason",
+            system_reason,
+            REASON_MAX,
+        )?;
+        let login_blocked_reason = optional(
+            "login_blocked_reason",
+            self.login_blocked_reason,
+            REASON_MAX,
+        )?
+        .or(system_reason);
 
         let roles = self.roles.unwrap_or(RolesBody {
             primary_role: None,
