@@ -1,17 +1,15 @@
-//! Shared pieces of the handlers: query parameters, cursors and the page envelope, ETags and `If-Match`,
-//! the text checks of typed bodies (each error names its field), timestamps, and password hashing off the
-//! async workers.
+//! Shared pieces of the handlers: the page envelope, the text checks of typed bodies (each error names
+//! its field), the changes an audit entry records, timestamps, and password hashing off the async
+//! workers.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
-use actix_web::http::header;
-use actix_web::HttpRequest;
 use chrono::{DateTime, Utc};
-use common::{ApiError, ErrorCode};
+use common::ApiError;
 use serde_json::{Map, Value};
-
-pub const DEFAULT_LIMIT: i64 = 25;
-pub const MAX_LIMIT: i64 = 100;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::{Ref, RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
 
 /// ISO 8601 in UTC with milliseconds, e.g. `2026-01-31T09:15:00.000Z`.
 pub fn iso(at: DateTime<Utc>) -> String {
@@ -22,136 +20,6 @@ pub fn iso_opt(at: Option<DateTime<Utc>>) -> Value {
     at.map_or(Value::Null, |a| Value::String(iso(a)))
 }
 
-/// The query parameters of a request; each may appear once, and only the names an endpoint knows.
-pub struct Query(HashMap<String, String>);
-
-impl Query {
-    pub fn parse(req: &HttpRequest, known: &[&str]) -> Result<Query, ApiError> {
-        let mut map = HashMap::new();
-        for (key, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
-            if !known.contains(&key.as_ref()) {
-                return Err(ApiError::field(
-                    key.as_ref(),
-                    format!(
-                        "unknown query parameter {key}; this endpoint accepts {}",
-                        known.join(", ")
-                    ),
-                ));
-            }
-            if map.insert(key.to_string(), value.to_string()).is_some() {
-                return Err(ApiError::field(
-                    key.as_ref(),
-                    format!("query parameter {key} is given more than once"),
-                ));
-            }
-        }
-        Ok(Query(map))
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
-    }
-
-    /// `limit`: 1 to 100, default 25.
-    /// The `status` filter of user and role listings: ACTIVE or INACTIVE, in any case.
-    pub fn status_filter(&self) -> Result<Option<String>, ApiError> {
-        use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
-        match self.get("status") {
-            None => Ok(None),
-            Some(s) => {
-                let s = s.to_ascii_uppercase();
-                if s != STATUS_ACTIVE && s != STATUS_INACTIVE {
-                    return Err(ApiError::field(
-                        "status",
-                        format!("status must be {STATUS_ACTIVE} or {STATUS_INACTIVE}"),
-                    ));
-                }
-                Ok(Some(s))
-            }
-        }
-    }
-
-    /// The `role` filter of user and role listings: a role name, never empty.
-    pub fn role_filter(&self) -> Result<Option<String>, ApiError> {
-        match self.get("role") {
-            Some("") => Err(ApiError::field("role", "role must not be empty")),
-            r => Ok(r.map(str::to_string)),
-        }
-    }
-
-    pub fn limit(&self) -> Result<i64, ApiError> {
-        let Some(text) = self.get("limit") else {
-            return Ok(DEFAULT_LIMIT);
-        };
-        match text.parse::<i64>() {
-            Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
-            _ => Err(ApiError {
-                code: ErrorCode::InvalidLimit,
-                message: format!(
-                    "limit must be an integer from 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}), got {text:?}"
-                ),
-                field: Some("limit".into()),
-                retry_after: None,
-            }),
-        }
-    }
-
-    /// The key after which the page starts, from `cursor` (made by [`encode_cursor`]); sent empty, it is
-    /// left out: the first page.
-    pub fn cursor(&self) -> Result<Option<String>, ApiError> {
-        self.cursor_with(decode_cursor)
-    }
-
-    /// The position `decode` reads from `cursor`, for a listing whose cursors take another form; sent
-    /// empty, it is left out.
-    pub fn cursor_with<T>(
-        &self,
-        decode: impl Fn(&str) -> Result<T, ApiError>,
-    ) -> Result<Option<T>, ApiError> {
-        self.get("cursor")
-            .filter(|c| !c.is_empty())
-            .map(decode)
-            .transpose()
-    }
-}
-
-/// The cursor after `key`: a position in a listing's order, the last key of the previous page in
-/// lowercase hex of its UTF-8. Every cursor of this form is a position (a key that was never stored lies
-/// between two that were), so a client never holds one the listing cannot read; the form is in the
-/// document (`openapi::PageQuery`).
-pub fn encode_cursor(key: &str) -> String {
-    key.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
-    let valid = cursor.len().is_multiple_of(2)
-        && cursor.len() <= 1024
-        && cursor
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    if !valid {
-        return Err(invalid_cursor(
-            "cursor is the next_cursor of a page: lowercase hex, at most 1024 digits",
-        ));
-    }
-    let bytes: Vec<u8> = (0..cursor.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&cursor[i..i + 2], 16).expect("checked hex digits"))
-        .collect();
-    // A key is text; bytes that are not (a made-up cursor) still name a position in the order.
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// A cursor that is not of its listing's form: 400 `invalid_cursor`, `message` saying the form.
-pub fn invalid_cursor(message: &str) -> ApiError {
-    ApiError {
-        code: ErrorCode::InvalidCursor,
-        message: message.into(),
-        field: Some("cursor".into()),
-        retry_after: None,
-    }
-}
-
 /// The page envelope: `items`, the `limit` applied and `next_cursor` (null on the last page). Each item
 /// keeps its record's order of fields.
 #[derive(serde::Serialize)]
@@ -159,6 +27,41 @@ pub struct Page<V> {
     items: Vec<V>,
     limit: i64,
     next_cursor: Option<String>,
+}
+
+impl<V: ToSchema> PartialSchema for Page<V> {
+    fn schema() -> RefOr<Schema> {
+        let next_cursor = ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+            .description(Some(
+                "Pass as `cursor` for the next page; null on the last page",
+            ));
+        let mut limit = crate::schema::integer(None, None, None, false);
+        limit.description = Some("The limit applied".into());
+        ObjectBuilder::new()
+            .property(
+                "items",
+                ArrayBuilder::new().items(Ref::from_schema_name(V::name())),
+            )
+            .property("limit", limit)
+            .property("next_cursor", next_cursor)
+            .required("items")
+            .required("limit")
+            .required("next_cursor")
+            .into()
+    }
+}
+
+/// Named for its items: `UserPage` holds `UserRecord`s, `RolePage` `Role`s.
+impl<V: ToSchema> ToSchema for Page<V> {
+    fn name() -> Cow<'static, str> {
+        format!("{}Page", V::name().trim_end_matches("Record")).into()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((V::name().into(), V::schema()));
+        V::schemas(schemas);
+    }
 }
 
 /// The page of `rows` (up to `limit`, one more when there are more), each shown by `view`, with the
@@ -176,54 +79,6 @@ pub fn page<'r, T, V>(
         items: rows.iter().map(view).collect(),
         limit,
         next_cursor,
-    }
-}
-
-/// The ETag of a version: `W/"<version>"`.
-pub fn etag(version: i64) -> String {
-    format!("W/\"{version}\"")
-}
-
-/// Requires `If-Match` naming the current version: 428 without it, 412 when it names another version.
-pub fn require_if_match(req: &HttpRequest, what: &str, current: i64) -> Result<(), ApiError> {
-    let values: Vec<&str> = req
-        .headers()
-        .get_all(header::IF_MATCH)
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let tags: Vec<&str> = values
-        .iter()
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .collect();
-    // An empty If-Match names no version: the same as none.
-    if tags.is_empty() {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionRequired,
-            format!("send If-Match with the ETag of the {what} you read (GET it first)"),
-        ));
-    }
-    if tags.contains(&"*") {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionRequired,
-            "If-Match must name an ETag; * would overwrite blindly and is not accepted",
-        ));
-    }
-    let matches = tags.iter().any(|t| {
-        let t = t.strip_prefix("W/").unwrap_or(t);
-        t.trim_matches('"').parse::<i64>().ok() == Some(current)
-    });
-    if matches {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            ErrorCode::PreconditionFailed,
-            format!(
-                "the {what} was changed since you read it (its ETag is now {}); read it again",
-                etag(current)
-            ),
-        ))
     }
 }
 
@@ -301,44 +156,7 @@ pub fn changes(before: Option<&Map<String, Value>>, after: Option<&Map<String, V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use regex::Regex;
     use serde_json::json;
-
-    #[test]
-    fn cursors_round_trip_and_garbage_is_refused() {
-        for key in ["alice", "", "Qualitäts-Team", "a b/c"] {
-            assert_eq!(decode_cursor(&encode_cursor(key)).unwrap(), key);
-        }
-        assert_eq!(
-            decode_cursor("ff").unwrap(),
-            "\u{fffd}",
-            "a position all the same"
-        );
-        for bad in ["not-a-cursor!", "abc", "AB", "0g", &"00".repeat(513)] {
-            assert!(decode_cursor(bad).is_err(), "{bad}");
-        }
-    }
-
-    /// The documented form of a cursor is exactly what a listing reads.
-    #[test]
-    fn the_cursor_pattern_is_what_is_read() {
-        let pattern = Regex::new(&crate::openapi::cursor_pattern("/admin/v1/users")).unwrap();
-        for text in [
-            "",
-            "00",
-            "616c696365",
-            "abc",
-            "AB",
-            "0g",
-            " 00",
-            "00\n",
-            &"00".repeat(512),
-            &"00".repeat(513),
-        ] {
-            let read = text.is_empty() || decode_cursor(text).is_ok();
-            assert_eq!(pattern.is_match(text), read, "{text:?}");
-        }
-    }
 
     #[test]
     fn changes_list_only_what_differs() {

@@ -8,6 +8,8 @@ pub mod audit;
 pub mod caller;
 pub mod config;
 pub mod openapi;
+pub mod precondition;
+pub mod query;
 pub mod rate_limit;
 pub mod revoke;
 pub mod routes;

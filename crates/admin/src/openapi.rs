@@ -4,14 +4,11 @@
 //! answer — is added once by `Shared` rather than repeated on each handler.
 
 use common::error::ErrorBody;
-use directory::{STATUS_ACTIVE, STATUS_INACTIVE};
-use serde::Deserialize;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder, Schema};
-use utoipa::{IntoParams, Modify, OpenApi, PartialSchema};
+use utoipa::{Modify, OpenApi, PartialSchema};
 
-use crate::api::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::routes::{audit, clients, roles, users};
 use crate::schema;
 
@@ -60,117 +57,6 @@ pub fn document() -> utoipa::openapi::OpenApi {
     )
 )]
 struct AdminApi;
-
-/// `limit` and `cursor` of the listings of users, roles and clients.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct PageQuery {
-    #[param(schema_with = limit_schema)]
-    limit: Option<i64>,
-    /// The next_cursor of the previous page (empty: the first page): the last key of that page in
-    /// lowercase hex. Pages are keyed on the sort key, so items present throughout a walk appear exactly
-    /// once even while others are inserted or deleted.
-    #[param(
-        pattern = r"^(?:[0-9a-f]{2}){0,512}$",
-        max_length = 1024,
-        example = "616c696365"
-    )]
-    cursor: Option<String>,
-}
-
-/// `limit` and `cursor` of the audit log.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct AuditPageQuery {
-    #[param(schema_with = limit_schema)]
-    limit: Option<i64>,
-    /// The next_cursor of the previous page (empty: the first page), the id of its last entry: the page
-    /// holds the entries older than that one.
-    #[param(pattern = "^[0-9]{0,18}$", example = "1042")]
-    cursor: Option<String>,
-}
-
-fn limit_schema() -> utoipa::openapi::schema::Object {
-    let mut limit = schema::integer(Some(1), Some(MAX_LIMIT), Some(DEFAULT_LIMIT), false);
-    limit.description = Some(format!(
-        "Items per page, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}); anything else is 400 invalid_limit"
-    ));
-    limit
-}
-
-fn status_filter_schema() -> utoipa::openapi::schema::Object {
-    schema::one_of(&[STATUS_ACTIVE, STATUS_INACTIVE], false)
-}
-
-/// The filters of the user listing.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct UserFilterQuery {
-    /// Only users with this status (any case).
-    #[param(schema_with = status_filter_schema)]
-    status: Option<String>,
-    /// Only users holding this role (primary or extra).
-    #[param(min_length = 1)]
-    role: Option<String>,
-}
-
-/// The filters of the role listing.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct RoleFilterQuery {
-    /// Only roles held by at least one user with this status (any case).
-    #[param(schema_with = status_filter_schema)]
-    status: Option<String>,
-    /// Only the role with this name.
-    #[param(min_length = 1)]
-    role: Option<String>,
-}
-
-fn resource_type_schema() -> utoipa::openapi::schema::Object {
-    schema::one_of(&["user", "role", "client"], false)
-}
-
-/// The filters of the audit log.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct AuditQuery {
-    #[param(schema_with = resource_type_schema)]
-    resource_type: Option<String>,
-    resource_id: Option<String>,
-    /// The username of the caller who made the change.
-    actor: Option<String>,
-}
-
-/// `keep_tokens` of secret rotation.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct KeepTokensQuery {
-    /// `true` keeps the tokens issued under the old secret valid until they expire; by default
-    /// (`false`) they are revoked with it. Anything else is 400 invalid_field.
-    keep_tokens: Option<bool>,
-}
-
-/// The `If-Match` header of writes to an existing resource.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct IfMatch {
-    /// The ETag of the version read; a stale one is 412, none (or *) is 428. ETags separated by commas
-    /// as `api::require_if_match` reads them: at least one, none of them `*`.
-    #[serde(rename = "If-Match")]
-    #[param(
-        min_length = 1,
-        pattern = r"^(?!.*(?:^|,)\s*\*\s*(?:,|$))[\s,]*[^\s,]",
-        example = r#"W/"3""#
-    )]
-    if_match: String,
-}
 
 /// The rate-limit headers of every counted answer.
 const RATE_LIMIT_HEADERS: &[(&str, &str)] = &[

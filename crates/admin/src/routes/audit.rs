@@ -1,14 +1,17 @@
 //! `GET /admin/v1/audit`: the company's audit log, newest first (permission View Audit Log).
 
 use actix_web::web::Data;
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use common::ApiError;
-use serde::Serialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
-use crate::api::{invalid_cursor, iso, page, Query};
+use crate::api::{iso, page, Page};
 use crate::caller::{Caller, ViewAuditLog};
+use crate::query::{Limit, Query};
 use crate::state::AdminState;
 use crate::storage::{self, AuditEntry, AuditFilter};
 
@@ -36,8 +39,11 @@ pub struct AuditRecord<'a> {
     changes: &'a Value,
 }
 
-pub fn entry_view(e: &AuditEntry) -> Value {
-    serde_json::to_value(AuditRecord::of(e)).expect("an audit entry serializes")
+/// A page of audit entries, as the listing answers it.
+pub type AuditPage<'a> = Page<AuditRecord<'a>>;
+
+pub fn entry_view(e: &AuditEntry) -> AuditRecord<'_> {
+    AuditRecord::of(e)
 }
 
 impl<'a> AuditRecord<'a> {
@@ -56,59 +62,93 @@ impl<'a> AuditRecord<'a> {
     }
 }
 
-/// A page of audit entries (the envelope of `crate::api::page`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct AuditPage<'a> {
-    items: Vec<AuditRecord<'a>>,
-    /// The limit applied.
-    limit: i64,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    next_cursor: Option<String>,
+/// `cursor` of the audit log: the id of the last entry of the previous page; the page holds the entries
+/// older than that one. Any such number is a position; empty, the first page.
+pub struct AuditCursor(Option<i64>);
+
+impl<'de> Deserialize<'de> for AuditCursor {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text.is_empty() {
+            return Ok(AuditCursor(None));
+        }
+        match text.parse::<i64>() {
+            Ok(id) if text.len() <= 18 && text.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(AuditCursor(Some(id)))
+            }
+            _ => Err(D::Error::custom(
+                "the next_cursor of a page: an entry id, 1 to 18 digits",
+            )),
+        }
+    }
 }
 
-/// The id before which the page starts, from `cursor`: the id of the last entry of the previous page;
-/// any such number is a position (the entries older than it).
-fn decode_cursor(text: &str) -> Result<i64, ApiError> {
-    match text.parse::<i64>() {
-        Ok(id) if text.len() <= 18 && text.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
-        _ => Err(invalid_cursor(
-            "cursor is the next_cursor of a page: an entry id, 1 to 18 digits",
-        )),
+impl PartialSchema for AuditCursor {
+    fn schema() -> RefOr<Schema> {
+        let mut cursor = crate::schema::patterned("^[0-9]{0,18}$", 18, "1042", false);
+        cursor.description = Some(
+            "The next_cursor of the previous page (empty: the first page), the id of its last entry: \
+             the page holds the entries older than that one."
+                .into(),
+        );
+        cursor.into()
     }
+}
+
+impl ToSchema for AuditCursor {}
+
+/// What an audit entry is about.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceType {
+    User,
+    Role,
+    Client,
+}
+
+impl ResourceType {
+    fn as_str(&self) -> &'static str {
+        match self {
+            ResourceType::User => "user",
+            ResourceType::Role => "role",
+            ResourceType::Client => "client",
+        }
+    }
+}
+
+/// The query of the audit log.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditListQuery {
+    #[param(inline)]
+    limit: Option<Limit>,
+    #[param(inline)]
+    cursor: Option<AuditCursor>,
+    #[param(inline)]
+    resource_type: Option<ResourceType>,
+    resource_id: Option<String>,
+    /// The username of the caller who made the change.
+    actor: Option<String>,
 }
 
 /// List the audit log
 ///
 /// Newest first. Requires the View Audit Log permission.
 #[utoipa::path(get, operation_id = "listAudit", path = "/admin/v1/audit", tag = "audit",
-    params(crate::openapi::AuditPageQuery, crate::openapi::AuditQuery),
+    params(AuditListQuery),
     responses((status = 200, description = "A page of audit entries", body = AuditPage)))]
 pub async fn list(
     caller: Caller<ViewAuditLog>,
     state: Data<AdminState>,
-    req: HttpRequest,
+    query: Query<AuditListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let q = Query::parse(
-        &req,
-        &["limit", "cursor", "resource_type", "resource_id", "actor"],
-    )?;
-    let limit = q.limit()?;
-    let before = q.cursor_with(decode_cursor)?;
-    let resource_type = q.get("resource_type").map(str::to_string);
-    if let Some(t) = &resource_type {
-        if !["user", "role", "client"].contains(&t.as_str()) {
-            return Err(ApiError::field(
-                "resource_type",
-                "resource_type must be user, role or client",
-            ));
-        }
-    }
+    let q = query.read()?;
+    let limit = Limit::of(q.limit);
+    let before = q.cursor.and_then(|c| c.0);
     let filter = AuditFilter {
-        resource_type,
-        resource_id: q.get("resource_id").map(str::to_string),
-        actor: q.get("actor").map(str::to_string),
+        resource_type: q.resource_type.map(|t| t.as_str().to_string()),
+        resource_id: q.resource_id,
+        actor: q.actor,
     };
     let mut rows =
         storage::list_audit(&state.db, &caller.company, &filter, before, limit + 1).await?;
@@ -129,12 +169,14 @@ mod tests {
         for text in [
             "0", "1042", &long, &too_long, "-1", "+1", "1.0", " 1", "1\n", "x",
         ] {
-            assert_eq!(
-                pattern.is_match(text),
-                decode_cursor(text).is_ok(),
-                "{text:?}"
+            let query = format!(
+                "cursor={}",
+                url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
             );
+            let read = crate::query::read::<AuditListQuery>(&query).is_ok();
+            assert_eq!(pattern.is_match(text), read, "{text:?}");
         }
         assert!(pattern.is_match(""), "empty is the first page");
+        assert!(crate::query::read::<AuditListQuery>("cursor=").is_ok());
     }
 }

@@ -7,17 +7,15 @@ pub(crate) mod clients;
 pub(crate) mod roles;
 pub(crate) mod users;
 
-pub use audit::{AuditPage, AuditRecord};
-pub use clients::{client_view, ClientBody, ClientPage, ClientRecord, ClientWithSecret};
-pub use roles::{role_view, valid_role_name, RoleBody, RoleCreate, RolePage, RoleRecord};
-pub use users::{
-    user_view, valid_username, UserBody, UserCreate, UserPage, UserRecord, PASSWORD_NOT_SET,
-};
+pub use audit::AuditRecord;
+pub use clients::{client_view, ClientBody, ClientRecord, ClientWithSecret};
+pub use roles::{role_view, valid_role_name, RoleBody, RoleCreate, RoleRecord};
+pub use users::{user_view, valid_username, UserBody, UserCreate, UserRecord, PASSWORD_NOT_SET};
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
 
-use crate::api::etag;
+use crate::precondition::etag;
 
 macro_rules! admin_routes {
     ($($path:literal => { $($method:ident : $handler:path),+ $(,)? }),+ $(,)?) => {

@@ -552,7 +552,7 @@ async fn limits_and_cursors_are_checked(backend: Backend) {
     let between = w
         .get(&format!(
             "/users?limit=100&cursor={}",
-            admin::api::encode_cursor("user15x")
+            admin::query::encode_cursor("user15x")
         ))
         .await;
     assert_eq!(between.status, 200, "{:?}", between.body);

@@ -9,18 +9,22 @@ pub(crate) mod body;
 mod record;
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::Utc;
 use common::http::StrictJson;
 use common::secrets::{generate_client_secret, hash_client_secret};
 use common::{ApiError, ErrorCode};
 use directory::{new_client, permissions, OAuthClient};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::IntoParams;
 
 use super::ok_with_etag;
-use crate::api::{changes, encode_cursor, etag, page, require_if_match, Query};
+use crate::api::{changes, page};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
+use crate::precondition::{etag, IfMatch};
+use crate::query::{encode_cursor, KeyCursor, Limit, Query};
 use crate::revoke;
 use crate::state::AdminState;
 
@@ -56,19 +60,23 @@ fn check_admin_access(caller: &Caller<ManageClients>, admin_access: bool) -> Res
     Ok(())
 }
 
-/// The query parameter of secret rotation that keeps the tokens issued under the old secret.
-const KEEP_TOKENS: &str = "keep_tokens";
+/// The query of the client listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ClientListQuery {
+    #[param(inline)]
+    limit: Option<Limit>,
+    #[param(inline)]
+    cursor: Option<KeyCursor>,
+}
 
-/// `keep_tokens`: `true` or `false` (the default).
-fn keep_tokens(query: &Query) -> Result<bool, ApiError> {
-    match query.get(KEEP_TOKENS) {
-        None | Some("false") => Ok(false),
-        Some("true") => Ok(true),
-        Some(_) => Err(ApiError::field(
-            KEEP_TOKENS,
-            "keep_tokens must be true or false",
-        )),
-    }
+/// The query of secret rotation.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RotateQuery {
+    /// `true` keeps the tokens issued under the old secret valid until they expire; by default
+    /// (`false`) they are revoked with it. Anything else is 400 invalid_field.
+    keep_tokens: Option<bool>,
 }
 
 async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
@@ -81,16 +89,16 @@ async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAut
 ///
 /// Keyset pages ordered by client_id. Requires the Manage Clients permission.
 #[utoipa::path(get, operation_id = "listClients", path = "/admin/v1/clients", tag = "clients",
-    params(crate::openapi::PageQuery),
+    params(ClientListQuery),
     responses((status = 200, description = "A page of clients (never their secrets)", body = ClientPage)))]
 pub async fn list(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
-    req: HttpRequest,
+    query: Query<ClientListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let q = Query::parse(&req, &["limit", "cursor"])?;
-    let limit = q.limit()?;
-    let after = q.cursor()?;
+    let q = query.read()?;
+    let limit = Limit::of(q.limit);
+    let after = KeyCursor::after(q.cursor);
     let mut rows =
         directory::list_clients(&state.db, &caller.company, after.as_deref(), limit + 1).await?;
     Ok(HttpResponse::Ok().json(page(
@@ -171,7 +179,7 @@ pub async fn create(
 ///
 /// A client cannot switch between public and confidential. Requires the Manage Clients permission.
 #[utoipa::path(put, operation_id = "replaceClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
-    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    params(("client_id" = String, Path, description = "The client's id"), IfMatch),
     request_body = ClientBody,
     responses(
         (status = 200, description = "The changed client", body = ClientRecord,
@@ -183,7 +191,7 @@ pub async fn replace(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
     client_id: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
     body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
@@ -196,7 +204,7 @@ pub async fn replace(
     let spec = body.0.validate(Some(&current))?;
     // A body that would be refused anyway is refused for itself, whatever its precondition (RFC 9110,
     // section 13.2.1).
-    require_if_match(&req, "client", current.version)?;
+    if_match.require("client", current.version)?;
     check_admin_access(&caller, current.admin_access || spec.admin_access)?;
     let mut client = current.clone();
     client.name = spec.name;
@@ -234,7 +242,7 @@ pub async fn replace(
 /// Its access tokens (user tokens issued through it included) and refresh tokens are revoked with it.
 /// Requires the Manage Clients permission.
 #[utoipa::path(delete, operation_id = "deleteClient", path = "/admin/v1/clients/{client_id}", tag = "clients",
-    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::IfMatch),
+    params(("client_id" = String, Path, description = "The client's id"), IfMatch),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "No such client in the caller's company", body = common::error::ErrorBody),
@@ -244,10 +252,10 @@ pub async fn delete(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
     client_id: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &client_id).await?;
-    require_if_match(&req, "client", current.version)?;
+    if_match.require("client", current.version)?;
     check_admin_access(&caller, current.admin_access)?;
     let mut tx = state.db.begin().await?;
     if !directory::delete_client_if_version(
@@ -288,7 +296,7 @@ pub async fn delete(
 /// the old secret (access tokens, user tokens and refresh tokens alike) are revoked with it, unless
 /// `keep_tokens=true`. Requires the Manage Clients permission.
 #[utoipa::path(post, operation_id = "rotateClientSecret", path = "/admin/v1/clients/{client_id}/secret", tag = "clients",
-    params(("client_id" = String, Path, description = "The client's id"), crate::openapi::KeepTokensQuery, crate::openapi::IfMatch),
+    params(("client_id" = String, Path, description = "The client's id"), RotateQuery, IfMatch),
     responses(
         (status = 200, description = "The client with its new secret", body = ClientWithSecret,
             headers(("ETag" = String, description = "The new version, W/\"<version>\""), ("Cache-Control" = String, description = "no-store"))),
@@ -299,11 +307,12 @@ pub async fn rotate_secret(
     caller: Caller<ManageClients>,
     state: Data<AdminState>,
     client_id: Path<String>,
-    req: HttpRequest,
+    query: Query<RotateQuery>,
+    if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let keep_tokens = keep_tokens(&Query::parse(&req, &[KEEP_TOKENS])?)?;
+    let keep_tokens = query.read()?.keep_tokens.unwrap_or(false);
     let current = load(&state, &caller.company, &client_id).await?;
-    require_if_match(&req, "client", current.version)?;
+    if_match.require("client", current.version)?;
     check_admin_access(&caller, current.admin_access)?;
     if current.is_public() {
         return Err(ApiError::new(

@@ -94,14 +94,5 @@ pub fn with_secret<'a>(client: &'a OAuthClient, secret: Option<&'a str>) -> Clie
     }
 }
 
-/// A page of clients (the envelope of `crate::api::page`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ClientPage<'a> {
-    items: Vec<ClientRecord<'a>>,
-    /// The limit applied.
-    limit: i64,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    next_cursor: Option<String>,
-}
+/// A page of clients, as the listing answers it.
+pub type ClientPage<'a> = crate::api::Page<ClientRecord<'a>>;

@@ -6,17 +6,21 @@ mod body;
 mod record;
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::Utc;
 use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
 use directory::{new_role, Role, RoleFilter, UserFilter};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::IntoParams;
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, encode_cursor, page, require_if_match, Query};
+use crate::api::{changes, page};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};
+use crate::precondition::IfMatch;
+use crate::query::{encode_cursor, KeyCursor, Limit, NameFilter, Query, StatusFilter};
 use crate::state::AdminState;
 
 pub use body::{valid_role_name, RoleBody, RoleCreate};
@@ -36,25 +40,39 @@ async fn load(state: &AdminState, company: &str, name: &str) -> Result<Role, Api
         .ok_or_else(|| ApiError::not_found(format!("role {name} not found")))
 }
 
+/// The query of the role listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RoleListQuery {
+    #[param(inline)]
+    limit: Option<Limit>,
+    #[param(inline)]
+    cursor: Option<KeyCursor>,
+    /// Only roles held by at least one user with this status (any case).
+    #[param(inline)]
+    status: Option<StatusFilter>,
+    /// Only the role with this name.
+    #[param(inline)]
+    role: Option<NameFilter>,
+}
+
 /// List roles
 ///
 /// Keyset pages ordered by name. Requires the Manage Roles permission.
 #[utoipa::path(get, operation_id = "listRoles", path = "/admin/v1/roles", tag = "roles",
-    params(crate::openapi::PageQuery, crate::openapi::RoleFilterQuery),
+    params(RoleListQuery),
     responses((status = 200, description = "A page of roles", body = RolePage)))]
 pub async fn list(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
-    req: HttpRequest,
+    query: Query<RoleListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
-    let limit = q.limit()?;
-    let after = q.cursor()?;
-    let held_by_status = q.status_filter()?;
-    let name = q.role_filter()?;
+    let q = query.read()?;
+    let limit = Limit::of(q.limit);
+    let after = KeyCursor::after(q.cursor);
     let filter = RoleFilter {
-        name,
-        held_by_status,
+        name: q.role.map(|r| r.0),
+        held_by_status: q.status.map(|s| s.0),
     };
     let mut rows = directory::list_roles(
         &state.db,
@@ -144,7 +162,7 @@ pub async fn create(
 ///
 /// Roles are not renamed. Requires Manage Roles and every permission the role holds and grants.
 #[utoipa::path(put, operation_id = "replaceRole", path = "/admin/v1/roles/{name}", tag = "roles",
-    params(("name" = String, Path, description = "The role's name"), crate::openapi::IfMatch),
+    params(("name" = String, Path, description = "The role's name"), IfMatch),
     request_body = RoleBody,
     responses(
         (status = 200, description = "The changed role", body = RoleRecord,
@@ -156,13 +174,13 @@ pub async fn replace(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
     name: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
     body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
     let input = body.0.validate()?;
     // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
-    require_if_match(&req, "role", current.version)?;
+    if_match.require("role", current.version)?;
     if input.name.as_deref().is_some_and(|n| n != current.name) {
         return Err(ApiError::field(
             "name",
@@ -200,7 +218,7 @@ pub async fn replace(
 ///
 /// A role held by any user (primary or extra) cannot be deleted.
 #[utoipa::path(delete, operation_id = "deleteRole", path = "/admin/v1/roles/{name}", tag = "roles",
-    params(("name" = String, Path, description = "The role's name"), crate::openapi::IfMatch),
+    params(("name" = String, Path, description = "The role's name"), IfMatch),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "No such role in the caller's company", body = common::error::ErrorBody),
@@ -211,10 +229,10 @@ pub async fn delete(
     caller: Caller<ManageRoles>,
     state: Data<AdminState>,
     name: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &name).await?;
-    require_if_match(&req, "role", current.version)?;
+    if_match.require("role", current.version)?;
     caller.require_all(&current.permissions, &format!("role {}", current.name))?;
     // The check and the deletion are one transaction; the foreign key of the user's roles backs it.
     let mut tx = state.db.begin().await?;

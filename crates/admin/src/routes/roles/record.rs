@@ -53,14 +53,5 @@ pub fn role_view(r: &Role) -> RoleRecord<'_> {
     RoleRecord::of(r)
 }
 
-/// A page of roles (the envelope of `crate::api::page`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct RolePage<'a> {
-    items: Vec<RoleRecord<'a>>,
-    /// The limit applied.
-    limit: i64,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    next_cursor: Option<String>,
-}
+/// A page of roles, as the listing answers it.
+pub type RolePage<'a> = crate::api::Page<RoleRecord<'a>>;

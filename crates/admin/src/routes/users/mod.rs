@@ -9,17 +9,21 @@ mod record;
 use std::sync::Arc;
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::Utc;
 use common::http::StrictJson;
 use common::{ApiError, ErrorCode};
 use directory::{permissions, User, UserFilter};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::IntoParams;
 
 use super::{created, ok_with_etag};
-use crate::api::{changes, encode_cursor, hash_password, page, require_if_match, Query};
+use crate::api::{changes, hash_password, page};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
+use crate::precondition::IfMatch;
+use crate::query::{encode_cursor, KeyCursor, Limit, NameFilter, Query, StatusFilter};
 use crate::revoke;
 use crate::state::AdminState;
 
@@ -134,23 +138,40 @@ async fn load(state: &AdminState, company: &str, username: &str) -> Result<User,
         .ok_or_else(|| ApiError::not_found(format!("user {username} not found")))
 }
 
+/// The query of the user listing.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UserListQuery {
+    #[param(inline)]
+    limit: Option<Limit>,
+    #[param(inline)]
+    cursor: Option<KeyCursor>,
+    /// Only users with this status (any case).
+    #[param(inline)]
+    status: Option<StatusFilter>,
+    /// Only users holding this role (primary or extra).
+    #[param(inline)]
+    role: Option<NameFilter>,
+}
+
 /// List users
 ///
 /// Keyset pages ordered by username. Requires the Manage Users permission.
 #[utoipa::path(get, operation_id = "listUsers", path = "/admin/v1/users", tag = "users",
-    params(crate::openapi::PageQuery, crate::openapi::UserFilterQuery),
+    params(UserListQuery),
     responses((status = 200, description = "A page of user records", body = UserPage)))]
 pub async fn list(
     caller: Caller<ManageUsers>,
     state: Data<AdminState>,
-    req: HttpRequest,
+    query: Query<UserListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let q = Query::parse(&req, &["limit", "cursor", "status", "role"])?;
-    let limit = q.limit()?;
-    let after = q.cursor()?;
-    let status = q.status_filter()?;
-    let role = q.role_filter()?;
-    let filter = UserFilter { status, role };
+    let q = query.read()?;
+    let limit = Limit::of(q.limit);
+    let after = KeyCursor::after(q.cursor);
+    let filter = UserFilter {
+        status: q.status.map(|s| s.0),
+        role: q.role.map(|r| r.0),
+    };
     let mut rows = directory::list_users(
         &state.db,
         &caller.company,
@@ -186,7 +207,7 @@ pub async fn get(
     if username.as_str() == caller.username() {
         let user = caller.user();
         return Ok(HttpResponse::Ok()
-            .insert_header(("ETag", crate::api::etag(user.version)))
+            .insert_header(("ETag", crate::precondition::etag(user.version)))
             .json(UserRecord::of(user, allowed(&caller, user))));
     }
     // Reads go through the replica's short-lived cache; writes below always read the stored record.
@@ -200,7 +221,7 @@ pub async fn get(
         }
     };
     Ok(HttpResponse::Ok()
-        .insert_header(("ETag", crate::api::etag(user.version)))
+        .insert_header(("ETag", crate::precondition::etag(user.version)))
         .json(UserRecord::of(&user, allowed(&caller, &user))))
 }
 
@@ -291,7 +312,7 @@ pub async fn create(
 /// Writable fields left out take their defaults, except `password` and `api_access`, which stay. Setting
 /// another user's password needs Set Passwords besides Manage Users.
 #[utoipa::path(put, operation_id = "replaceUser", path = "/admin/v1/users/{username}", tag = "users",
-    params(("username" = String, Path, description = "The user's username"), crate::openapi::IfMatch),
+    params(("username" = String, Path, description = "The user's username"), IfMatch),
     request_body = UserBody,
     responses(
         (status = 200, description = "The changed user record", body = UserRecord,
@@ -304,13 +325,13 @@ pub async fn replace(
     caller: Caller<ManageUsers>,
     state: Data<AdminState>,
     username: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
     body: StrictJson<UserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
     let input = body.0.validate()?;
     // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
-    require_if_match(&req, "user", current.version)?;
+    if_match.require("user", current.version)?;
     if input
         .username
         .as_deref()
@@ -387,7 +408,7 @@ pub async fn replace(
 ///
 /// Not the caller's own account. Requires the Manage Users permission and every permission the user holds.
 #[utoipa::path(delete, operation_id = "deleteUser", path = "/admin/v1/users/{username}", tag = "users",
-    params(("username" = String, Path, description = "The user's username"), crate::openapi::IfMatch),
+    params(("username" = String, Path, description = "The user's username"), IfMatch),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "No such user in the caller's company", body = common::error::ErrorBody),
@@ -397,7 +418,7 @@ pub async fn delete(
     caller: Caller<ManageUsers>,
     state: Data<AdminState>,
     username: Path<String>,
-    req: HttpRequest,
+    if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     let current = load(&state, &caller.company, &username).await?;
     if current.id == caller.user().id {
@@ -406,7 +427,7 @@ pub async fn delete(
             "you cannot delete your own account",
         ));
     }
-    require_if_match(&req, "user", current.version)?;
+    if_match.require("user", current.version)?;
     check_target(&state, &caller, &current).await?;
     let mut tx = state.db.begin().await?;
     if !directory::delete_user_if_version(

@@ -136,14 +136,5 @@ pub fn user_view<'a>(u: &'a User, allowed: &'a [&'a str]) -> UserRecord<'a> {
     UserRecord::of(u, allowed)
 }
 
-/// A page of user records (the envelope of `crate::api::page`).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct UserPage<'a> {
-    items: Vec<UserRecord<'a>>,
-    /// The limit applied.
-    limit: i64,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(required = true)]
-    next_cursor: Option<String>,
-}
+/// A page of user records, as the listing answers it.
+pub type UserPage<'a> = crate::api::Page<UserRecord<'a>>;
