@@ -1,7 +1,8 @@
 //! Client authentication at the token, introspection and revocation endpoints: HTTP Basic
 //! (`client_secret_basic`), form fields (`client_secret_post`), or client id alone for public clients,
-//! which must then prove possession with PKCE. Exactly one method per request. The form fields may be
-//! spelled `clientId` and `clientSecret`, as the platform's clients send them (one spelling per field).
+//! which must then prove possession with PKCE. Exactly one method per request. The form fields
+//! (`FormCredentials`, read from whichever form the endpoint takes) may be spelled `clientId` and
+//! `clientSecret`, as the platform's clients send them (one spelling per field).
 
 use std::sync::Arc;
 
@@ -11,10 +12,27 @@ use base64::Engine;
 use common::secrets::verify_client_secret;
 use directory::OAuthClient;
 use percent_encoding::percent_decode_str;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use crate::error::OAuthError;
-use crate::form::Params;
+use crate::form::{either, Params};
 use crate::state::AuthState;
+
+/// Client authentication in the form (`client_secret_post`, or the id alone for a public client).
+#[derive(Deserialize, ToSchema)]
+pub struct FormCredentials {
+    /// Form authentication, or the id of a public client (or `clientId`).
+    client_id: Option<String>,
+    /// `client_id` as the platform's clients spell it.
+    #[serde(rename = "clientId")]
+    client_id_camel: Option<String>,
+    /// Form authentication (or `clientSecret`).
+    client_secret: Option<String>,
+    /// `client_secret` as the platform's clients spell it.
+    #[serde(rename = "clientSecret")]
+    client_secret_camel: Option<String>,
+}
 
 struct Presented {
     client_id: String,
@@ -64,8 +82,15 @@ pub async fn authenticate_client(
     req: &HttpRequest,
     params: &Params,
 ) -> Result<Arc<OAuthClient>, OAuthError> {
-    let form_id = params.get_either("client_id", "clientId")?;
-    let form_secret = params.get_either("client_secret", "clientSecret")?;
+    let form: FormCredentials = params.read()?;
+    let form_id = either(
+        ("client_id", &form.client_id),
+        ("clientId", &form.client_id_camel),
+    )?;
+    let form_secret = either(
+        ("client_secret", &form.client_secret),
+        ("clientSecret", &form.client_secret_camel),
+    )?;
     let basic = basic_credentials(req)?;
     let presented = match basic {
         Some(basic) => {

@@ -7,11 +7,7 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::HttpRequest;
 use common::secrets::{constant_time_eq, random_token};
 
-use crate::form::Params;
-
 pub const COOKIE: &str = "speech_login_csrf";
-/// The hidden field of the login form.
-pub const FIELD: &str = "csrf";
 
 /// A new token and the cookie that carries it (scoped to the company's OAuth paths, one hour).
 pub fn issue(company: &str, secure: bool) -> (String, Cookie<'static>) {
@@ -26,8 +22,8 @@ pub fn issue(company: &str, secure: bool) -> (String, Cookie<'static>) {
     (token, cookie)
 }
 
-/// Checks a login POST: where it comes from, then the token against the cookie.
-pub fn check(req: &HttpRequest, form: &Params, own_origin: &str) -> Result<(), &'static str> {
+/// Checks a login POST: where it comes from, then the token the form `sent` against the cookie.
+pub fn check(req: &HttpRequest, sent: Option<&str>, own_origin: &str) -> Result<(), &'static str> {
     let header = |name: &str| {
         req.headers()
             .get(name)
@@ -45,7 +41,7 @@ pub fn check(req: &HttpRequest, form: &Params, own_origin: &str) -> Result<(), &
         }
     }
     let cookie = req.cookie(COOKIE).ok_or("the sign-in form has expired")?;
-    let sent = form.get(FIELD).ok_or("the sign-in form has expired")?;
+    let sent = sent.ok_or("the sign-in form has expired")?;
     if cookie.value().is_empty() || !constant_time_eq(cookie.value().as_bytes(), sent.as_bytes()) {
         return Err("the sign-in form has expired");
     }

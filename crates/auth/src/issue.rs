@@ -1,4 +1,5 @@
-//! Minting of access tokens (EdDSA JWTs, `typ` at+jwt) and ID tokens (RS256 JWTs).
+//! Minting of access tokens (EdDSA JWTs, `typ` at+jwt) and ID tokens (RS256 JWTs), and the user's claims
+//! that ID tokens and the userinfo endpoint release by scope.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -7,6 +8,7 @@ use directory::User;
 use jsonwebtoken::{encode, Header};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
 
 use crate::error::OAuthError;
 use crate::keys::{CompanyKeys, SigningKey};
@@ -86,7 +88,6 @@ pub fn access_token(
 #[derive(Serialize)]
 struct IdClaims<'a> {
     iss: &'a str,
-    sub: &'a str,
     aud: &'a str,
     azp: &'a str,
     exp: i64,
@@ -98,43 +99,65 @@ struct IdClaims<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     sid: Option<&'a str>,
     #[serde(flatten)]
-    profile: serde_json::Map<String, serde_json::Value>,
+    user: UserInfo,
+}
+
+/// The signed-in user's claims (OpenID Connect Core 5.3), by the scopes of the token.
+#[derive(Serialize, ToSchema)]
+pub struct UserInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email_verified: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    family_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    given_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phone_number: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phone_number_verified: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preferred_username: Option<String>,
+    sub: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_at: Option<i64>,
 }
 
 /// The user's claims that `scope` releases (userinfo and ID tokens).
-pub fn profile_claims(user: &User, granted: &str) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::json;
-    let mut claims = serde_json::Map::new();
-    if scope::includes(granted, scope::PROFILE) {
-        claims.insert("preferred_username".into(), json!(user.username));
-        claims.insert("given_name".into(), json!(user.first_name));
-        claims.insert("family_name".into(), json!(user.last_name));
-        let name = format!("{} {}", user.first_name, user.last_name)
-            .trim()
-            .to_string();
-        claims.insert(
-            "name".into(),
-            json!(if name.is_empty() {
+pub fn user_claims(user: &User, granted: &str) -> UserInfo {
+    let profile = scope::includes(granted, scope::PROFILE);
+    let email = user
+        .email
+        .clone()
+        .filter(|_| scope::includes(granted, scope::EMAIL));
+    let phone = user
+        .phone
+        .clone()
+        .filter(|_| scope::includes(granted, scope::PHONE));
+    let name = format!("{} {}", user.first_name, user.last_name)
+        .trim()
+        .to_string();
+    UserInfo {
+        email_verified: email.is_some().then_some(false),
+        email,
+        family_name: profile.then(|| user.last_name.clone()),
+        given_name: profile.then(|| user.first_name.clone()),
+        name: profile.then(|| {
+            if name.is_empty() {
                 user.username.clone()
             } else {
                 name
-            }),
-        );
-        claims.insert("updated_at".into(), json!(user.modified_on.timestamp()));
+            }
+        }),
+        phone_number_verified: phone.is_some().then_some(false),
+        phone_number: phone,
+        preferred_username: profile.then(|| user.username.clone()),
+        sub: user.id.clone(),
+        updated_at: profile.then(|| user.modified_on.timestamp()),
     }
-    if scope::includes(granted, scope::EMAIL) {
-        if let Some(email) = &user.email {
-            claims.insert("email".into(), json!(email));
-            claims.insert("email_verified".into(), json!(false));
-        }
-    }
-    if scope::includes(granted, scope::PHONE) {
-        if let Some(phone) = &user.phone {
-            claims.insert("phone_number".into(), json!(phone));
-            claims.insert("phone_number_verified".into(), json!(false));
-        }
-    }
-    claims
 }
 
 pub struct IdTokenInput<'a> {
@@ -155,7 +178,6 @@ pub fn id_token(keys: &CompanyKeys, input: &IdTokenInput) -> Result<String, OAut
     let digest = Sha256::digest(input.access_token.as_bytes());
     let claims = IdClaims {
         iss: input.issuer,
-        sub: &input.user.id,
         aud: input.client_id,
         azp: input.client_id,
         exp: now + input.ttl_secs,
@@ -164,7 +186,7 @@ pub fn id_token(keys: &CompanyKeys, input: &IdTokenInput) -> Result<String, OAut
         nonce: input.nonce,
         at_hash: URL_SAFE_NO_PAD.encode(&digest[..16]),
         sid: input.session_id,
-        profile: profile_claims(input.user, input.scope),
+        user: user_claims(input.user, input.scope),
     };
     sign(&keys.id_token, "JWT", &claims)
 }

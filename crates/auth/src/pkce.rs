@@ -2,11 +2,22 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
 
-/// Checks the form of a challenge sent to the authorize endpoint.
-pub fn valid_challenge(challenge: &str, method: Option<&str>) -> Result<(), &'static str> {
-    if method.unwrap_or("plain") != "S256" {
+/// `code_challenge_method`: only S256.
+#[derive(Deserialize, PartialEq, ToSchema)]
+pub enum CodeChallengeMethod {
+    S256,
+}
+
+/// Checks the form of a challenge sent to the authorize endpoint; without a method it would be `plain`.
+pub fn valid_challenge(
+    challenge: &str,
+    method: Option<CodeChallengeMethod>,
+) -> Result<(), &'static str> {
+    if method != Some(CodeChallengeMethod::S256) {
         return Err("code_challenge_method must be S256");
     }
     if challenge.len() != 43
@@ -45,14 +56,14 @@ mod tests {
     fn rfc7636_appendix_b_example() {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-        assert!(valid_challenge(challenge, Some("S256")).is_ok());
+        assert!(valid_challenge(challenge, Some(CodeChallengeMethod::S256)).is_ok());
         assert!(verifier_matches(verifier, challenge));
         assert!(!verifier_matches(
             "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX",
             challenge
         ));
-        assert!(valid_challenge(challenge, Some("plain")).is_err());
+        assert!(valid_challenge(challenge, crate::form::variant("plain")).is_err());
         assert!(valid_challenge(challenge, None).is_err());
-        assert!(valid_challenge("short", Some("S256")).is_err());
+        assert!(valid_challenge("short", Some(CodeChallengeMethod::S256)).is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! Key generation and the public JWK of each key.
+//! Key generation and the public JWK of each key, as stored and as published in the JWKS.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -6,7 +6,32 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 use ring::signature::KeyPair;
 use rsa::pkcs1::EncodeRsaPrivateKey;
 use rsa::traits::PublicKeyParts;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A JSON Web Key Set.
+#[derive(Serialize, ToSchema)]
+pub struct Jwks {
+    pub(super) keys: Vec<Jwk>,
+}
+
+/// A published public key: Ed25519 (`OKP`, EdDSA) for access tokens, RSA (RS256) for ID tokens.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct Jwk {
+    alg: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crv: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
+    kid: String,
+    kty: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n: Option<String>,
+    #[serde(rename = "use")]
+    key_use: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    x: Option<String>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyAlg {
@@ -48,12 +73,28 @@ impl KeyAlg {
     }
 }
 
+impl Jwk {
+    /// A signing key's JWK without its key material.
+    fn signing(kid: &str, kty: &str, alg: KeyAlg) -> Jwk {
+        Jwk {
+            alg: alg.name().into(),
+            crv: None,
+            e: None,
+            kid: kid.into(),
+            kty: kty.into(),
+            n: None,
+            key_use: "sig".into(),
+            x: None,
+        }
+    }
+}
+
 /// A freshly generated key: its id, private DER and public JWK.
 pub struct NewKey {
     pub kid: String,
     pub alg: KeyAlg,
     pub private_der: Vec<u8>,
-    pub public_jwk: serde_json::Value,
+    pub public_jwk: Jwk,
 }
 
 impl NewKey {
@@ -72,7 +113,11 @@ impl NewKey {
                     .expect("valid fresh key");
                 let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
                 NewKey {
-                    public_jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"}),
+                    public_jwk: Jwk {
+                        crv: Some("Ed25519".into()),
+                        x: Some(x),
+                        ..Jwk::signing(&kid, "OKP", alg)
+                    },
                     kid,
                     alg,
                     private_der: pkcs8.as_ref().to_vec(),
@@ -89,7 +134,11 @@ impl NewKey {
                 let n = URL_SAFE_NO_PAD.encode(private.n().to_bytes_be());
                 let e = URL_SAFE_NO_PAD.encode(private.e().to_bytes_be());
                 NewKey {
-                    public_jwk: json!({"kty": "RSA", "n": n, "e": e, "kid": kid, "alg": "RS256", "use": "sig"}),
+                    public_jwk: Jwk {
+                        n: Some(n),
+                        e: Some(e),
+                        ..Jwk::signing(&kid, "RSA", alg)
+                    },
                     kid,
                     alg,
                     private_der: der,

@@ -7,6 +7,6 @@ mod generate;
 mod ring_cache;
 mod seal;
 
-pub use generate::{KeyAlg, NewKey};
+pub use generate::{Jwk, Jwks, KeyAlg, NewKey};
 pub use ring_cache::{CompanyKeys, KeyPolicy, KeyRing, SigningKey};
 pub use seal::Sealer;

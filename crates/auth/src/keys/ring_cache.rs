@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use parking_lot::RwLock;
 
-use super::generate::{KeyAlg, NewKey};
+use super::generate::{Jwk, Jwks, KeyAlg, NewKey};
 use super::seal::Sealer;
 use common::db::Database;
 
@@ -142,7 +141,7 @@ impl KeyRing {
             company: company.to_string(),
             alg: alg.name().to_string(),
             sealed_private: self.sealer.seal(&key.kid, &key.private_der),
-            public_jwk: key.public_jwk.to_string(),
+            public_jwk: serde_json::to_string(&key.public_jwk).expect("a JWK serializes"),
             created_ms: now_millis(),
             retired_ms: None,
         };
@@ -179,24 +178,23 @@ impl KeyRing {
         let mut published = Vec::new();
         let mut verify = HashMap::new();
         for record in records {
-            let Ok(jwk_value) = serde_json::from_str::<serde_json::Value>(&record.public_jwk)
-            else {
+            let Ok(jwk) = serde_json::from_str::<Jwk>(&record.public_jwk) else {
                 continue;
             };
-            if let (Ok(jwk), Some(alg)) = (
-                serde_json::from_value::<Jwk>(jwk_value.clone()),
+            if let (Ok(public), Some(alg)) = (
+                serde_json::from_str::<jsonwebtoken::jwk::Jwk>(&record.public_jwk),
                 KeyAlg::parse(&record.alg),
             ) {
-                if let Ok(key) = DecodingKey::from_jwk(&jwk) {
+                if let Ok(key) = DecodingKey::from_jwk(&public) {
                     verify.insert(record.kid.clone(), (alg.jwt_algorithm(), key));
                 }
             }
-            published.push(jwk_value);
+            published.push(jwk);
         }
         Ok(CompanyKeys {
             access: signing(KeyAlg::EdDsa)?,
             id_token: signing(KeyAlg::Rs256)?,
-            jwks: serde_json::json!({ "keys": published }).to_string(),
+            jwks: serde_json::to_string(&Jwks { keys: published }).expect("a JWKS serializes"),
             verify,
             loaded: Instant::now(),
         })

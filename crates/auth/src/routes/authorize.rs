@@ -1,6 +1,8 @@
 //! `GET/POST /oauth/<company>/authorize`: the login page of the authorization-code flow. A request whose
 //! client or redirect URI cannot be trusted gets an error page and is never redirected; other errors are
-//! redirected to the (registered) redirect URI as RFC 6749 section 4.1.2.1 says.
+//! redirected to the (registered) redirect URI as RFC 6749 section 4.1.2.1 says. Every field of the query
+//! is read as text and checked in turn, so a bad value elsewhere never preempts the checks of the client
+//! and the redirect URI.
 
 use std::sync::Arc;
 
@@ -13,11 +15,15 @@ use base64::Engine;
 use common::db::now_millis;
 use common::secrets::{hash_token, random_token};
 use directory::{grants, OAuthClient};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use utoipa::{IntoParams, ToSchema};
 
+use super::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
-use crate::form::Params;
+use crate::form::{variant, Params};
 use crate::login::log_in;
+use crate::pkce::CodeChallengeMethod;
 use crate::scope::{self, Granted};
 use crate::state::AuthState;
 use crate::storage::{self, CodeRecord, SessionRecord};
@@ -27,6 +33,60 @@ use crate::{csrf, page, pkce};
 pub(crate) const SESSION_COOKIE: &str = "speech_session";
 const FAILED_LOGIN: &str =
     "Invalid username or password, or the account is locked after repeated failures.";
+
+/// The query of the authorization request.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuthorizeQuery {
+    #[param(value_type = String, min_length = 1)]
+    client_id: Option<String>,
+    #[param(value_type = ResponseType, inline)]
+    response_type: Option<String>,
+    /// A redirect URI registered for the client, character for character.
+    #[param(value_type = String, min_length = 1)]
+    redirect_uri: Option<String>,
+    state: Option<String>,
+    /// Space separated: openid, profile, email, phone, refreshToken.
+    scope: Option<String>,
+    nonce: Option<String>,
+    /// PKCE challenge (required for public clients).
+    code_challenge: Option<String>,
+    #[param(value_type = Option<CodeChallengeMethod>, inline)]
+    code_challenge_method: Option<String>,
+    #[param(value_type = Option<Prompt>, inline)]
+    prompt: Option<String>,
+    /// Seconds: an older login session needs a new login.
+    #[param(value_type = Option<i64>, minimum = 0)]
+    max_age: Option<String>,
+}
+
+/// `response_type` of the authorization request: only the code flow.
+#[derive(Deserialize, PartialEq, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum ResponseType {
+    Code,
+}
+
+/// `prompt` of the authorization request.
+#[derive(Deserialize, PartialEq, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum Prompt {
+    None,
+    Login,
+}
+
+/// The login form of `POST /oauth/{company}/authorize`; the query string of the GET is kept.
+// The page always sends every field; one left out fails the CSRF check or the login, in their turn.
+#[derive(Deserialize, ToSchema)]
+pub struct LoginForm {
+    #[schema(value_type = String)]
+    username: Option<String>,
+    #[schema(value_type = String)]
+    password: Option<String>,
+    /// The form's CSRF token, matching its pre-login cookie.
+    #[schema(value_type = String)]
+    csrf: Option<String>,
+}
 
 /// A validated authorization request.
 struct AuthorizeRequest {
@@ -103,30 +163,33 @@ async fn validate(
     let bad = |message: String| {
         Refusal::Page(StatusCode::BAD_REQUEST, "Invalid sign-in request", message)
     };
-    let params = Params::parse(query.as_bytes()).map_err(|e| bad(e.description))?;
-    let client_id = params
-        .get("client_id")
+    let query: AuthorizeQuery = Params::parse(query.as_bytes())
+        .and_then(|params| params.read())
+        .map_err(|e| bad(e.description))?;
+    let client_id = query
+        .client_id
+        .as_deref()
         .ok_or_else(|| bad("client_id is required".into()))?;
     let client = state
         .client(company, client_id)
         .await
         .map_err(|e| bad(OAuthError::from(e).description))?
         .ok_or_else(|| bad("the client is not registered".into()))?;
-    let redirect_uri = params
-        .get("redirect_uri")
+    let redirect_uri = query
+        .redirect_uri
+        .as_deref()
         .ok_or_else(|| bad("redirect_uri is required".into()))?;
     if !client.has_redirect_uri(redirect_uri) || url::Url::parse(redirect_uri).is_err() {
         return Err(bad(
             "the redirect URI is not registered for this client".into()
         ));
     }
-    let state_param = params.get("state").map(str::to_string);
     let refuse = |code: OAuthErrorCode, description: &str| Refusal::Redirect {
         redirect_uri: redirect_uri.to_string(),
-        state: state_param.clone(),
+        state: query.state.clone(),
         error: OAuthError::new(code, description),
     };
-    if params.get("response_type") != Some("code") {
+    if query.response_type.as_deref().and_then(variant) != Some(ResponseType::Code) {
         return Err(refuse(
             OAuthErrorCode::UnsupportedResponseType,
             "response_type must be code",
@@ -138,12 +201,14 @@ async fn validate(
             "the client is not allowed the authorization_code grant",
         ));
     }
-    let granted = scope::grant(params.get("scope")).map_err(|e| refuse(e.code, &e.description))?;
-    let code_challenge = match params.get("code_challenge") {
+    let granted =
+        scope::grant(query.scope.as_deref()).map_err(|e| refuse(e.code, &e.description))?;
+    let code_challenge = match &query.code_challenge {
         Some(challenge) => {
-            pkce::valid_challenge(challenge, params.get("code_challenge_method"))
+            let method = query.code_challenge_method.as_deref().and_then(variant);
+            pkce::valid_challenge(challenge, method)
                 .map_err(|msg| refuse(OAuthErrorCode::InvalidRequest, msg))?;
-            Some(challenge.to_string())
+            Some(challenge.clone())
         }
         None if client.is_public() => {
             return Err(refuse(
@@ -153,17 +218,21 @@ async fn validate(
         }
         None => None,
     };
-    let prompts: Vec<&str> = params
-        .get("prompt")
-        .map(|p| p.split_ascii_whitespace().collect())
-        .unwrap_or_default();
-    if prompts.contains(&"none") && prompts.len() > 1 {
+    // Values other than none and login are ignored, but still count as values beside none.
+    let prompts: Vec<Option<Prompt>> = query
+        .prompt
+        .as_deref()
+        .unwrap_or_default()
+        .split_ascii_whitespace()
+        .map(variant)
+        .collect();
+    if prompts.contains(&Some(Prompt::None)) && prompts.len() > 1 {
         return Err(refuse(
             OAuthErrorCode::InvalidRequest,
             "prompt=none cannot be combined with other prompt values",
         ));
     }
-    let max_age_secs = match params.get("max_age") {
+    let max_age_secs = match query.max_age.as_deref() {
         None => None,
         Some(text) => match text.parse::<i64>() {
             Ok(n) if n >= 0 => Some(n),
@@ -178,12 +247,12 @@ async fn validate(
     Ok(AuthorizeRequest {
         client,
         redirect_uri: redirect_uri.to_string(),
-        state: state_param.clone(),
+        state: query.state.clone(),
         granted,
-        nonce: params.get("nonce").map(str::to_string),
+        nonce: query.nonce.clone(),
         code_challenge,
-        force_login: prompts.contains(&"login"),
-        no_prompt: prompts.contains(&"none"),
+        force_login: prompts.contains(&Some(Prompt::Login)),
+        no_prompt: prompts.contains(&Some(Prompt::None)),
         max_age_secs,
     })
 }
@@ -218,13 +287,17 @@ async fn current_session(
 ///
 /// The authorization-code flow: the login form, or a redirect when a live session exists.
 #[utoipa::path(get, path = "/oauth/{company}/authorize", tag = "login",
-    params(crate::openapi::CompanyPath, crate::openapi::AuthorizeQuery),
+    params(CompanyPath, AuthorizeQuery),
     responses(
         (status = 200, description = "HTML login form", content_type = "text/html", body = String),
         (status = 302, description = "Redirect to redirect_uri with code, state and iss (or an error)"),
         (status = 303, description = "Redirect with code, state and iss"),
         (status = 400, description = "HTML error page: unknown client or unregistered redirect URI", content_type = "text/html", body = String)))]
-pub async fn show(state: Data<AuthState>, company: Path<String>, req: HttpRequest) -> HttpResponse {
+pub async fn show(
+    state: Data<AuthState>,
+    company: Path<CompanyPath>,
+    req: HttpRequest,
+) -> HttpResponse {
     let request = match validate(&state, &company, req.query_string()).await {
         Ok(r) => r,
         Err(refusal) => return refusal.respond(&state.issuer(&company)),
@@ -312,8 +385,8 @@ fn login_page(
 ///
 /// The query string of the GET is kept.
 #[utoipa::path(post, path = "/oauth/{company}/authorize", tag = "login",
-    params(crate::openapi::CompanyPath, crate::openapi::AuthorizeQuery),
-    request_body(content = crate::openapi::LoginForm, content_type = "application/x-www-form-urlencoded"),
+    params(CompanyPath, AuthorizeQuery),
+    request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "Redirect to redirect_uri with code, state and iss"),
         (status = 400, description = "HTML error page", content_type = "text/html", body = String),
@@ -322,7 +395,7 @@ fn login_page(
         (status = 429, description = "Too many attempts from this address", content_type = "text/html", body = String)))]
 pub async fn submit(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
@@ -348,7 +421,7 @@ pub async fn submit(
         return response;
     }
     // Repeated fields are refused: such a form logs no one in, and the page says why.
-    let form = match Params::parse(&body) {
+    let form: LoginForm = match Params::parse(&body).and_then(|form| form.read()) {
         Ok(form) => form,
         Err(e) => {
             return login_page(
@@ -368,7 +441,7 @@ pub async fn submit(
     let own_origin = url::Url::parse(&state.public_url)
         .map(|u| u.origin().ascii_serialization())
         .unwrap_or_default();
-    if let Err(why) = csrf::check(&req, &form, &own_origin) {
+    if let Err(why) = csrf::check(&req, form.csrf.as_deref(), &own_origin) {
         tracing::warn!(company = %company, why, "login form refused");
         return login_page(
             &state,
@@ -380,8 +453,8 @@ pub async fn submit(
             StatusCode::FORBIDDEN,
         );
     }
-    let username = form.get("username").unwrap_or("");
-    let password = form.get("password").unwrap_or("");
+    let username = form.username.as_deref().unwrap_or_default();
+    let password = form.password.as_deref().unwrap_or_default();
     let user = match log_in(&state, &company, username, password).await {
         Ok(Ok(user)) => user,
         Ok(Err(reason)) => {

@@ -1,11 +1,13 @@
-//! OpenID Connect discovery and the JWKS of a company.
+//! OpenID Connect discovery and the JWKS of a company (the key ring keeps it serialized, `keys::Jwks`).
 
 use actix_web::{web, HttpResponse};
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
+use super::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
+use crate::keys::Jwks;
 use crate::scope::USER_SCOPES;
 use crate::state::AuthState;
 
@@ -88,13 +90,13 @@ pub struct ProviderMetadata {
 }
 
 /// OpenID Connect discovery
-#[utoipa::path(get, path = "/oauth/{company}/.well-known/openid-configuration", tag = "discovery", params(crate::openapi::CompanyPath),
+#[utoipa::path(get, path = "/oauth/{company}/.well-known/openid-configuration", tag = "discovery", params(CompanyPath),
     responses(
         (status = 200, description = "Provider metadata", body = ProviderMetadata),
         (status = 404, description = "Unknown company", body = crate::error::Body)))]
 pub async fn openid_configuration(
     state: web::Data<AuthState>,
-    company: web::Path<String>,
+    company: web::Path<CompanyPath>,
 ) -> Result<HttpResponse, OAuthError> {
     if require_company(&state, &company).await.is_err() {
         return Ok(not_found(&company));
@@ -146,13 +148,13 @@ pub async fn openid_configuration(
 /// Published signing keys
 ///
 /// EdDSA keys for access tokens, RS256 keys for ID tokens.
-#[utoipa::path(get, path = "/oauth/{company}/jwks", tag = "discovery", params(crate::openapi::CompanyPath),
+#[utoipa::path(get, path = "/oauth/{company}/jwks", tag = "discovery", params(CompanyPath),
     responses(
-        (status = 200, description = "JWK set", body = crate::openapi::Jwks),
+        (status = 200, description = "JWK set", body = Jwks),
         (status = 404, description = "Unknown company", body = crate::error::Body)))]
 pub async fn jwks(
     state: web::Data<AuthState>,
-    company: web::Path<String>,
+    company: web::Path<CompanyPath>,
 ) -> Result<HttpResponse, OAuthError> {
     if require_company(&state, &company).await.is_err() {
         return Ok(not_found(&company));

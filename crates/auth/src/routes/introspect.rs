@@ -7,8 +7,10 @@ use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use common::db::now_millis;
 use common::secrets::hash_token;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
+use super::{CompanyPath, TokenReferenceForm};
 use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
@@ -16,17 +18,53 @@ use crate::state::AuthState;
 use crate::storage;
 use crate::verify::{self, verify_access_token};
 
+/// RFC 7662 introspection: `{"active": false}` for tokens that are unknown, expired, revoked or not the
+/// caller's; the other fields only for active tokens.
+#[derive(Default, Serialize, ToSchema)]
+pub struct Introspection {
+    active: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aud: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    company: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exp: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iat: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iss: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jti: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub: Option<String>,
+    /// `Bearer` or `refresh_token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
+}
+
+fn respond(body: Introspection) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(body)
+}
+
 /// Token introspection (RFC 7662)
-#[utoipa::path(post, path = "/oauth/{company}/introspect", tag = "oauth", params(crate::openapi::CompanyPath),
-    request_body(content = crate::openapi::TokenReferenceForm, content_type = "application/x-www-form-urlencoded"),
+#[utoipa::path(post, path = "/oauth/{company}/introspect", tag = "oauth", params(CompanyPath),
+    request_body(content = TokenReferenceForm, content_type = "application/x-www-form-urlencoded"),
     security(("basic" = []), ()),
     responses(
-        (status = 200, description = "Introspection response ({\"active\": false} for unknown tokens)", body = crate::openapi::Introspection),
+        (status = 200, description = "Introspection response ({\"active\": false} for unknown tokens)", body = Introspection),
         (status = 400, description = "RFC 6749 error", body = crate::error::Body),
         (status = 401, description = "Client authentication failed (invalid_client)", body = crate::error::Body)))]
 pub async fn introspect(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
@@ -39,14 +77,10 @@ pub async fn introspect(
             "a public client cannot introspect tokens",
         ));
     }
-    let token = params.require("token")?;
-    let inactive = || {
-        HttpResponse::Ok()
-            .insert_header(("Cache-Control", "no-store"))
-            .json(json!({"active": false}))
-    };
-    let hint = params.get("token_type_hint");
-    if hint != Some("refresh_token") {
+    let form: TokenReferenceForm = params.read()?;
+    let token = form.token.as_str();
+    let inactive = || respond(Introspection::default());
+    if form.token_type_hint.as_deref() != Some("refresh_token") {
         if let Ok(claims) = verify_access_token(&state, &company, token).await {
             if claims.is_user_token() {
                 let user = directory::get_user_by_id(&state.db, &company, &claims.sub).await?;
@@ -54,32 +88,27 @@ pub async fn introspect(
                     return Ok(inactive());
                 }
             }
-            let mut body = json!({
-                "active": true,
-                "token_type": "Bearer",
-                "scope": claims.scope,
-                "client_id": claims.client_id,
-                "sub": claims.sub,
-                "aud": claims.aud,
-                "iss": claims.iss,
-                "exp": claims.exp,
-                "iat": claims.iat,
-                "jti": claims.jti,
-                "company": claims.company,
-            });
-            if let Some(username) = claims.username {
-                body["username"] = json!(username);
-            }
-            return Ok(HttpResponse::Ok()
-                .insert_header(("Cache-Control", "no-store"))
-                .json(body));
+            return Ok(respond(Introspection {
+                active: true,
+                aud: Some(claims.aud),
+                client_id: Some(claims.client_id),
+                company: Some(claims.company),
+                exp: Some(claims.exp),
+                iat: Some(claims.iat),
+                iss: Some(claims.iss),
+                jti: Some(claims.jti),
+                scope: Some(claims.scope),
+                sub: Some(claims.sub),
+                token_type: Some("Bearer"),
+                username: claims.username,
+            }));
         }
     }
     let Some(record) = storage::get_refresh(&state.db, &hash_token(token)).await? else {
         return Ok(inactive());
     };
     let now = now_millis();
-    let live = record.company == *company
+    let live = record.company == company.as_str()
         && record.client_id == client.client_id
         && record.used_ms.is_none()
         && record.revoked_ms.is_none()
@@ -91,20 +120,16 @@ pub async fn introspect(
     let Some(user) = user.filter(|u| u.session_valid(record.auth_time_ms)) else {
         return Ok(inactive());
     };
-    let mut body = json!({
-        "active": true,
-        "token_type": "refresh_token",
-        "scope": record.scope,
-        "client_id": record.client_id,
-        "sub": user.id,
-        "username": user.username,
-        "iss": state.issuer(&company),
-        "iat": record.created_ms / 1000,
-    });
-    if let Some(exp) = record.expires_ms {
-        body["exp"] = json!(exp / 1000);
-    }
-    Ok(HttpResponse::Ok()
-        .insert_header(("Cache-Control", "no-store"))
-        .json(body))
+    Ok(respond(Introspection {
+        active: true,
+        client_id: Some(record.client_id),
+        exp: record.expires_ms.map(|exp| exp / 1000),
+        iat: Some(record.created_ms / 1000),
+        iss: Some(state.issuer(&company)),
+        scope: Some(record.scope),
+        sub: Some(user.id),
+        token_type: Some("refresh_token"),
+        username: Some(user.username),
+        ..Introspection::default()
+    }))
 }

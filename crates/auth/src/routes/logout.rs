@@ -9,14 +9,32 @@ use actix_web::http::StatusCode;
 use actix_web::web::{Bytes, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use common::secrets::hash_token;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
 
+use super::CompanyPath;
 use crate::form::Params;
 use crate::state::AuthState;
 use crate::{page, storage};
 
+/// The parameters of the end-session endpoint, in the query (GET) or a form body (POST).
+#[derive(Deserialize, ToSchema, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogoutForm {
+    /// The client whose registered redirect URI post_logout_redirect_uri must be.
+    client_id: Option<String>,
+    /// Where to send the browser afterwards; only a registered redirect URI of the client.
+    post_logout_redirect_uri: Option<String>,
+    /// Echoed on the redirect.
+    state: Option<String>,
+    /// Accepted and ignored.
+    #[serde(rename = "id_token_hint")]
+    _id_token_hint: Option<String>,
+}
+
 /// End the browser's login session (RP-Initiated Logout), parameters in the query
 #[utoipa::path(get, path = "/oauth/{company}/logout", tag = "login",
-    params(crate::openapi::CompanyPath, crate::openapi::LogoutForm),
+    params(CompanyPath, LogoutForm),
     responses(
         (status = 200, description = "Signed-out page", content_type = "text/html", body = String),
         (status = 303, description = "Redirect to post_logout_redirect_uri with state"),
@@ -24,7 +42,7 @@ use crate::{page, storage};
         (status = 503, description = "The session could not be ended (HTML page)", content_type = "text/html", body = String)))]
 pub async fn logout_get(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
@@ -32,8 +50,8 @@ pub async fn logout_get(
 }
 
 /// End the browser's login session (RP-Initiated Logout), parameters in a form body
-#[utoipa::path(post, path = "/oauth/{company}/logout", tag = "login", params(crate::openapi::CompanyPath),
-    request_body(content = crate::openapi::LogoutForm, content_type = "application/x-www-form-urlencoded"),
+#[utoipa::path(post, path = "/oauth/{company}/logout", tag = "login", params(CompanyPath),
+    request_body(content = LogoutForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 200, description = "Signed-out page", content_type = "text/html", body = String),
         (status = 303, description = "Redirect to post_logout_redirect_uri with state"),
@@ -41,7 +59,7 @@ pub async fn logout_get(
         (status = 503, description = "The session could not be ended (HTML page)", content_type = "text/html", body = String)))]
 pub async fn logout_post(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
@@ -50,7 +68,7 @@ pub async fn logout_post(
 
 async fn logout(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
@@ -60,8 +78,8 @@ async fn logout(
     } else {
         req.query_string().as_bytes().to_vec()
     };
-    let params = match Params::parse(&source) {
-        Ok(p) => p,
+    let form: LogoutForm = match Params::parse(&source).and_then(|params| params.read()) {
+        Ok(form) => form,
         Err(e) => return page_response(StatusCode::BAD_REQUEST, "Sign-out failed", &e.description),
     };
     if let Some(cookie) = req.cookie(super::authorize::SESSION_COOKIE) {
@@ -74,9 +92,9 @@ async fn logout(
             );
         }
     }
-    let mut response = match redirect_target(&state, &company, &params).await {
+    let mut response = match redirect_target(&state, &company, &form).await {
         Some(mut target) => {
-            if let Some(s) = params.get("state") {
+            if let Some(s) = &form.state {
                 target.query_pairs_mut().append_pair("state", s);
             }
             HttpResponse::SeeOther()
@@ -100,10 +118,10 @@ async fn logout(
 }
 
 /// The post-logout address, when it is a registered redirect URI of the named client.
-async fn redirect_target(state: &AuthState, company: &str, params: &Params) -> Option<url::Url> {
-    let uri = params.get("post_logout_redirect_uri")?;
+async fn redirect_target(state: &AuthState, company: &str, form: &LogoutForm) -> Option<url::Url> {
+    let uri = form.post_logout_redirect_uri.as_deref()?;
     let client = state
-        .client(company, params.get("client_id")?)
+        .client(company, form.client_id.as_deref()?)
         .await
         .ok()??;
     if !client.has_redirect_uri(uri) {

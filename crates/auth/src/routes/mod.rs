@@ -1,4 +1,5 @@
-//! The token service's endpoints, all under `/oauth/<company>`.
+//! The token service's endpoints, all under `/oauth/<company>`, and what several of them read: the company
+//! of the path and the token reference of introspection and revocation.
 
 pub(crate) mod authorize;
 pub(crate) mod discovery;
@@ -8,13 +9,53 @@ pub(crate) mod revoke;
 pub(crate) mod token;
 pub(crate) mod userinfo;
 
+use std::fmt;
+use std::ops::Deref;
+
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
 use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
 
 /// The largest body an OAuth endpoint reads.
 pub const MAX_BODY: usize = 64 * 1024;
+
+/// The company every endpoint belongs to.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CompanyPath {
+    /// The company's short name.
+    company: String,
+}
+
+impl Deref for CompanyPath {
+    type Target = String;
+
+    fn deref(&self) -> &String {
+        &self.company
+    }
+}
+
+impl fmt::Display for CompanyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.company)
+    }
+}
+
+/// The form of `POST /oauth/{company}/introspect` and `/revoke`. The client authenticates with HTTP Basic
+/// or, instead (one method, not both), with `client_id` and `client_secret` in this form, as at the token
+/// endpoint (`clientId` and `clientSecret` are taken too, one spelling per field).
+#[derive(Deserialize, ToSchema)]
+pub struct TokenReferenceForm {
+    #[schema(min_length = 1)]
+    token: String,
+    /// `access_token` or `refresh_token`: where to look first. The token is found whatever the value,
+    /// and an unknown one is ignored (RFC 7009, section 2.1).
+    #[schema(example = "refresh_token")]
+    token_type_hint: Option<String>,
+}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use common::db::now_millis;
 use common::secrets::hash_token;
 
+use super::{CompanyPath, TokenReferenceForm};
 use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
@@ -15,8 +16,8 @@ use crate::storage;
 use crate::verify::verify_access_token;
 
 /// Token revocation (RFC 7009)
-#[utoipa::path(post, path = "/oauth/{company}/revoke", tag = "oauth", params(crate::openapi::CompanyPath),
-    request_body(content = crate::openapi::TokenReferenceForm, content_type = "application/x-www-form-urlencoded"),
+#[utoipa::path(post, path = "/oauth/{company}/revoke", tag = "oauth", params(CompanyPath),
+    request_body(content = TokenReferenceForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("basic" = [])),
     responses(
         (status = 200, description = "Revoked, or unknown (nothing done)"),
@@ -24,20 +25,20 @@ use crate::verify::verify_access_token;
         (status = 401, description = "Client authentication failed (invalid_client)", body = crate::error::Body)))]
 pub async fn revoke(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
     super::require_form(&req)?;
     let params = Params::parse(&body)?;
     let client = authenticate_client(&state, &company, &req, &params).await?;
-    let token = params.require("token")?;
+    let form: TokenReferenceForm = params.read()?;
     let now = now_millis();
-    if let Some(record) = storage::get_refresh(&state.db, &hash_token(token)).await? {
-        if record.company == *company && record.client_id == client.client_id {
+    if let Some(record) = storage::get_refresh(&state.db, &hash_token(&form.token)).await? {
+        if record.company == company.as_str() && record.client_id == client.client_id {
             storage::revoke_family(&state.db, &record.family_id, now).await?;
         }
-    } else if let Ok(claims) = verify_access_token(&state, &company, token).await {
+    } else if let Ok(claims) = verify_access_token(&state, &company, &form.token).await {
         if claims.client_id == client.client_id {
             revocation::revoke(&state.db, &claims.jti, &company, claims.exp * 1000).await?;
         }

@@ -5,16 +5,50 @@ use actix_web::{HttpRequest, HttpResponse};
 use common::db::now_millis;
 use common::secrets::{hash_token, random_token};
 use directory::{grants, OAuthClient, User};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use super::CompanyPath;
 use crate::client_auth::authenticate_client;
 use crate::error::{OAuthError, OAuthErrorCode};
-use crate::form::Params;
+use crate::form::{self, Params};
 use crate::issue::{self, IdTokenInput, Subject};
 use crate::pkce;
 use crate::state::AuthState;
 use crate::storage::{self, CodeUse, RefreshRecord};
 use crate::{standing, verify};
+
+/// The form of `POST /oauth/{company}/token`. The client authenticates with HTTP Basic or with
+/// `client_id` and `client_secret` in the form (public clients: `client_id` only, with PKCE). The form
+/// also takes the other spelling of three fields, one spelling per field (both is 400): `clientId`,
+/// `clientSecret` and `redirect_uri`. A field sent empty counts as left out (RFC 6749, section 3.1).
+#[derive(Deserialize, ToSchema)]
+pub struct TokenForm {
+    #[schema(value_type = GrantType)]
+    grant_type: String,
+    /// authorization_code: the code.
+    code: Option<String>,
+    /// authorization_code: the redirect URI of the authorization request (or `redirect_uri`).
+    #[serde(rename = "redirectURI")]
+    redirect_uri_camel: Option<String>,
+    /// `redirectURI` as RFC 6749 spells it (`redirect_uri`).
+    redirect_uri: Option<String>,
+    /// authorization_code: the PKCE verifier.
+    code_verifier: Option<String>,
+    /// refresh_token: the refresh token.
+    refresh_token: Option<String>,
+    /// Requested scope (space separated).
+    scope: Option<String>,
+}
+
+/// The grants of the token endpoint.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantType {
+    ClientCredentials,
+    AuthorizationCode,
+    RefreshToken,
+}
 
 /// The token response of docs/token-service.md: `scope`, `refresh_token` and `id_token` appear only where
 /// the grant gives them.
@@ -46,8 +80,8 @@ fn respond(body: TokenResponse) -> HttpResponse {
 /// Issue tokens
 ///
 /// The client_credentials, authorization_code (with PKCE) and refresh_token grants.
-#[utoipa::path(post, path = "/oauth/{company}/token", tag = "oauth", params(crate::openapi::CompanyPath),
-    request_body(content = crate::openapi::TokenForm, content_type = "application/x-www-form-urlencoded"),
+#[utoipa::path(post, path = "/oauth/{company}/token", tag = "oauth", params(CompanyPath),
+    request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded"),
     security((), ("basic" = [])),
     responses(
         (status = 200, description = "Token response", body = TokenResponse,
@@ -56,19 +90,20 @@ fn respond(body: TokenResponse) -> HttpResponse {
         (status = 401, description = "Client authentication failed (invalid_client)", body = crate::error::Body)))]
 pub async fn token(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
     super::require_form(&req)?;
     let params = Params::parse(&body)?;
-    let grant_type = params.require("grant_type")?;
-    if !grants::ALL.contains(&grant_type) {
-        return Err(OAuthError::new(
+    let form: TokenForm = params.read()?;
+    let grant_type = form.grant_type.as_str();
+    let grant = form::variant(grant_type).ok_or_else(|| {
+        OAuthError::new(
             OAuthErrorCode::UnsupportedGrantType,
             format!("grant_type {grant_type} is not supported"),
-        ));
-    }
+        )
+    })?;
     let client = authenticate_client(&state, &company, &req, &params).await?;
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::new(
@@ -76,14 +111,14 @@ pub async fn token(
             format!("the client is not allowed the {grant_type} grant"),
         ));
     }
-    let response = match grant_type {
-        grants::CLIENT_CREDENTIALS => {
-            client_credentials(&state, &company, &client, &params).await?
+    let response = match grant {
+        GrantType::ClientCredentials => {
+            client_credentials(&state, &company, &client, &form).await?
         }
-        grants::AUTHORIZATION_CODE => {
-            authorization_code(&state, &company, &client, &params).await?
+        GrantType::AuthorizationCode => {
+            authorization_code(&state, &company, &client, &form).await?
         }
-        _ => refresh(&state, &company, &client, &params).await?,
+        GrantType::RefreshToken => refresh(&state, &company, &client, &form).await?,
     };
     Ok(respond(response))
 }
@@ -92,7 +127,7 @@ async fn client_credentials(
     state: &AuthState,
     company: &str,
     client: &OAuthClient,
-    params: &Params,
+    form: &TokenForm,
 ) -> Result<TokenResponse, OAuthError> {
     if client.is_public() {
         return Err(OAuthError::new(
@@ -100,7 +135,7 @@ async fn client_credentials(
             "a public client has no credentials to present",
         ));
     }
-    let scope = match params.get("scope") {
+    let scope = match form.scope.as_deref() {
         None => client.scopes.join(" "),
         Some(requested) => {
             if let Some(bad) = requested
@@ -145,12 +180,15 @@ async fn authorization_code(
     state: &AuthState,
     company: &str,
     client: &OAuthClient,
-    params: &Params,
+    form: &TokenForm,
 ) -> Result<TokenResponse, OAuthError> {
-    let code = params.require("code")?;
+    let code = form::required(&form.code, "code")?;
     // The platform's clients send redirectURI; RFC 6749 spells it redirect_uri. Either is accepted, not
     // both, as for client authentication.
-    let redirect_uri = params.get_either("redirectURI", "redirect_uri")?;
+    let redirect_uri = form::either(
+        ("redirectURI", &form.redirect_uri_camel),
+        ("redirect_uri", &form.redirect_uri),
+    )?;
     let code_hash = hash_token(code);
     let now = now_millis();
     let record = match storage::use_code(&state.db, &code_hash, now, company, &client.client_id)
@@ -197,7 +235,7 @@ async fn authorization_code(
             "redirectURI does not match the authorization request",
         ));
     }
-    match (&record.code_challenge, params.get("code_verifier")) {
+    match (&record.code_challenge, form.code_verifier.as_deref()) {
         (Some(challenge), Some(verifier)) if pkce::verifier_matches(verifier, challenge) => {}
         (Some(_), _) => {
             return Err(OAuthError::invalid_grant(
@@ -284,9 +322,9 @@ async fn refresh(
     state: &AuthState,
     company: &str,
     client: &OAuthClient,
-    params: &Params,
+    form: &TokenForm,
 ) -> Result<TokenResponse, OAuthError> {
-    let presented = params.require("refresh_token")?;
+    let presented = form::required(&form.refresh_token, "refresh_token")?;
     let hash = hash_token(presented);
     let now = now_millis();
     let invalid = || OAuthError::invalid_grant("the refresh token is not valid");
@@ -329,7 +367,7 @@ async fn refresh(
             return Err(e);
         }
     };
-    let scope = match params.get("scope") {
+    let scope = match form.scope.as_deref() {
         None => record.scope.clone(),
         Some(requested) => {
             if requested

@@ -4,10 +4,10 @@
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use common::jwt::bearer_token;
-use serde_json::json;
 
+use super::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
-use crate::issue::profile_claims;
+use crate::issue::{user_claims, UserInfo};
 use crate::scope;
 use crate::standing;
 use crate::state::AuthState;
@@ -16,14 +16,14 @@ use crate::verify::verify_access_token;
 /// Claims of the signed-in user
 ///
 /// For an access token issued with the openid scope.
-#[utoipa::path(method(get, post), path = "/oauth/{company}/userinfo", tag = "oauth", params(crate::openapi::CompanyPath),
+#[utoipa::path(method(get, post), path = "/oauth/{company}/userinfo", tag = "oauth", params(CompanyPath),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "User claims", body = crate::openapi::UserInfo),
+        (status = 200, description = "User claims", body = UserInfo),
         (status = 401, description = "Missing or invalid token (invalid_token)", body = crate::error::Body)))]
 pub async fn userinfo(
     state: Data<AuthState>,
-    company: Path<String>,
+    company: Path<CompanyPath>,
     req: HttpRequest,
 ) -> Result<HttpResponse, OAuthError> {
     let invalid = |why: &str| OAuthError::new(OAuthErrorCode::InvalidToken, why);
@@ -42,9 +42,7 @@ pub async fn userinfo(
         (None, Some(user)) => user,
         (refusal, _) => return Err(invalid(refusal.unwrap_or("the user no longer exists"))),
     };
-    let mut body = profile_claims(&user, &claims.scope);
-    body.insert("sub".into(), json!(user.id));
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
-        .json(body))
+        .json(user_claims(&user, &claims.scope)))
 }

@@ -314,6 +314,34 @@ async fn malformed_requests_get_rfc6749_errors(backend: Backend) {
     );
 }
 
+/// A field's two spellings are checked where the endpoint reads the field, in the endpoint's order: after
+/// the grant type, client id before client secret, and not at all by a grant that does not read it.
+async fn both_spellings_are_refused_where_the_field_is_read(backend: Backend) {
+    let (auth, id, secret) = setup(backend).await;
+    let mut form = vec![
+        ("grant_type", "password"),
+        ("client_secret", secret.as_str()),
+        ("clientSecret", secret.as_str()),
+        ("client_id", id.as_str()),
+        ("clientId", id.as_str()),
+    ];
+    let (_, body, _) = token_form(&auth, "acme", &form).await;
+    assert_eq!(body["error"], "unsupported_grant_type", "{body}");
+    form[0].1 = "client_credentials";
+    let (_, body, _) = token_form(&auth, "acme", &form).await;
+    assert_eq!(
+        body["error_description"], "send client_id or clientId, not both",
+        "{body}"
+    );
+    let form = [
+        ("grant_type", "client_credentials"),
+        ("redirectURI", REDIRECT_URI),
+        ("redirect_uri", REDIRECT_URI),
+    ];
+    let (status, body, _) = token_basic(&auth, "acme", &id, &secret, &form).await;
+    assert_eq!(status, 200, "{body}");
+}
+
 async fn lifetime_and_scope_follow_the_client(backend: Backend) {
     let auth = TestAuth::start(backend).await;
     auth.add_company("acme").await;
@@ -357,5 +385,6 @@ common::backend_tests!(
     a_client_of_one_company_is_unknown_to_another,
     grants_the_client_is_not_allowed_are_refused,
     malformed_requests_get_rfc6749_errors,
+    both_spellings_are_refused_where_the_field_is_read,
     lifetime_and_scope_follow_the_client,
 );
