@@ -50,96 +50,95 @@ async fn readyz(world: &World) -> (u16, Value) {
     (a.status, a.body["checks"].clone())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_added_while_rabbitmq_restarts_are_all_indexed() {
-    if !production_available() {
-        return;
-    }
-    let world = World::with_folder(Stack::Production).await;
-    let (status, checks) = readyz(&world).await;
-    assert_eq!(status, 200, "{checks}");
-    assert_eq!(checks["bus"], "ok");
+/// The faults only the production adapters have (a broker, an object store over the network).
+mod on_production_only {
+    use super::*;
 
-    let add = |i: usize| {
-        let world = &world;
-        async move {
-            let mut t = transcript("invoice");
-            t["filename"] = json!(format!("call-{i}.wav"));
-            world.add_call(&t).await
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_added_while_rabbitmq_restarts_are_all_indexed() {
+        let world = World::with_folder(Stack::Production).await;
+        let (status, checks) = readyz(&world).await;
+        assert_eq!(status, 200, "{checks}");
+        assert_eq!(checks["bus"], "ok");
+
+        let add = |i: usize| {
+            let world = &world;
+            async move {
+                let mut t = transcript("invoice");
+                t["filename"] = json!(format!("call-{i}.wav"));
+                world.add_call(&t).await
+            }
+        };
+        let mut added = Vec::new();
+        for i in 0..10 {
+            added.push(add(i).await);
         }
-    };
-    let mut added = Vec::new();
-    for i in 0..10 {
-        added.push(add(i).await);
-    }
-    world.servers().broker_proxy.set_up(false);
-    // Accepted while the broker is away: the reindex messages wait in the outbox.
-    for i in 10..40 {
-        added.push(add(i).await);
-    }
-    let (status, checks) = readyz(&world).await;
-    assert_eq!(status, 503, "{checks}");
-    assert_eq!(checks["bus"], "failing");
-    assert_eq!(checks["database"], "ok");
+        world.servers().broker_proxy.set_up(false);
+        // Accepted while the broker is away: the reindex messages wait in the outbox.
+        for i in 10..40 {
+            added.push(add(i).await);
+        }
+        let (status, checks) = readyz(&world).await;
+        assert_eq!(status, 503, "{checks}");
+        assert_eq!(checks["bus"], "failing");
+        assert_eq!(checks["database"], "ok");
 
-    world.servers().broker_proxy.set_up(true);
-    for i in 40..50 {
-        added.push(add(i).await);
+        world.servers().broker_proxy.set_up(true);
+        for i in 40..50 {
+            added.push(add(i).await);
+        }
+        // What is asserted is that nothing is lost, not how fast it comes back: the relay and the consumers
+        // reconnect after waits of up to 2 s (more when a confirm was cut off, up to the 10 s timeout), and
+        // the index then takes a share of a machine the other tests load too.
+        let found = world
+            .search_within(Duration::from_secs(90), "q=invoice&limit=100", |b| {
+                b["total"] == 50
+            })
+            .await;
+        let mut ids: Vec<&str> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| hit["tId"].as_str().unwrap())
+            .collect();
+        ids.sort();
+        added.sort();
+        assert_eq!(ids, added, "every call accepted is indexed, once");
+        let (status, checks) = readyz(&world).await;
+        assert_eq!(status, 200, "{checks}");
     }
-    // What is asserted is that nothing is lost, not how fast it comes back: the relay and the consumers
-    // reconnect after waits of up to 2 s (more when a confirm was cut off, up to the 10 s timeout), and
-    // the index then takes a share of a machine the other tests load too.
-    let found = world
-        .search_within(Duration::from_secs(90), "q=invoice&limit=100", |b| {
-            b["total"] == 50
-        })
-        .await;
-    let mut ids: Vec<&str> = found["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|hit| hit["tId"].as_str().unwrap())
-        .collect();
-    ids.sort();
-    added.sort();
-    assert_eq!(ids, added, "every call accepted is indexed, once");
-    let (status, checks) = readyz(&world).await;
-    assert_eq!(status, 200, "{checks}");
-}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upload_while_the_object_store_is_away_is_refused_and_stores_nothing() {
-    if !production_available() {
-        return;
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_upload_while_the_object_store_is_away_is_refused_and_stores_nothing() {
+        let mut world = World::with_folder(Stack::Production).await;
+        let kept = world.add_call(&transcript("invoice")).await;
+        world.production.as_mut().unwrap().s3.stop();
+
+        let a = world
+            .upload_to(ORG, FOLDER, &transcript("parcel"), None)
+            .await;
+        assert_eq!(a.status, 503, "{}", a.text);
+        assert_eq!(a.text, "Service unavailable, try again later");
+        assert!(
+            !a.text.contains(&world.servers().s3.endpoint),
+            "no detail of the dependency is sent"
+        );
+        let (status, checks) = readyz(&world).await;
+        assert_eq!(status, 503, "{checks}");
+        assert_eq!(checks["object_store"], "failing");
+
+        world.production.as_mut().unwrap().s3.restart();
+        let a = world
+            .send("GET", &format!("/config/{COMPANY}/{ORG}/{FOLDER}"), None)
+            .await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        let found = world.search_until("q=invoice", |b| b["total"] == 1).await;
+        assert_eq!(found["hits"][0]["tId"], kept.as_str());
+        let parcel = world
+            .search_until("q=parcel", |b| b["total"].is_number())
+            .await;
+        assert_eq!(parcel["total"], 0, "the refused upload left no call");
+        assert!(world.stored_transcript(&kept).await.is_some());
+        assert_eq!(readyz(&world).await.0, 200);
     }
-    let mut world = World::with_folder(Stack::Production).await;
-    let kept = world.add_call(&transcript("invoice")).await;
-    world.production.as_mut().unwrap().s3.stop();
-
-    let a = world
-        .upload_to(ORG, FOLDER, &transcript("parcel"), None)
-        .await;
-    assert_eq!(a.status, 503, "{}", a.text);
-    assert_eq!(a.text, "Service unavailable, try again later");
-    assert!(
-        !a.text.contains(&world.servers().s3.endpoint),
-        "no detail of the dependency is sent"
-    );
-    let (status, checks) = readyz(&world).await;
-    assert_eq!(status, 503, "{checks}");
-    assert_eq!(checks["object_store"], "failing");
-
-    world.production.as_mut().unwrap().s3.restart();
-    let a = world
-        .send("GET", &format!("/config/{COMPANY}/{ORG}/{FOLDER}"), None)
-        .await;
-    assert_eq!(a.status, 200, "{}", a.text);
-    let found = world.search_until("q=invoice", |b| b["total"] == 1).await;
-    assert_eq!(found["hits"][0]["tId"], kept.as_str());
-    let parcel = world
-        .search_until("q=parcel", |b| b["total"].is_number())
-        .await;
-    assert_eq!(parcel["total"], 0, "the refused upload left no call");
-    assert!(world.stored_transcript(&kept).await.is_some());
-    assert_eq!(readyz(&world).await.0, 200);
 }

@@ -42,17 +42,8 @@ impl Stack {
     }
 }
 
-/// Whether the production stack can run here (a Meilisearch binary was found); says so when not.
-pub fn production_available() -> bool {
-    let found = common::testing::meili::available();
-    if !found {
-        eprintln!("skipped: no Meilisearch server found (MEILI_BIN, PATH, shared/bin/meilisearch)");
-    }
-    found
-}
-
 /// Runs each listed test on the embedded adapters on PostgreSQL and on SQLite, and on the production
-/// adapters (skipped, with a line on stderr, where no Meilisearch server can be found).
+/// adapters (`on_production`, which needs a Meilisearch server: `.config/nextest.toml`).
 #[macro_export]
 macro_rules! stack_tests {
     ($($name:ident),* $(,)?) => {
@@ -76,9 +67,7 @@ macro_rules! stack_tests {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    if $crate::support::production_available() {
-                        super::$name($crate::support::Stack::Production).await
-                    }
+                    super::$name($crate::support::Stack::Production).await
                 }
             )*
         }
@@ -105,9 +94,7 @@ pub fn test_policy() -> RetryPolicy {
 
 impl ProductionServers {
     pub async fn start() -> ProductionServers {
-        let meili = MeiliServer::start()
-            .await
-            .expect("a Meilisearch server (production_available said so)");
+        let meili = MeiliServer::start().await;
         let broker = TestBroker::new(messages::topics::ANALYTICS_WORKERS);
         let (broker_proxy, broker_url) = TcpProxy::to_broker(true).await;
         ProductionServers {
