@@ -2,12 +2,18 @@
 //! query parameter (the form field `token` for uploads) or as an `Authorization: Bearer` header. The
 //! common verifier checks it; a revoked token is refused; the token's company must be the path's
 //! company, so one company's token never reaches another's data; reads need the `analytics:read` scope,
-//! changes `analytics:write` (docs/analytics-api.md, Authentication).
+//! changes `analytics:write` (docs/analytics-api.md, Authentication). A handler states what it needs in
+//! its signature, `Authorized<Read>` or `Authorized<Write>`; the upload, whose token may come in its
+//! form, checks with `authorize` itself.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use actix_web::HttpRequest;
+use actix_web::dev::Payload;
+use actix_web::web::Data;
+use actix_web::{FromRequest, HttpRequest};
 use common::jwt::{bearer_token, AccessClaims, VerifyError};
+use futures_util::future::LocalBoxFuture;
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -107,12 +113,49 @@ fn permit(claims: Arc<AccessClaims>, company: &str, need: Need) -> Result<Access
     Ok(Access { claims })
 }
 
-/// `authorize` with the token of `req`.
-pub async fn authorize_request(
-    state: &AnalyticsState,
-    req: &HttpRequest,
-    company: &str,
-    need: Need,
-) -> Result<Access, AnalyticsError> {
-    authorize(state, request_token(req).as_deref(), company, need).await
+/// The permission a handler needs, as a type: `Authorized<Read>` or `Authorized<Write>` in its signature
+/// checks the request's token for the company of the path (`{company}`) before the handler runs.
+pub trait Permission {
+    const NEED: Need;
+}
+
+/// Reading a company's data: the `analytics:read` scope.
+pub struct Read;
+
+/// Changing a company's data: the `analytics:write` scope.
+pub struct Write;
+
+impl Permission for Read {
+    const NEED: Need = Need::Read;
+}
+
+impl Permission for Write {
+    const NEED: Need = Need::Write;
+}
+
+/// A request whose token may act with permission `P` on the path's company.
+pub struct Authorized<P> {
+    pub access: Access,
+    permission: PhantomData<P>,
+}
+
+impl<P: Permission> FromRequest for Authorized<P> {
+    type Error = AnalyticsError;
+    type Future = LocalBoxFuture<'static, Result<Self, AnalyticsError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<Data<AnalyticsState>>().cloned();
+        let company = req.match_info().get("company").map(str::to_string);
+        let token = request_token(req);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| AnalyticsError::internal("no analytics state"))?;
+            let company = company
+                .ok_or_else(|| AnalyticsError::internal("an authorized route without {company}"))?;
+            let access = authorize(&state, token.as_deref(), &company, P::NEED).await?;
+            Ok(Authorized {
+                access,
+                permission: PhantomData,
+            })
+        })
+    }
 }

@@ -8,13 +8,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::{json_body, Body};
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Read};
 use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;
 use crate::jobs::score::app_rows;
@@ -72,12 +72,11 @@ impl ToSchema for AppSelection {}
             body names that the call's folder does not have (text/html)")))]
 pub async fn app_matches(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Read>,
     path: Path<(String, String, String)>,
     body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Read).await?;
     let request: Option<BTreeMap<String, Vec<String>>> = json_body(&body, Some(None))?;
 
     let row = store::get_call(&state.db, &call)

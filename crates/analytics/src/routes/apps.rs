@@ -5,13 +5,13 @@
 //! publishes nothing. `DELETE` removes it with a rescore job likewise.
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{json_body, Body};
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Read, Write};
 use crate::apps::Definition;
 use crate::error::AnalyticsError;
 use crate::names::check_app;
@@ -160,11 +160,10 @@ fn app_not_found(name: &str) -> AnalyticsError {
         (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
 pub async fn get_app(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Read>,
     path: Path<(String, String)>,
 ) -> Answer {
     let (company, name) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Read).await?;
     store::get_company(&state.db, &company)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
@@ -189,12 +188,11 @@ pub async fn get_app(
         (status = 409, description = "The company is being deleted")))]
 pub async fn put_app(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String)>,
     body: Body,
 ) -> Answer {
     let (company, name) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     check_app(&name)?;
     // Checking up to 10,000 phrases is CPU work: on the matching pool, in the company's turn.
     let bytes = body.0;
@@ -250,11 +248,10 @@ pub async fn put_app(
         (status = 404, description = "Folder not found: <company>, or Application not found: <app>")))]
 pub async fn delete_app(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String)>,
 ) -> Answer {
     let (company, name) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let mut tx = state.db.begin().await?;
     store::get_company(&mut tx, &company)
         .await?

@@ -13,6 +13,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde_json::Value;
 
 use super::stats::request_range;
+use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
 use crate::figures::format::{ratio, Decimal4, Hms};
 use crate::names::RESERVED_AGENT_IDS;
@@ -347,6 +348,7 @@ async fn run(
             application <app> (text/html)")))]
 pub async fn appstats(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {
@@ -369,6 +371,7 @@ pub async fn appstats(
             application <app> (text/html)")))]
 pub async fn appstats_folder(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String, String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {

@@ -6,9 +6,9 @@
 //! posts the company's receivers take as the service's. Answers are never cached.
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Write};
 use crate::callbacks::secrets::{self, SecretRecord, Signing};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -36,11 +36,10 @@ fn server_key(state: &AnalyticsState) -> Result<&common::secrets::SecretKey, Ana
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn get_secret(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<String>,
 ) -> Answer {
     let company = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let overlap = state.callbacks.secret_overlap;
     let signing = secrets::signing(&state.db, server_key(&state)?, &company, overlap).await?;
     Ok(answer(&signing))
@@ -57,17 +56,16 @@ pub async fn get_secret(
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn rotate_secret(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    access: Authorized<Write>,
     path: Path<String>,
 ) -> Answer {
     let company = path.into_inner();
-    let access = authorize_request(&state, &req, &company, Need::Write).await?;
     let overlap = state.callbacks.secret_overlap;
     let signing = secrets::rotate(&state.db, server_key(&state)?, &company, overlap).await?;
     tracing::info!(
         company = %company,
         generation = signing.generation,
-        by = %access.claims.sub,
+        by = %access.access.claims.sub,
         "callback secret rotated"
     );
     Ok(answer(&signing))

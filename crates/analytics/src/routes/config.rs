@@ -5,14 +5,14 @@
 //! `Folder not found: <name>`. Nothing can be added to what is being deleted.
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::Utc;
 use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
 use super::{json_object_body, Body};
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Read, Write};
 use crate::error::AnalyticsError;
 use crate::model::{
     parse_timezone, CompanyBody, CompanyRecord, FolderRecord, FolderSettings, OrganizationBody,
@@ -143,22 +143,19 @@ async fn company_record(
     responses((status = 200, body = CompanyRecord), (status = 404, description = "Folder not found: <company>")))]
 pub async fn get_company(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Read>,
     path: Path<String>,
 ) -> Answer {
     let company = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Read).await?;
     Ok(HttpResponse::Ok().json(company_record(&state, &company).await?))
 }
 
 async fn write_company(
     state: &AnalyticsState,
-    req: &HttpRequest,
     company: &str,
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    authorize_request(state, req, company, Need::Write).await?;
     check_company(company)?;
     let body: CompanyBody = json_object_body(body)?;
     let name = body.name.unwrap_or_else(|| company.to_string());
@@ -196,11 +193,11 @@ async fn write_company(
     responses((status = 200, body = CompanyRecord), (status = 409, description = "It exists")))]
 pub async fn create_company(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<String>,
     body: Body,
 ) -> Answer {
-    write_company(&state, &req, &path.into_inner(), &body, false).await
+    write_company(&state, &path.into_inner(), &body, false).await
 }
 
 /// Create or replace a company
@@ -210,11 +207,11 @@ pub async fn create_company(
     responses((status = 200, body = CompanyRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_company(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<String>,
     body: Body,
 ) -> Answer {
-    write_company(&state, &req, &path.into_inner(), &body, true).await
+    write_company(&state, &path.into_inner(), &body, true).await
 }
 
 /// Delete a company with everything in it
@@ -225,11 +222,10 @@ pub async fn replace_company(
         (status = 404, description = "Folder not found: <company>")))]
 pub async fn delete_company(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<String>,
 ) -> Answer {
     let company = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let mut tx = state.db.begin().await?;
     let row = store::get_company(&mut tx, &company)
         .await?
@@ -268,22 +264,19 @@ async fn organization_record(
     responses((status = 200, body = OrganizationRecord), (status = 404, description = "Folder not found: <organization>")))]
 pub async fn get_organization(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Read>,
     path: Path<(String, String)>,
 ) -> Answer {
     let (company, organization) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Read).await?;
     Ok(HttpResponse::Ok().json(organization_record(&state, &company, &organization).await?))
 }
 
 async fn write_organization(
     state: &AnalyticsState,
-    req: &HttpRequest,
     (company, organization): (String, String),
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    authorize_request(state, req, &company, Need::Write).await?;
     check_name("organization", &organization)?;
     let body: OrganizationBody = json_object_body(body)?;
     let zone = parse_timezone(&body.timezone)?;
@@ -325,11 +318,11 @@ async fn write_organization(
     responses((status = 200, body = OrganizationRecord), (status = 409, description = "It exists")))]
 pub async fn create_organization(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String)>,
     body: Body,
 ) -> Answer {
-    write_organization(&state, &req, path.into_inner(), &body, false).await
+    write_organization(&state, path.into_inner(), &body, false).await
 }
 
 /// Create or replace an organization
@@ -339,11 +332,11 @@ pub async fn create_organization(
     responses((status = 200, body = OrganizationRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_organization(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String)>,
     body: Body,
 ) -> Answer {
-    write_organization(&state, &req, path.into_inner(), &body, true).await
+    write_organization(&state, path.into_inner(), &body, true).await
 }
 
 /// Delete an organization with everything in it
@@ -354,11 +347,10 @@ pub async fn replace_organization(
         (status = 404, description = "Folder not found: <organization>")))]
 pub async fn delete_organization(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String)>,
 ) -> Answer {
     let (company, organization) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let mut tx = state.db.begin().await?;
     let row = store::get_organization(&mut tx, &company, &organization)
         .await?
@@ -395,11 +387,10 @@ pub fn folder_record(row: &FolderRow) -> Result<FolderRecord, AnalyticsError> {
     responses((status = 200, body = FolderRecord), (status = 404, description = "Folder not found: <folder>")))]
 pub async fn get_folder(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Read>,
     path: Path<(String, String, String)>,
 ) -> Answer {
     let (company, organization, folder) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Read).await?;
     let row = store::get_folder(&state.db, &company, &organization, &folder)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&folder))?;
@@ -408,12 +399,10 @@ pub async fn get_folder(
 
 async fn write_folder(
     state: &AnalyticsState,
-    req: &HttpRequest,
     (company, organization, folder): (String, String, String),
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    authorize_request(state, req, &company, Need::Write).await?;
     check_name("folder", &folder)?;
     let mut settings: FolderSettings = json_object_body(body)?;
     settings.check()?;
@@ -503,11 +492,11 @@ async fn write_folder(
     responses((status = 200, body = FolderRecord), (status = 409, description = "It exists")))]
 pub async fn create_folder(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String, String)>,
     body: Body,
 ) -> Answer {
-    write_folder(&state, &req, path.into_inner(), &body, false).await
+    write_folder(&state, path.into_inner(), &body, false).await
 }
 
 /// Create or replace a folder
@@ -517,11 +506,11 @@ pub async fn create_folder(
     responses((status = 200, body = FolderRecord), (status = 409, description = "It is being deleted")))]
 pub async fn replace_folder(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String, String)>,
     body: Body,
 ) -> Answer {
-    write_folder(&state, &req, path.into_inner(), &body, true).await
+    write_folder(&state, path.into_inner(), &body, true).await
 }
 
 /// Delete a folder with its calls
@@ -532,11 +521,10 @@ pub async fn replace_folder(
         (status = 404, description = "Folder not found: <folder>")))]
 pub async fn delete_folder(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String, String)>,
 ) -> Answer {
     let (company, organization, folder) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let mut tx = state.db.begin().await?;
     let row = store::get_folder(&mut tx, &company, &organization, &folder)
         .await?

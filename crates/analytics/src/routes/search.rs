@@ -11,7 +11,7 @@ use common::search::{Scope, SearchQuery, MAX_LIMIT};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
 use crate::names::check_field;
 use crate::state::AnalyticsState;
@@ -108,7 +108,6 @@ async fn run(
     organization: String,
     folder: Option<String>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    authorize_request(state, req, &company, Need::Read).await?;
     match &folder {
         Some(folder) => {
             store::get_folder(&state.db, &company, &organization, folder)
@@ -190,6 +189,7 @@ impl ToSchema for Filter {}
     responses((status = 200, body = Hits)))]
 pub async fn search(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {
@@ -208,6 +208,7 @@ pub async fn search(
     responses((status = 200, body = Hits)))]
 pub async fn search_folder(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {

@@ -10,7 +10,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
 use crate::figures::format::{decimal4, hms, ratio, round4};
 use crate::figures::DateRange;
@@ -28,7 +28,6 @@ pub(crate) async fn request_range(
     folder: Option<&str>,
     default: &str,
 ) -> Result<Option<DateRange>, AnalyticsError> {
-    authorize_request(state, req, company, Need::Read).await?;
     let org = store::get_organization(&state.db, company, organization)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(folder.unwrap_or(organization)))?;
@@ -164,6 +163,7 @@ async fn run(
     responses((status = 200, description = "One object per date with calls")))]
 pub async fn stats(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {
@@ -179,6 +179,7 @@ pub async fn stats(
     responses((status = 200, description = "One object per date with calls")))]
 pub async fn stats_folder(
     state: Data<AnalyticsState>,
+    _: Authorized<Read>,
     req: HttpRequest,
     path: Path<(String, String, String)>,
 ) -> Result<HttpResponse, AnalyticsError> {

@@ -27,7 +27,7 @@ pub mod schema;
 use std::collections::BTreeMap;
 
 use actix_web::web::{Data, Path};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
@@ -35,7 +35,7 @@ pub use batch::MetadataBatches;
 use batch::{Change, Request};
 
 use super::{json_body, Body};
-use crate::access::{authorize_request, Need};
+use crate::access::{Authorized, Write};
 use crate::error::AnalyticsError;
 use crate::model::metadata_value;
 use crate::names::{check_field, check_field_count, check_removable_field};
@@ -56,12 +56,11 @@ type Answer = Result<HttpResponse, AnalyticsError>;
         (status = 400, description = "A reserved or invalid field (text/html)")))]
 pub async fn patch(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String, String)>,
     body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let fields: Map<String, Value> = json_body(&body, None)?;
     check_field_count(fields.len(), "the request sets")?;
     let mut set = BTreeMap::new();
@@ -84,12 +83,11 @@ pub async fn patch(
         (status = 400, description = "A reserved or invalid field (text/html)")))]
 pub async fn delete(
     state: Data<AnalyticsState>,
-    req: HttpRequest,
+    _: Authorized<Write>,
     path: Path<(String, String, String)>,
     body: Body,
 ) -> Answer {
     let (company, organization, call) = path.into_inner();
-    authorize_request(&state, &req, &company, Need::Write).await?;
     let names: Vec<String> = json_body(&body, None)?;
     check_field_count(names.len(), "the request names")?;
     for field in &names {
