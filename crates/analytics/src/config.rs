@@ -12,6 +12,7 @@ use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
 
 use crate::speech::AsrEngine;
+use crate::topics::Topic;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -189,23 +190,7 @@ impl ServiceConfig for AnalyticsConfig {
             )));
         }
         self.speech().validate()?;
-        for topic in self
-            .worker_topics
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
-            if !crate::jobs::TOPICS.iter().any(|(name, _)| *name == topic) {
-                return Err(ConfigError(format!(
-                    "worker_topics: unknown topic {topic:?}; known: {}",
-                    crate::jobs::TOPICS
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
+        Topic::list(&self.worker_topics).map_err(|e| ConfigError(format!("worker_topics: {e}")))?;
         if let Some(endpoint) = filled(&self.s3_endpoint) {
             require_http_url("s3_endpoint", endpoint)?;
             for (key, value) in [
@@ -243,6 +228,12 @@ pub(crate) fn filled_secret(value: &Option<Confidential>) -> Option<&str> {
 
 impl AnalyticsConfig {
     /// The recognizer's settings.
+    /// The topics this process's workers take (`worker_topics`, checked when the configuration loads).
+    pub fn topics(&self) -> Vec<Topic> {
+        Topic::list(&self.worker_topics)
+            .expect("worker_topics is checked when the configuration loads")
+    }
+
     pub fn speech(&self) -> crate::speech::SpeechConfig {
         crate::speech::SpeechConfig {
             asr_engine: self.asr_engine,

@@ -22,7 +22,9 @@ pub mod routes;
 pub mod speech;
 pub mod state;
 pub mod store;
+pub mod topics;
 pub mod transcription;
+pub mod worker;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -93,7 +95,7 @@ impl AnalyticsService {
     }
 
     /// Starts the bus workers (reindexing, deletions) on this process.
-    pub fn spawn_workers(&self) -> jobs::Workers {
+    pub fn spawn_workers(&self) -> worker::Workers {
         jobs::spawn(self.state.clone().into_inner())
     }
 

@@ -9,7 +9,7 @@ use actix_web::dev::ServerHandle;
 use common::db::Database;
 use common::testing::loopback_listener;
 
-use crate::jobs::Workers;
+use crate::worker::Workers;
 use crate::{AnalyticsConfig, AnalyticsService};
 
 pub struct TestAnalytics {

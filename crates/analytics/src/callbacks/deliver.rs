@@ -14,9 +14,9 @@ use messages::v1::CallbackDelivery;
 use messages::Message as _;
 
 use super::secrets;
-use crate::jobs::{self, JobError};
 use crate::state::AnalyticsState;
 use crate::store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
+use crate::worker::{self, JobError};
 
 /// How one attempt went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
             Err(e) => {
                 let reason = format!("not a CallbackDelivery: {e}");
                 let outcome = Err(JobError::Poison(reason));
-                jobs::settle(state, messages::topics::CALLBACK, delivery, outcome).await;
+                worker::settle(state, messages::topics::CALLBACK, delivery, outcome).await;
                 return;
             }
         };

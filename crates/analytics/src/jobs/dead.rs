@@ -8,25 +8,13 @@
 use common::bus::{BusError, DeadLetter};
 use common::http::Series;
 
-use super::TOPICS;
 use crate::state::AnalyticsState;
-
-/// The topic a short name (`reindex`) or a full one (`analytics.reindex`) means.
-pub fn topic(name: &str) -> Result<&'static str, String> {
-    TOPICS
-        .iter()
-        .find(|(short, full)| *short == name || *full == name)
-        .map(|(_, full)| *full)
-        .ok_or_else(|| {
-            let names: Vec<&str> = TOPICS.iter().map(|(short, _)| *short).collect();
-            format!("unknown topic {name:?}: one of {}", names.join(", "))
-        })
-}
+use crate::topics::Topic;
 
 /// How many dead letters each topic holds; a topic whose count cannot be read now is left out.
 pub async fn counts(state: &AnalyticsState) -> Series {
     let mut counts = Vec::new();
-    for (_, topic) in TOPICS {
+    for topic in Topic::ALL.map(Topic::name) {
         match state.bus.dead_letter_count(topic).await {
             Ok(count) => counts.push((vec![topic.to_string()], count as i64)),
             Err(e) => tracing::warn!(topic, error = %e, "could not count dead letters"),
@@ -38,7 +26,7 @@ pub async fn counts(state: &AnalyticsState) -> Series {
 /// How many messages of each topic wait in the database, per company (`Bus::waiting`).
 pub async fn waiting(state: &AnalyticsState) -> Series {
     let mut waiting = Vec::new();
-    for (_, topic) in TOPICS {
+    for topic in Topic::ALL.map(Topic::name) {
         match state.bus.waiting(topic).await {
             Ok(shares) => waiting.extend(
                 shares
@@ -76,7 +64,7 @@ pub async fn command(
     topic_name: &str,
     limit: Option<u64>,
 ) -> anyhow::Result<()> {
-    let topic = topic(topic_name).map_err(anyhow::Error::msg)?;
+    let topic = Topic::parse(topic_name).map_err(anyhow::Error::msg)?.name();
     if replay_them {
         let replayed = replay(state, topic, limit.unwrap_or(u64::MAX)).await?;
         println!("{replayed} dead letters of {topic} put back in their queue");
@@ -98,19 +86,4 @@ pub fn describe(dead: &DeadLetter) -> serde_json::Value {
         "reason": dead.reason,
         "bytes": dead.message.body.len(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn topics_are_named_short_or_whole() {
-        assert_eq!(topic("reindex").unwrap(), messages::topics::REINDEX);
-        assert_eq!(
-            topic(messages::topics::SCORE).unwrap(),
-            messages::topics::SCORE
-        );
-        assert!(topic("nothing").unwrap_err().contains("reindex"));
-    }
 }

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
-use super::{metadata, JobError};
+use super::metadata;
 use crate::state::AnalyticsState;
 use crate::store;
+use crate::worker::JobError;
 
 /// Calls removed per batch (and per transaction).
 pub const BATCH: i64 = 100;

@@ -35,10 +35,11 @@ use common::bus::Delivery;
 use messages::v1::WriteMetadata;
 use tracing::Instrument;
 
-use super::{announce, by_call, settle_all, Batching, JobError};
+use super::announce;
 use crate::model::with_metadata;
 use crate::state::AnalyticsState;
 use crate::store::{self, CallMetadata};
+use crate::worker::{by_call, settle_all, Batching, JobError};
 use common::objects::Version;
 
 /// Up to 100 messages at once, and two seconds for more to gather while the worker keeps up. No reader

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use messages::v1::RescoreScope;
 
 use super::score::{self, FolderApps};
-use super::JobError;
 use crate::model::FolderSettings;
 use crate::state::AnalyticsState;
 use crate::store::{self, STATUS_OK};
+use crate::worker::JobError;
 use common::halves::by_halves;
 
 /// Calls read and written per transaction.

@@ -16,7 +16,6 @@ use tracing::Instrument;
 
 use common::halves::by_halves;
 
-use super::{outcomes_by_call, settle, settle_all, JobError};
 use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
 use crate::model::utterances::{turns, StoredCall};
@@ -26,6 +25,7 @@ use crate::store::rollups::{
     AgentDayDelta, AgentDayKey, CategoryDayDelta, CategoryDayKey, RollupChanges,
 };
 use crate::store::{self, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
+use crate::worker::{outcomes_by_call, settle, settle_all, JobError};
 
 /// Messages handled per transaction.
 pub const BATCH: usize = 100;

@@ -13,7 +13,7 @@ use messages::v1::TranscriptionJob;
 use messages::Message as _;
 use serde_json::{Map, Value};
 
-use super::{announce, JobError};
+use super::announce;
 use crate::callbacks::body;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
@@ -26,6 +26,7 @@ use crate::store::requests::{
     self, Outcome, RequestRow, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED,
 };
 use crate::store::{self as tables};
+use crate::worker::JobError;
 
 /// Why a transcription did not produce a transcript.
 enum Failure {
@@ -59,7 +60,7 @@ pub async fn process(state: Arc<AnalyticsState>, deliveries: Vec<Delivery>) {
         );
         let work = handle(&state, &delivery.message.body, delivery.attempt).instrument(span);
         let outcome = keeping_lease(&state, &delivery, work).await;
-        super::settle(&state, messages::topics::TRANSCRIBE, delivery, outcome).await;
+        crate::worker::settle(&state, messages::topics::TRANSCRIBE, delivery, outcome).await;
     }
 }
 

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use analytics::jobs::metadata::Claim;
-use analytics::jobs::JobError;
 use analytics::store;
+use analytics::worker::JobError;
 use serde_json::{json, Value};
 
 use crate::support::*;

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use analytics::jobs;
+use analytics::topics::Topic;
 use common::db::Database;
 use serde_json::{json, Value};
 
@@ -192,9 +193,9 @@ struct TwoCalls {
 }
 
 async fn two_calls(stack: Stack, left: &str) -> TwoCalls {
-    let topics: Vec<&str> = jobs::TOPICS
-        .iter()
-        .map(|(short, _)| *short)
+    let topics: Vec<&str> = Topic::ALL
+        .map(Topic::short)
+        .into_iter()
         .filter(|short| *short != left)
         .collect();
     let world = World::with(stack, |c| c.worker_topics = topics.join(",")).await;
