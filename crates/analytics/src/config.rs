@@ -227,13 +227,13 @@ pub(crate) fn filled_secret(value: &Option<Confidential>) -> Option<&str> {
 }
 
 impl AnalyticsConfig {
-    /// The recognizer's settings.
     /// The topics this process's workers take (`worker_topics`, checked when the configuration loads).
     pub fn topics(&self) -> Vec<Topic> {
         Topic::list(&self.worker_topics)
             .expect("worker_topics is checked when the configuration loads")
     }
 
+    /// The recognizer's settings.
     pub fn speech(&self) -> crate::speech::SpeechConfig {
         crate::speech::SpeechConfig {
             asr_engine: self.asr_engine,

@@ -1,4 +1,4 @@
-//! Requests committed together (group commit): metadata changes (`routes::metadata::batch`) and calls
+//! Requests committed together (group commit): metadata changes (`crate::metadata::batch`) and calls
 //! added to folders (`calls::batch`). A request that has passed its checks joins a queue and waits for
 //! its answer; one task per queue takes what is queued (up to `most`) and commits it in one transaction.
 //!

@@ -13,6 +13,7 @@ pub mod error;
 pub mod figures;
 pub mod group_commit;
 pub mod jobs;
+pub mod metadata;
 pub mod model;
 pub mod names;
 pub mod openapi;

@@ -15,9 +15,9 @@ use common::search::SearchIndex;
 use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
 use crate::callbacks::Deliverer;
-use crate::calls::batch::CallBatches;
+use crate::calls::upload::CallBatches;
 use crate::config::AnalyticsConfig;
-use crate::routes::metadata::MetadataBatches;
+use crate::metadata::request::MetadataBatches;
 use crate::speech::Transcriber;
 
 pub struct AnalyticsState {
@@ -74,7 +74,7 @@ impl AnalyticsState {
                     Database::Postgres(..) => POSTGRES_SHARDS,
                     Database::Sqlite(..) => 1,
                 },
-                crate::routes::metadata::batch::MOST,
+                crate::metadata::request::MOST,
             ),
             // By folder: on PostgreSQL a batch holds its folder's row, so batches of one folder take
             // turns anyway, and those of other folders go on meanwhile.
@@ -83,7 +83,7 @@ impl AnalyticsState {
                     Database::Postgres(..) => POSTGRES_SHARDS,
                     Database::Sqlite(..) => 1,
                 },
-                crate::calls::batch::MOST,
+                crate::calls::upload::MOST,
             ),
             bus: ports.bus,
             objects: ports.objects,

@@ -15,29 +15,12 @@
 //! none is stored (each upload then removes its transcript). A call whose folder is gone or being deleted
 //! is refused alone.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::upload::{Outcome, Upload};
 use super::{insert_many, NewCall};
 use crate::error::AnalyticsError;
-use crate::group_commit::GroupCommit;
 use crate::state::AnalyticsState;
-use crate::store::CallRow;
-
-/// Calls committed in one transaction at most.
-pub const MOST: usize = 256;
-
-/// A checked call whose transcript is stored: its row and every metadata field of the transcript.
-pub struct Upload {
-    pub row: CallRow,
-    pub metadata: BTreeMap<String, String>,
-}
-
-/// Whether the call was stored, or why not.
-pub type Outcome = Result<(), AnalyticsError>;
-
-/// Uploads waiting for a batch, in shards by folder.
-pub type CallBatches = GroupCommit<Upload, Outcome>;
 
 /// Queues the call with the others of its folder's shard and waits until its batch is committed.
 pub async fn submit(state: Arc<AnalyticsState>, upload: Upload) -> Outcome {

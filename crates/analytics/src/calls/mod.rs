@@ -7,6 +7,7 @@
 //! the transaction that ends its request (`insert`).
 
 pub mod batch;
+pub mod upload;
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};

@@ -1,7 +1,7 @@
 //! Topic `analytics.metadata`: writes calls' pending metadata changes into their stored transcripts. A
 //! metadata request commits the call's whole metadata to its row (`metadata_json`, not yet
 //! `metadata_written`) with this message and answers; the worker then rewrites the transcript (docs/analytics-api.md, Metadata). A change
-//! announces itself only when the call had nothing pending (`routes::metadata`), so a burst of changes
+//! announces itself only when the call had nothing pending (`crate::metadata`), so a burst of changes
 //! to a call is one message, and messages of a batch naming one call are served by one write.
 //!
 //! The worker writes holding no lock, so metadata requests never wait for an object write (on SQLite

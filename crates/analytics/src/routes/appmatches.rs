@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::{json_body, Body};
+use super::body::{json_body, Body};
 use crate::access::{Authorized, Read};
 use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{json_body, Body};
+use super::body::{json_body, Body};
 use crate::access::{Authorized, Read, Write};
 use crate::apps::Definition;
 use crate::error::AnalyticsError;

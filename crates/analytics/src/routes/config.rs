@@ -11,7 +11,7 @@ use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 
-use super::{json_object_body, Body};
+use super::body::{json_object_body, Body};
 use crate::access::{Authorized, Read, Write};
 use crate::error::AnalyticsError;
 use crate::model::{

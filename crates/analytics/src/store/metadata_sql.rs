@@ -1,7 +1,7 @@
 //! The statements on a call's metadata, written once and compiled for each database (`Db` and
 //! `FOR_UPDATE` come from `postgres.rs` or `sqlite.rs`): the configured fields' rows, and the call's
 //! `last_modified` with its pending change. The `_rows` and `calls` forms take a whole batch of metadata
-//! requests in one statement each (`routes::metadata::batch`), since on SQLite every statement is a
+//! requests in one statement each (`crate::metadata::batch`), since on SQLite every statement is a
 //! hand-off to the database's thread and on PostgreSQL a round trip.
 
 use common::db::StoreError;

@@ -13,7 +13,8 @@ use utoipa::ToSchema;
 
 use super::direct::REQUEST_ID_HEADER;
 use super::{read_authorized_form, Owner};
-use crate::calls::batch::{self, Upload};
+use crate::calls::batch;
+use crate::calls::upload::Upload;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::names::check_name;

@@ -157,7 +157,7 @@ async fn read_form(
             }
             "metadata" if form.metadata.is_some() => return Err(repeated()),
             "metadata" => {
-                form.metadata = Some(super::json_body(text()?.as_bytes(), None)?);
+                form.metadata = Some(crate::routes::body::json_body(text()?.as_bytes(), None)?);
                 continue;
             }
             "token" => &mut form.token,

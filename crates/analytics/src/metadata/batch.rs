@@ -14,41 +14,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-
+use super::request::{Answer, Change, Request};
 use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
-use crate::group_commit::GroupCommit;
 use crate::jobs::announce;
 use crate::model::{stored_metadata, FolderSettings};
 use crate::state::AnalyticsState;
 use crate::store::{self, CallRow};
 use common::db::Tx;
-
-/// Requests committed in one transaction at most.
-pub const MOST: usize = 256;
-
-/// What a request does to a call's metadata.
-#[derive(Debug)]
-pub enum Change {
-    Set(BTreeMap<String, String>),
-    Remove(Vec<String>),
-}
-
-/// A checked metadata request: the call as the path names it, and the change.
-#[derive(Debug)]
-pub struct Request {
-    pub company: String,
-    pub organization: String,
-    pub call: String,
-    pub change: Change,
-}
-
-/// The call's whole metadata after the change, as the API answers it.
-pub type Answer = Result<Map<String, Value>, AnalyticsError>;
-
-/// The requests waiting for a batch, in shards by call.
-pub type MetadataBatches = GroupCommit<Request, Answer>;
 
 /// Queues the request with the others of its call's shard and waits for its answer.
 pub async fn submit(state: Arc<AnalyticsState>, request: Request) -> Answer {
