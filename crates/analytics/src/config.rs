@@ -10,8 +10,8 @@ use common::config::{require_http_url, CommonSettings, Confidential, ConfigError
 use common::jwt::VerifierConfig;
 use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
+use speech::AsrEngine;
 
-use crate::speech::AsrEngine;
 use crate::topics::Topic;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -234,8 +234,8 @@ impl AnalyticsConfig {
     }
 
     /// The recognizer's settings.
-    pub fn speech(&self) -> crate::speech::SpeechConfig {
-        crate::speech::SpeechConfig {
+    pub fn speech(&self) -> speech::SpeechConfig {
+        speech::SpeechConfig {
             asr_engine: self.asr_engine,
             asr_url: filled(&self.asr_url).map(str::to_string),
             asr_model_dir: self.asr_model_dir.clone(),

@@ -20,7 +20,6 @@ pub mod openapi;
 pub mod ports;
 pub mod provision;
 pub mod routes;
-pub mod speech;
 pub mod state;
 pub mod store;
 pub mod topics;

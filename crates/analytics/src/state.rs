@@ -11,6 +11,7 @@ use common::db::Database;
 use common::jwt::JwtVerifier;
 use common::objects::ObjectStore;
 use common::search::SearchIndex;
+use speech::Transcriber;
 
 use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
@@ -18,7 +19,6 @@ use crate::callbacks::Deliverer;
 use crate::calls::upload::CallBatches;
 use crate::config::AnalyticsConfig;
 use crate::metadata::request::MetadataBatches;
-use crate::speech::Transcriber;
 
 pub struct AnalyticsState {
     pub config: AnalyticsConfig,
@@ -67,7 +67,7 @@ impl AnalyticsState {
             .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
             callbacks: Deliverer::new(&config),
-            transcriber: crate::speech::build(&config.speech())
+            transcriber: speech::build(&config.speech())
                 .expect("a recognizer from settings the configuration checked"),
             metadata_batches: MetadataBatches::new(
                 match db {

@@ -15,11 +15,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use analytics::speech::audio;
-use analytics::speech::sphinx::SphinxEngine;
-use analytics::speech::wer::word_errors;
-use analytics::speech::Transcriber;
 use anyhow::{bail, Context};
+use speech::audio;
+use speech::sphinx::SphinxEngine;
+use speech::wer::word_errors;
+use speech::Transcriber;
 
 const CLIPS: &str = "/usr/share/pocketsphinx/test/data/librivox";
 
@@ -75,9 +75,7 @@ async fn main() -> anyhow::Result<()> {
     let same = engine_hyps
         .iter()
         .zip(&cli_hyps)
-        .filter(|(a, b)| {
-            analytics::speech::wer::normalize(a) == analytics::speech::wer::normalize(b)
-        })
+        .filter(|(a, b)| speech::wer::normalize(a) == speech::wer::normalize(b))
         .count();
     let engine_rtf = median(&mut engine_times) / audio_seconds;
     let cli_rtf = median(&mut cli_times) / audio_seconds;

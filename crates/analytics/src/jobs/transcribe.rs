@@ -12,15 +12,15 @@ use common::bus::Delivery;
 use messages::v1::TranscriptionJob;
 use messages::Message as _;
 use serde_json::{Map, Value};
+use speech::assemble::{self, Options};
+use speech::audio;
+use speech::output::{Output, UnknownFormat};
+use speech::SpeechError;
 
 use super::announce;
 use crate::callbacks::body;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
-use crate::speech::assemble::{self, Options};
-use crate::speech::audio;
-use crate::speech::output::{Output, UnknownFormat};
-use crate::speech::SpeechError;
 use crate::state::AnalyticsState;
 use crate::store::requests::{
     self, Outcome, RequestRow, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED,

@@ -4,10 +4,10 @@
 //! new call, so a deletion starting meanwhile either sees the request or refuses it.
 
 use serde_json::{Map, Value};
+use speech::output::Output;
 
 use crate::error::AnalyticsError;
 use crate::jobs::announce;
-use crate::speech::output::Output;
 use crate::state::AnalyticsState;
 use crate::store;
 use crate::store::requests::{self, RequestRow, CALLBACK_NONE, QUEUED};

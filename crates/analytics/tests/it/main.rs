@@ -20,7 +20,6 @@ mod poison;
 mod receiver;
 mod scoring;
 mod search;
-mod speech;
 mod stats;
 mod support;
 mod tenancy;

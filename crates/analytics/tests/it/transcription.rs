@@ -387,8 +387,8 @@ async fn a_stereo_upload_names_the_agent_by_the_folders_channel(stack: Stack) {
     world
         .create_folder(ORG, FOLDER, json!({"agentchan": 1}))
         .await;
-    let clip = analytics::speech::audio::decode(&short_clip(), None).unwrap();
-    let (wav, right_start) = crate::speech::stereo_call(&clip.channels[0], &clip.channels[0]);
+    let clip = speech::audio::decode(&short_clip(), None).unwrap();
+    let (wav, right_start) = speech::testing::stereo_call(&clip.channels[0], &clip.channels[0]);
     let a = world
         .transcribe_form(
             &format!("/transcribe/{COMPANY}/{ORG}/{FOLDER}"),

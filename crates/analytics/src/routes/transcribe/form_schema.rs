@@ -99,16 +99,12 @@ mod tests {
         for good in ["", "json", "JSON", " Text ", "txt", "srt", "VTT", "webvtt"] {
             assert!(matches(OUTPUT, good), "{good:?}");
             assert!(
-                good.trim().is_empty()
-                    || good.trim().parse::<crate::speech::output::Output>().is_ok()
+                good.trim().is_empty() || good.trim().parse::<speech::output::Output>().is_ok()
             );
         }
         for bad in ["docx", "js on", "jsonx"] {
             assert!(!matches(OUTPUT, bad), "{bad:?}");
-            assert!(
-                bad.parse::<crate::speech::output::Output>().is_err(),
-                "{bad:?}"
-            );
+            assert!(bad.parse::<speech::output::Output>().is_err(), "{bad:?}");
         }
         for good in ["", "true", "FALSE", "1", "0", "Yes", " no "] {
             assert!(matches(DIARIZE, good), "{good:?}");

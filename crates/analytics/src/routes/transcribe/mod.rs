@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::access::{authorize, authorize_own, request_token, Access, Need};
 use crate::error::AnalyticsError;
-use crate::speech::output::{Output, UnknownFormat};
 use crate::state::AnalyticsState;
 use raw::{FormBody, Progress, FORM_OVERHEAD};
+use speech::output::{Output, UnknownFormat};
 
 /// The bytes of file fields being read, by all the uploads of the process, before any token of their
 /// request was checked (the form's `token` field comes after the file): such an upload is held in memory

@@ -5,11 +5,11 @@
 
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
+use speech::output::Output;
 
 use super::direct::REQUEST_ID_HEADER;
 use crate::access::{authorize_own, request_token, Need};
 use crate::error::AnalyticsError;
-use crate::speech::output::Output;
 use crate::state::AnalyticsState;
 use crate::store::requests::{self, RequestRow, DONE, FAILED};
 use crate::transcription::Progress;

@@ -4,18 +4,18 @@
 //! engine behind the HTTP adapter. Words are checked by word error rate against the clips' reference
 //! transcription, times against the audio, speakers against the channels. No database is involved.
 
-use std::io::Cursor;
 use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix_web::{web, App, HttpResponse, HttpServer};
-use analytics::speech::assemble::{transcribe, transcript_json, Options, Speaker, Utterance};
-use analytics::speech::audio::{self, Audio, SAMPLE_RATE};
-use analytics::speech::http_engine::HttpEngine;
-use analytics::speech::sphinx::SphinxEngine;
-use analytics::speech::wer::word_errors;
-use analytics::speech::{SpeechError, Transcriber};
 use serde_json::{json, Value};
+use speech::assemble::{transcribe, transcript_json, Options, Speaker, Utterance};
+use speech::audio::{self, Audio, SAMPLE_RATE};
+use speech::http_engine::HttpEngine;
+use speech::sphinx::SphinxEngine;
+use speech::testing::stereo_call;
+use speech::wer::word_errors;
+use speech::{SpeechError, Transcriber};
 use tokio::sync::OnceCell;
 
 const CLIPS: &str = "/usr/share/pocketsphinx/test/data/librivox";
@@ -155,34 +155,6 @@ async fn librivox_clips_at_16k_mono() {
     let wer = errors as f64 / words as f64;
     eprintln!("LibriVox at 16 kHz mono: WER {wer:.3} over {words} words");
     assert!(wer < MAX_WER, "WER {wer}");
-}
-
-/// A stereo 8 kHz WAV: `left` then silence in the left channel, silence then `right` in the right one,
-/// a second apart. Returns the file and the second at which the right channel's clip starts.
-pub fn stereo_call(left: &[i16], right: &[i16]) -> (Vec<u8>, f64) {
-    let left = audio::resample(left, SAMPLE_RATE, 8_000).unwrap();
-    let right = audio::resample(right, SAMPLE_RATE, 8_000).unwrap();
-    let gap = 8_000;
-    let frames = left.len() + gap + right.len();
-    let mut cursor = Cursor::new(Vec::new());
-    let spec = hound::WavSpec {
-        channels: 2,
-        sample_rate: 8_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut writer = hound::WavWriter::new(&mut cursor, spec).unwrap();
-    for i in 0..frames {
-        let l = left.get(i).copied().unwrap_or(0);
-        let r = i
-            .checked_sub(left.len() + gap)
-            .and_then(|j| right.get(j).copied())
-            .unwrap_or(0);
-        writer.write_sample(l).unwrap();
-        writer.write_sample(r).unwrap();
-    }
-    writer.finalize().unwrap();
-    (cursor.into_inner(), (left.len() + gap) as f64 / 8_000.0)
 }
 
 #[tokio::test]

@@ -16,6 +16,9 @@ pub mod output;
 pub mod sphinx;
 pub mod wer;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
