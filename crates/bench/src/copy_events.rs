@@ -17,11 +17,20 @@ async fn main() -> anyhow::Result<()> {
     };
     let connections: usize = connections.parse()?;
     let seconds: u64 = seconds.parse()?;
-    let db = Database::connect(url, connections as u32 + 1).await?;
+    // `Database::connect` gives half its connections to the statements run outside a transaction
+    // (`StatementPool`, opened only when used) and the rest to sqlx's pool, where each COPY runs: twice
+    // the count leaves that pool one connection for each writer.
+    let db = Database::connect(url, 2 * connections as u32).await?;
     ingest::migrate(&db).await?;
     let Database::Postgres(pool, _) = &db else {
         anyhow::bail!("the COPY baseline needs PostgreSQL");
     };
+    // Fewer would leave a writer waiting for another's connection until the pool timed out.
+    let transactions = pool.options().get_max_connections() as usize;
+    anyhow::ensure!(
+        transactions >= connections,
+        "the pool holds {transactions} connections for transactions, not the {connections} asked for"
+    );
     let now = chrono::Utc::now().timestamp_millis();
     let events: Vec<NewEvent> = (0..300).map(|i| event(i, now)).collect();
     let refs: Vec<&NewEvent> = events.iter().collect();

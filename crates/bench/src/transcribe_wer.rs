@@ -4,6 +4,7 @@
 //! `pocketsphinx_continuous -infile`, the tool the adapter's decoding loop follows, and prints a Markdown
 //! table of both: word error rate (the same scoring for both, `speech::wer`) and real-time factor
 //! (processing seconds / audio seconds, the median of `TRANSCRIBE_RUNS` runs, 3 by default).
+//! `TRANSCRIBE_CLIPS=n` keeps the first n clips of the set (the smoke run of `scripts/bench`).
 //!
 //! The adapter runs with one decoder, already made (a warm-up pass comes first), and its time includes
 //! reading and decoding each WAV file; the tool is started once per file, as it is used, so its time
@@ -43,7 +44,10 @@ async fn main() -> anyhow::Result<()> {
         std::env::var("SPEECH_ASR_MODEL_DIR")
             .unwrap_or_else(|_| pocketsphinx::DEBIAN_MODEL_DIR.into()),
     );
-    let clips = read_clips(&dir)?;
+    let mut clips = read_clips(&dir)?;
+    if let Ok(keep) = std::env::var("TRANSCRIBE_CLIPS") {
+        clips.truncate(keep.parse::<usize>()?.max(1));
+    }
     let audio_seconds: f64 = clips.iter().map(|c| c.seconds).sum();
     let config = pocketsphinx::Config::from_model_dir(&model);
     let engine = SphinxEngine::new(config.clone(), 1);
