@@ -84,14 +84,18 @@ impl AnalyticsService {
     ) -> anyhow::Result<AnalyticsService> {
         migrate(&db).await?;
         let ports = ports::from_config(&config, &db).await?;
-        Ok(AnalyticsService::with_ports(config, db, ports))
+        AnalyticsService::with_ports(config, db, ports)
     }
 
     /// A service on adapters the caller chose (tests pair adapters this way).
-    pub fn with_ports(config: AnalyticsConfig, db: Database, ports: Ports) -> AnalyticsService {
-        AnalyticsService {
-            state: web::Data::new(AnalyticsState::new(config, db, ports)),
-        }
+    pub fn with_ports(
+        config: AnalyticsConfig,
+        db: Database,
+        ports: Ports,
+    ) -> anyhow::Result<AnalyticsService> {
+        Ok(AnalyticsService {
+            state: web::Data::new(AnalyticsState::new(config, db, ports)?),
+        })
     }
 
     /// Starts the bus workers (reindexing, deletions) on this process.

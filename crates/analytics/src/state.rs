@@ -56,8 +56,14 @@ pub struct Ports {
 }
 
 impl AnalyticsState {
-    pub fn new(config: AnalyticsConfig, db: Database, ports: Ports) -> AnalyticsState {
-        AnalyticsState {
+    /// The state of a service on `ports`; fails when the recognizer cannot be built from the settings
+    /// (an engine address that does not parse, say).
+    pub fn new(
+        config: AnalyticsConfig,
+        db: Database,
+        ports: Ports,
+    ) -> Result<AnalyticsState, speech::SpeechError> {
+        Ok(AnalyticsState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
             apps: AppCache::new(
@@ -67,8 +73,7 @@ impl AnalyticsState {
             .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
             callbacks: Deliverer::new(&config),
-            transcriber: speech::build(&config.speech())
-                .expect("a recognizer from settings the configuration checked"),
+            transcriber: speech::build(&config.speech())?,
             metadata_batches: MetadataBatches::new(
                 match db {
                     Database::Postgres(..) => POSTGRES_SHARDS,
@@ -90,6 +95,6 @@ impl AnalyticsState {
             search: ports.search,
             db,
             config,
-        }
+        })
     }
 }

@@ -90,7 +90,8 @@ impl TestAnalytics {
         let mut config = test_config(auth_url, database_url, data_dir.clone());
         adjust(&mut config);
         crate::migrate(db).await.expect("migrations apply");
-        let service = AnalyticsService::with_ports(config, db.clone(), ports);
+        let service = AnalyticsService::with_ports(config, db.clone(), ports)
+            .expect("the test configuration builds a service");
         TestAnalytics::serve(service, data_dir)
     }
 

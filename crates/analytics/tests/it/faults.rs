@@ -142,3 +142,23 @@ mod on_production_only {
         assert_eq!(readyz(&world).await.0, 200);
     }
 }
+
+/// Settings that name no usable recognizer make building the service fail with the reason, rather
+/// than panic: an embedding program (speechd, a test) gets an error it can report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recognizer_that_cannot_be_built_is_an_error_not_a_panic() {
+    let world = World::new(Stack::Embedded(Backend::Sqlite)).await;
+    let state = &world.analytics.service.state;
+    let mut config = state.config.clone();
+    config.asr_engine = speech::AsrEngine::Http;
+    config.asr_url = None;
+    let ports = analytics::Ports {
+        bus: state.bus.clone(),
+        objects: state.objects.clone(),
+        search: state.search.clone(),
+    };
+    let Err(error) = analytics::AnalyticsState::new(config, state.db.clone(), ports) else {
+        panic!("a state without a recognizer");
+    };
+    assert!(error.to_string().contains("asr_url"), "{error}");
+}

@@ -109,15 +109,18 @@ async fn a_held_worker_leaves_the_newer_change(stack: Stack, step: Step) {
 
     let state = &world.analytics.service.state;
     let held = HeldStore::new(state.objects.clone(), step);
-    let slow = Arc::new(AnalyticsState::new(
-        state.config.clone(),
-        state.db.clone(),
-        Ports {
-            bus: state.bus.clone(),
-            objects: held.clone(),
-            search: state.search.clone(),
-        },
-    ));
+    let slow = Arc::new(
+        AnalyticsState::new(
+            state.config.clone(),
+            state.db.clone(),
+            Ports {
+                bus: state.bus.clone(),
+                objects: held.clone(),
+                search: state.search.clone(),
+            },
+        )
+        .expect("the same settings build the state again"),
+    );
     let worker = {
         let (slow, call) = (slow.clone(), call.clone());
         tokio::spawn(async move { analytics::jobs::metadata::write(&slow, &call).await })
