@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::audio::{Audio, SAMPLE_RATE};
 use super::engine::{Segment, Transcriber, Word};
-use super::SpeechError;
+use crate::error::SpeechError;
 
 /// The two parties of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,7 +26,7 @@ use symphonia::core::io::MediaSourceStream;
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
-use super::SpeechError;
+use crate::error::SpeechError;
 
 /// The sample rate of [`Audio`]: what the PocketSphinx model (and the HTTP engine contract) expects.
 pub const SAMPLE_RATE: u32 = 16_000;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::SpeechError;
+use crate::error::SpeechError;
 
 /// One recognized word; times in seconds from the start of the samples recognized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::audio::{wav_bytes, SAMPLE_RATE};
 use super::engine::{Segment, Transcriber};
-use super::SpeechError;
+use crate::error::SpeechError;
 
 /// The answer of the external engine.
 #[derive(Debug, Deserialize)]

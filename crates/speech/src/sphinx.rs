@@ -11,7 +11,7 @@ use pocketsphinx::Decoder;
 use tokio::sync::Semaphore;
 
 use super::engine::{Segment, Transcriber, Word};
-use super::SpeechError;
+use crate::error::SpeechError;
 
 pub struct SphinxEngine {
     config: Arc<pocketsphinx::Config>,
