@@ -46,7 +46,7 @@ impl AttemptLimiter {
 /// The address a login attempt is counted against: the peer, or behind `trusted_proxy_hops` proxies the
 /// `X-Forwarded-For` entry that many places from the right. The left-most entries are the client's own
 /// words, so trusting them would let a fresh value per request escape the limit.
-pub fn client_address(req: &actix_web::HttpRequest, config: &crate::AuthConfig) -> String {
+pub fn client_address(req: &actix_web::HttpRequest, config: &crate::config::AuthConfig) -> String {
     let peer = req
         .peer_addr()
         .map(|a| a.ip().to_string())

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
-use super::CompanyPath;
+use super::request::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
 use crate::form::{variant, Params};
 use crate::login::log_in;

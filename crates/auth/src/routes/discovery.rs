@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use super::CompanyPath;
+use super::request::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
 use crate::keys::Jwks;
 use crate::scope::USER_SCOPES;

@@ -10,7 +10,7 @@ use common::secrets::hash_token;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{CompanyPath, TokenReferenceForm};
+use super::request::{CompanyPath, TokenReferenceForm};
 use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
@@ -68,7 +68,7 @@ pub async fn introspect(
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
-    super::require_form(&req)?;
+    super::request::require_form(&req)?;
     let params = Params::parse(&body)?;
     let client = authenticate_client(&state, &company, &req, &params).await?;
     if client.is_public() {

@@ -12,7 +12,7 @@ use common::secrets::hash_token;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use super::CompanyPath;
+use super::request::CompanyPath;
 use crate::form::Params;
 use crate::state::AuthState;
 use crate::{page, storage};

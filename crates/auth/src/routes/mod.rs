@@ -1,61 +1,22 @@
-//! The token service's endpoints, all under `/oauth/<company>`, and what several of them read: the company
-//! of the path and the token reference of introspection and revocation.
+//! The token service's endpoints, all under `/oauth/<company>`: their routes, the body limit and the
+//! server's own refusals in the OAuth error format. What several endpoints read is in `request`.
 
 pub(crate) mod authorize;
 pub(crate) mod discovery;
 pub(crate) mod introspect;
 pub(crate) mod logout;
+mod request;
 pub(crate) mod revoke;
 pub(crate) mod token;
 pub(crate) mod userinfo;
-
-use std::fmt;
-use std::ops::Deref;
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
 use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
 use actix_web::{web, HttpResponse};
-use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
 
 /// The largest body an OAuth endpoint reads.
 pub const MAX_BODY: usize = 64 * 1024;
-
-/// The company every endpoint belongs to.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-pub struct CompanyPath {
-    /// The company's short name.
-    company: String,
-}
-
-impl Deref for CompanyPath {
-    type Target = String;
-
-    fn deref(&self) -> &String {
-        &self.company
-    }
-}
-
-impl fmt::Display for CompanyPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.company)
-    }
-}
-
-/// The form of `POST /oauth/{company}/introspect` and `/revoke`. The client authenticates with HTTP Basic
-/// or, instead (one method, not both), with `client_id` and `client_secret` in this form, as at the token
-/// endpoint (`clientId` and `clientSecret` are taken too, one spelling per field).
-#[derive(Deserialize, ToSchema)]
-pub struct TokenReferenceForm {
-    #[schema(min_length = 1)]
-    token: String,
-    /// `access_token` or `refresh_token`: where to look first. The token is found whatever the value,
-    /// and an unknown one is ignored (RFC 7009, section 2.1).
-    #[schema(example = "refresh_token")]
-    token_type_hint: Option<String>,
-}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -77,32 +38,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/logout", web::get().to(logout::logout_get))
             .route("/logout", web::post().to(logout::logout_post)),
     );
-}
-
-/// Requests to the OAuth endpoints that carry a body must be form-encoded.
-fn require_form(req: &actix_web::HttpRequest) -> Result<(), crate::error::OAuthError> {
-    let is_form = req
-        .headers()
-        .get(actix_web::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(is_form_media_type);
-    if is_form {
-        Ok(())
-    } else {
-        Err(crate::error::OAuthError::invalid_request(
-            "the body must be application/x-www-form-urlencoded",
-        ))
-    }
-}
-
-/// Whether a Content-Type names the form media type: the type before any `;` (parameters such as
-/// `charset` are allowed) is `application/x-www-form-urlencoded`, compared whole and case-insensitively,
-/// not as a prefix.
-fn is_form_media_type(content_type: &str) -> bool {
-    let media_type = content_type.split(';').next().unwrap_or_default();
-    media_type
-        .trim_matches([' ', '\t'])
-        .eq_ignore_ascii_case("application/x-www-form-urlencoded")
 }
 
 /// A body over the limit is answered as an RFC 6749 error in JSON, like every other refusal here, not
@@ -131,33 +66,4 @@ pub fn server_answer(status: StatusCode, message: String) -> HttpResponse {
     HttpResponse::build(status)
         .insert_header(("Cache-Control", "no-store"))
         .json(serde_json::json!({"error": error, "error_description": message}))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_form_media_type;
-
-    #[test]
-    fn the_form_media_type_is_compared_whole() {
-        for yes in [
-            "application/x-www-form-urlencoded",
-            "Application/X-WWW-Form-URLEncoded",
-            "application/x-www-form-urlencoded; charset=UTF-8",
-            "application/x-www-form-urlencoded;charset=utf-8",
-            " application/x-www-form-urlencoded ; charset=utf-8",
-        ] {
-            assert!(is_form_media_type(yes), "{yes:?}");
-        }
-        for no in [
-            "application/x-www-form-urlencodedXYZ",
-            "application/x-www-form-urlencoded-evil; charset=utf-8",
-            "application/x-www-form-urlencoded/json",
-            "application/x-www-form",
-            "application/json",
-            "multipart/form-data",
-            "",
-        ] {
-            assert!(!is_form_media_type(no), "{no:?}");
-        }
-    }
 }

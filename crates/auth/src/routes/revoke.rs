@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use common::db::now_millis;
 use common::secrets::hash_token;
 
-use super::{CompanyPath, TokenReferenceForm};
+use super::request::{CompanyPath, TokenReferenceForm};
 use crate::client_auth::authenticate_client;
 use crate::error::OAuthError;
 use crate::form::Params;
@@ -29,7 +29,7 @@ pub async fn revoke(
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
-    super::require_form(&req)?;
+    super::request::require_form(&req)?;
     let params = Params::parse(&body)?;
     let client = authenticate_client(&state, &company, &req, &params).await?;
     let form: TokenReferenceForm = params.read()?;

@@ -8,7 +8,7 @@ use directory::{grants, OAuthClient, User};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::CompanyPath;
+use super::request::CompanyPath;
 use crate::client_auth::authenticate_client;
 use crate::error::{OAuthError, OAuthErrorCode};
 use crate::form::{self, Params};
@@ -94,7 +94,7 @@ pub async fn token(
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, OAuthError> {
-    super::require_form(&req)?;
+    super::request::require_form(&req)?;
     let params = Params::parse(&body)?;
     let form: TokenForm = params.read()?;
     let grant_type = form.grant_type.as_str();

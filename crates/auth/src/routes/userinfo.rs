@@ -5,7 +5,7 @@ use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use common::jwt::bearer_token;
 
-use super::CompanyPath;
+use super::request::CompanyPath;
 use crate::error::{OAuthError, OAuthErrorCode};
 use crate::issue::{user_claims, UserInfo};
 use crate::scope;
