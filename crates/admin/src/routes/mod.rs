@@ -2,6 +2,7 @@
 //! from the same table that registers the handlers, so the OpenAPI test can compare it with the
 //! document generated from the handlers' annotations (`crate::openapi`).
 
+mod answer;
 pub(crate) mod audit;
 pub(crate) mod clients;
 pub(crate) mod roles;
@@ -13,9 +14,7 @@ pub use roles::{role_view, valid_role_name, RoleBody, RoleCreate, RoleRecord};
 pub use users::{user_view, valid_username, UserBody, UserCreate, UserRecord, PASSWORD_NOT_SET};
 
 use actix_web::middleware::from_fn;
-use actix_web::{web, HttpResponse};
-
-use crate::precondition::etag;
+use actix_web::web;
 
 macro_rules! admin_routes {
     ($($path:literal => { $($method:ident : $handler:path),+ $(,)? }),+ $(,)?) => {
@@ -43,19 +42,4 @@ admin_routes! {
     "/clients/{client_id}" => { get: clients::get, put: clients::replace, delete: clients::delete },
     "/clients/{client_id}/secret" => { post: clients::rotate_secret },
     "/audit" => { get: audit::list },
-}
-
-/// 200 with the record and its ETag.
-pub(crate) fn ok_with_etag(version: i64, body: impl serde::Serialize) -> HttpResponse {
-    HttpResponse::Ok()
-        .insert_header(("ETag", etag(version)))
-        .json(body)
-}
-
-/// 201 with the new record, its ETag and Location.
-pub(crate) fn created(location: &str, version: i64, body: impl serde::Serialize) -> HttpResponse {
-    HttpResponse::Created()
-        .insert_header(("Location", location.to_string()))
-        .insert_header(("ETag", etag(version)))
-        .json(body)
 }

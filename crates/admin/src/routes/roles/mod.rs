@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
-use super::{created, ok_with_etag};
+use super::answer::{created, ok_with_etag};
 use crate::api::{changes, page};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageRoles};

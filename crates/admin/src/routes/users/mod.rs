@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
-use super::{created, ok_with_etag};
+use super::answer::{created, ok_with_etag};
 use crate::api::{changes, hash_password, page};
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageUsers};
