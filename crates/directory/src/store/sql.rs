@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use common::db::{Probe, ProbeArgument, StoreError};
 
+use super::super::arguments::{LoginPolicy, RoleFilter, UserFilter};
 use super::super::rows::{self, to_json, ClientRow, CompanyRow, RoleRow, UserRow, ROLE_SEPARATOR};
-use super::super::{LoginPolicy, RoleFilter, UserFilter};
 use super::{Db, NAME_LOCK, STRING_AGG};
 use crate::model::*;
 
