@@ -3,7 +3,7 @@
 
 use chrono::{Datelike, NaiveDateTime};
 
-use super::{Scope, SearchDocument, SearchError, SearchQuery, MAX_LIMIT};
+use super::port::{Scope, SearchDocument, SearchError, SearchQuery, MAX_LIMIT};
 
 /// The longest metadata field name, in bytes: 64 characters of up to 4 bytes each, so that a limit
 /// counted in characters (the analytics API's) never meets this one first.

@@ -4,7 +4,8 @@
 //! (`SearchError::Invalid`) is tried again by halves (`crate::halves`), down to the one document at
 //! fault; any other error is the index's own, for the whole write.
 
-use super::{check_document, Refused, SearchDocument, SearchError, SearchIndex};
+use super::check::check_document;
+use super::port::{Refused, SearchDocument, SearchError, SearchIndex};
 
 /// Writes what `index` takes of `documents` and answers the others, each with why.
 pub(super) async fn upsert_each<I: SearchIndex + ?Sized>(
@@ -42,7 +43,7 @@ mod tests {
 
     use async_trait::async_trait;
 
-    use super::super::{Scope, SearchPage, SearchQuery};
+    use super::super::port::{Scope, SearchPage, SearchQuery};
     use super::*;
 
     /// An index that refuses every write holding a document whose text is "bad", counting writes.

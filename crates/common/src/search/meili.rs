@@ -36,11 +36,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::snippet::mark;
-use super::{
-    check_document, check_query, check_scope, has_words, is_indexable_id, reachable, Scope,
-    SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage, SearchQuery, MAX_REACHABLE,
+use super::check::{check_document, check_query, check_scope, is_indexable_id};
+use super::port::{
+    has_words, reachable, Scope, SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage,
+    SearchQuery, MAX_REACHABLE,
 };
+use super::snippet::mark;
 
 /// How long a write waits for its task unless told otherwise (`with_task_timeout`).
 const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);

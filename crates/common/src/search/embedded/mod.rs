@@ -42,10 +42,10 @@ use tantivy::{
 };
 
 use self::snippets::Snippets;
-use super::{
-    check_document, check_query, check_scope, has_words, is_indexable_id, normalize_filter_value,
-    reachable, Scope, SearchDocument, SearchError, SearchHit, SearchIndex, SearchPage, SearchQuery,
-    MAX_QUERY_WORDS,
+use super::check::{check_document, check_query, check_scope, is_indexable_id};
+use super::port::{
+    has_words, normalize_filter_value, reachable, Scope, SearchDocument, SearchError, SearchHit,
+    SearchIndex, SearchPage, SearchQuery, MAX_QUERY_WORDS,
 };
 
 mod snippets;

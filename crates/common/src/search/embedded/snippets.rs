@@ -18,8 +18,8 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Searcher, Term};
 
 use super::{tantivy_error, words as analyzer, LONGEST_WORD};
+use crate::search::port::SearchError;
 use crate::search::snippet::mark;
-use crate::search::SearchError;
 
 /// The longest snippet, in bytes.
 const SNIPPET_CHARS: usize = 200;
