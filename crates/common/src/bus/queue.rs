@@ -13,10 +13,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
+use super::port::{Bus, BusError, DeadLetter, Delivery, Message, Receipt, Retried, RetryPolicy};
 use super::turns::{Take, Turns, MAX_SHARES};
-use super::{
-    postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Receipt, Retried, RetryPolicy,
-};
+use super::{postgres, sqlite};
 use crate::db::{now_millis, Database, Tx};
 use crate::dispatch;
 

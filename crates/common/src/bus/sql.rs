@@ -3,7 +3,7 @@
 //! adapter (`pending`, `relayed`).
 
 use super::{Db, LOCK_READY};
-use crate::bus::{DeadLetter, Delivery, Message, Receipt};
+use crate::bus::port::{DeadLetter, Delivery, Message, Receipt};
 use crate::db::StoreError;
 
 type Conn = <Db as sqlx::Database>::Connection;

@@ -8,7 +8,7 @@ use lapin::message::Delivery as AmqpDelivery;
 use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::BasicProperties;
 
-use crate::bus::{BusError, DeadLetter, Message};
+use crate::bus::port::{BusError, DeadLetter, Message};
 
 const TRACEPARENT: &str = "traceparent";
 /// Whose work the message is (`Message::share`).

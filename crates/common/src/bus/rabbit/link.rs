@@ -22,7 +22,7 @@ use lapin::{Acker, Channel, Confirmation, Connection, ConnectionProperties, Publ
 use parking_lot::Mutex;
 
 use super::topology::Topology;
-use crate::bus::BusError;
+use crate::bus::port::BusError;
 use crate::db::redact;
 
 /// Connects to `url` within `timeout` (an unreachable broker may not even refuse the connection).

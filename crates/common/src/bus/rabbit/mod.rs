@@ -34,7 +34,7 @@
 //! reader holds them, a concurrent reader sees fewer.
 
 mod codec;
-mod link;
+pub(super) mod link;
 mod outbox;
 mod relay;
 mod topology;
@@ -48,11 +48,11 @@ use parking_lot::Mutex as SyncMutex;
 use tokio::sync::{watch, Mutex, Notify};
 use tokio::task::JoinHandle;
 
-use super::turns::Turns;
-use super::{
-    postgres, sqlite, Bus, BusError, DeadLetter, Delivery, Message, Receipt as AnyReceipt, Retried,
-    RetryPolicy,
+use super::port::{
+    Bus, BusError, DeadLetter, Delivery, Message, Receipt as AnyReceipt, Retried, RetryPolicy,
 };
+use super::turns::Turns;
+use super::{postgres, sqlite};
 use crate::db::{now_millis, Database, Tx};
 use crate::dispatch;
 use link::Link;

@@ -8,8 +8,9 @@
 
 use sqlx::{Connection, PgConnection, SqlitePool};
 
+use crate::bus::port::Message;
 use crate::bus::turns::MAX_SHARES;
-use crate::bus::{postgres, sqlite, Message};
+use crate::bus::{postgres, sqlite};
 use crate::db::{now_millis, Database, StoreError};
 
 /// The advisory lock key of the relay ("bus_rela" in ASCII). Advisory locks are per database, so

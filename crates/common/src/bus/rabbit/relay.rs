@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use super::link::Link;
 use super::outbox::Outbox;
 use super::{codec, Inner};
+use crate::bus::port::BusError;
 use crate::bus::turns::Take;
-use crate::bus::BusError;
 
 /// The first pause after a failure; each further failure doubles it up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);

@@ -30,7 +30,7 @@ use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{Channel, ExchangeKind};
 
 use super::link;
-use crate::bus::{BusError, RetryPolicy};
+use crate::bus::port::{BusError, RetryPolicy};
 
 /// The names of one deployment's exchange and queues on the broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
