@@ -5,9 +5,11 @@
 //! message that names the key. The settings every service has are one struct, `CommonSettings`, that each
 //! service flattens into its own; docs/configuration.md lists every key.
 
+mod checks;
 mod confidential;
-mod settings;
+pub(crate) mod settings;
 
+pub use checks::{require_http_url, require_socket_addr, ConfigError};
 pub use confidential::Confidential;
 pub use settings::CommonSettings;
 
@@ -42,16 +44,6 @@ pub(crate) const SHARED_ENV: &[(&str, &str)] = &[
     ("SPEECH_ASR_WORKERS", "asr_workers"),
     ("SPEECH_MAX_AUDIO_SECONDS", "max_audio_seconds"),
 ];
-
-#[derive(Debug, thiserror::Error)]
-#[error("invalid configuration: {0}")]
-pub struct ConfigError(pub String);
-
-impl From<figment::Error> for ConfigError {
-    fn from(e: figment::Error) -> Self {
-        ConfigError(e.to_string())
-    }
-}
 
 /// A service configuration: deserializable, with compiled defaults, able to check itself. It flattens
 /// `CommonSettings` (`#[serde(flatten)]`), which `load` checks before the service's own keys.
@@ -106,22 +98,4 @@ fn shared_env() -> Env {
                 .unwrap_or(key);
             target.to_string().into()
         })
-}
-
-/// Checks that `value` is an absolute http(s) URL; used by the services' `validate`.
-pub fn require_http_url(key: &str, value: &str) -> Result<(), ConfigError> {
-    match url::Url::parse(value) {
-        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => Ok(()),
-        _ => Err(ConfigError(format!(
-            "{key} must be an http(s) URL, got {value:?}"
-        ))),
-    }
-}
-
-/// Checks that `value` parses as a socket address.
-pub fn require_socket_addr(key: &str, value: &str) -> Result<(), ConfigError> {
-    value
-        .parse::<std::net::SocketAddr>()
-        .map(|_| ())
-        .map_err(|_| ConfigError(format!("{key} must be host:port, got {value:?}")))
 }

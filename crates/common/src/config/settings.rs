@@ -8,8 +8,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{require_http_url, require_socket_addr, ConfigError};
-use crate::config::Confidential;
+use super::checks::{require_http_url, require_socket_addr, ConfigError};
+use super::confidential::Confidential;
 use crate::secrets::SecretKey;
 
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,8 +87,8 @@ impl CommonSettings {
     }
 
     /// The limits of the service's HTTP server.
-    pub fn http_limits(&self) -> crate::http::HttpLimits {
-        crate::http::HttpLimits {
+    pub fn http_limits(&self) -> crate::http::limits::HttpLimits {
+        crate::http::limits::HttpLimits {
             max_connections: self.max_connections,
             reserved_connections: self.reserved_connections,
             body_timeout: std::time::Duration::from_secs(self.body_timeout_secs),

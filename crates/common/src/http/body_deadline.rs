@@ -23,7 +23,7 @@ use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
 
 use super::limits::{ErrorAnswer, HttpLimits};
-use super::HttpMetrics;
+use super::metrics::HttpMetrics;
 
 /// What the middleware needs of the server: its limits and its error format.
 pub(crate) struct BodyRules {

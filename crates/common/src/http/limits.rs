@@ -25,7 +25,7 @@ pub struct HttpLimits {
 impl Default for HttpLimits {
     /// The compiled defaults of the settings.
     fn default() -> HttpLimits {
-        crate::config::CommonSettings::with_addr("127.0.0.1:0").http_limits()
+        crate::config::settings::CommonSettings::with_addr("127.0.0.1:0").http_limits()
     }
 }
 

@@ -9,7 +9,7 @@ mod body_deadline;
 mod connections;
 mod extract;
 pub mod fd_limit;
-mod limits;
+pub(crate) mod limits;
 mod methods;
 mod metrics;
 mod openapi;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
-use super::HttpMetrics;
+use super::metrics::HttpMetrics;
 
 type Check =
     dyn Fn() -> Pin<Box<dyn Future<Output = Vec<(&'static str, bool)>> + Send>> + Send + Sync;

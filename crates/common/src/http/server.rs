@@ -14,8 +14,9 @@ use super::body_deadline::{self, BodyRules};
 use super::connections::{self, Gate};
 use super::limits::{ErrorAnswer, HttpLimits};
 use super::methods::{self, Methods};
-use super::ops::{self, OpenApiDocument};
-use super::{extract, fd_limit, metrics, HttpMetrics, Readiness};
+use super::metrics::{self, HttpMetrics};
+use super::ops::{self, OpenApiDocument, Readiness};
+use super::{extract, fd_limit};
 
 /// Connections past the limits that actix may hold while they are being closed, per worker, before it
 /// stops accepting (which would keep `/healthz` out too).
