@@ -183,8 +183,6 @@ impl Database {
         }
     }
 
-    /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
-    /// alone.
     /// This process's turn to write outside a transaction. On SQLite a statement that writes on the
     /// pool (a bus lease or acknowledgement, say) waits at the gate like a transaction, instead of
     /// meeting the transactions in SQLite's busy handler, whose naps would stall them too; on
@@ -197,6 +195,8 @@ impl Database {
         }
     }
 
+    /// Applies the pending migrations of `owner`. Migrations of other owners in the same database are left
+    /// alone.
     pub async fn migrate(&self, owner: &Migrations) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
             Database::Postgres(pool, _) => {
