@@ -10,7 +10,7 @@ use common::db::StoreError;
 use parking_lot::Mutex;
 use sqlx::{Connection, Executor, PgConnection, PgPool, Row};
 
-use super::{EventQuery, Fresh};
+use super::events_query::{self, EventQuery, Fresh};
 use crate::model::{NewEvent, StoredEvent};
 
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01), for binary timestamps.
@@ -252,7 +252,7 @@ pub async fn insert(
     window_start_ms: i64,
     now_ms: i64,
 ) -> Result<Fresh, StoreError> {
-    let fresh = super::claim_in_memory(events);
+    let fresh = events_query::claim_in_memory(events);
     let mut fresh = fresh;
     let mut keyed: Vec<(&str, &str, usize)> = events
         .iter()
@@ -363,7 +363,7 @@ pub async fn read(
     c: &mut PgConnection,
     q: &EventQuery<'_>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
-    let sql = super::page_sql("$4::text");
+    let sql = events_query::page_sql("$4::text");
     let rows = sqlx::query(&sql)
         .bind(q.app_key)
         .bind(timestamp(q.from_ms))
@@ -378,7 +378,7 @@ pub async fn read(
         .map(|row| {
             let time: DateTime<Utc> = row.try_get("event_time")?;
             let received: DateTime<Utc> = row.try_get("received_at")?;
-            super::stored(
+            events_query::stored(
                 &row,
                 row.try_get("seq")?,
                 time.timestamp_millis(),

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use common::db::StoreError;
 use sqlx::{Row, SqliteConnection};
 
-use super::{EventQuery, Fresh};
+use super::events_query::{self, EventQuery, Fresh};
 use crate::model::{NewEvent, StoredEvent};
 
 /// Rows per `INSERT`: 16 values each, well under SQLite's limit of bound values per statement.
@@ -74,7 +74,7 @@ pub async fn insert(
     window_start_ms: i64,
     now_ms: i64,
 ) -> Result<Fresh, StoreError> {
-    let mut fresh = super::claim_in_memory(events);
+    let mut fresh = events_query::claim_in_memory(events);
     for (i, event) in events.iter().enumerate() {
         let Some(id) = event.insert_id.as_deref().filter(|_| fresh[i]) else {
             continue;
@@ -144,7 +144,7 @@ pub async fn read(
     c: &mut SqliteConnection,
     q: &EventQuery<'_>,
 ) -> Result<Vec<StoredEvent>, StoreError> {
-    let sql = super::page_sql("$4");
+    let sql = events_query::page_sql("$4");
     let rows = sqlx::query(&sql)
         .bind(q.app_key)
         .bind(q.from_ms)
@@ -157,7 +157,7 @@ pub async fn read(
         .await?;
     rows.into_iter()
         .map(|row| {
-            super::stored(
+            events_query::stored(
                 &row,
                 row.try_get("seq")?,
                 row.try_get("event_time")?,
