@@ -38,8 +38,8 @@ const ROWS_PER_DELETE: i64 = 5_000;
 /// and time) and a few thousand rows per statement, each statement its own transaction taken in its
 /// turn at the process's write gate, so writes of events go in between; how many.
 pub async fn delete_before(
+    db: &common::db::Database,
     pool: &sqlx::SqlitePool,
-    gate: &common::db::WriteGate,
     cutoff_ms: i64,
 ) -> Result<u64, StoreError> {
     let keys: Vec<String> = sqlx::query_scalar("SELECT app_key FROM ingest_projects")
@@ -48,7 +48,7 @@ pub async fn delete_before(
     let mut deleted = 0;
     for key in keys {
         loop {
-            let _turn = gate.turn().await?;
+            let _turn = db.write_turn().await?;
             let done = sqlx::query(
                 "DELETE FROM ingest_events WHERE rowid IN (SELECT rowid FROM ingest_events \
                  WHERE app_key = $1 AND event_time < $2 LIMIT $3)",

@@ -10,7 +10,7 @@ mod sqlite;
 
 use std::collections::HashSet;
 
-use common::db::{Database, Handle, Migrations, StoreError};
+use common::db::{Database, Handle, Migrations, StoreError, Tx};
 use common::dispatch;
 
 pub use events_pg::{copy_data, Partitions, COPY};
@@ -41,37 +41,33 @@ pub async fn insert_events(
         keys.dedup();
         keys
     };
-    match db {
-        Database::Postgres(pool, _) => {
-            partitions
-                .ensure(pool, events.iter().map(|e| e.time_ms))
-                .await?;
-            let mut tx = pool.begin().await?;
-            let missing = events_pg::lock_projects(&mut tx, &keys).await?;
-            let kept = without(events, &missing);
-            let mut fresh = events_pg::insert(&mut tx, &kept, window_start_ms, now_ms).await?;
-            tx.commit().await?;
-            Ok(Written {
-                fresh: spread(events, &missing, &mut fresh),
-                missing,
-            })
-        }
-        Database::Sqlite(pool, _, gate) => {
-            // This process's writers take turns at its gate rather than in SQLite's busy handler
-            // (`common::db::WriteGate`); BEGIN IMMEDIATE then holds the database's write lock: no
-            // deletion runs until the commit.
-            let _turn = gate.turn().await?;
-            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-            let missing = events_sqlite::missing_projects(&mut tx, &keys).await?;
-            let kept = without(events, &missing);
-            let mut fresh = events_sqlite::insert(&mut tx, &kept, window_start_ms, now_ms).await?;
-            tx.commit().await?;
-            Ok(Written {
-                fresh: spread(events, &missing, &mut fresh),
-                missing,
-            })
-        }
+    if let Database::Postgres(pool, _) = db {
+        partitions
+            .ensure(pool, events.iter().map(|e| e.time_ms))
+            .await?;
     }
+    // On SQLite the transaction holds the database's write lock from its start: no deletion of a
+    // project runs until the commit; on PostgreSQL the projects are locked.
+    let mut tx = db.begin().await?;
+    let (missing, mut fresh) = match &mut tx {
+        Tx::Postgres(tx) => {
+            let missing = events_pg::lock_projects(tx, &keys).await?;
+            let kept = without(events, &missing);
+            let fresh = events_pg::insert(tx, &kept, window_start_ms, now_ms).await?;
+            (missing, fresh)
+        }
+        Tx::Sqlite(tx, _) => {
+            let missing = events_sqlite::missing_projects(tx, &keys).await?;
+            let kept = without(events, &missing);
+            let fresh = events_sqlite::insert(tx, &kept, window_start_ms, now_ms).await?;
+            (missing, fresh)
+        }
+    };
+    tx.commit().await?;
+    Ok(Written {
+        fresh: spread(events, &missing, &mut fresh),
+        missing,
+    })
 }
 
 /// The events whose project exists.
@@ -142,8 +138,8 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
             let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
             postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
         }
-        Database::Sqlite(pool, _, gate) => {
-            let _turn = gate.turn().await?;
+        Database::Sqlite(pool, ..) => {
+            let _turn = db.write_turn().await?;
             sqlite::forget_insert_ids(&mut *pool.acquire().await?, before_ms).await
         }
     }
@@ -173,9 +169,7 @@ pub async fn drop_events_before(
 ) -> Result<u64, StoreError> {
     match db {
         Database::Postgres(pool, _) => partitions.drop_before(pool, cutoff_ms).await,
-        Database::Sqlite(pool, _, gate) => {
-            events_sqlite::delete_before(pool, gate, cutoff_ms).await
-        }
+        Database::Sqlite(pool, ..) => events_sqlite::delete_before(db, pool, cutoff_ms).await,
     }
 }
 
