@@ -26,6 +26,7 @@ use actix_web::dev::Server;
 use actix_web::web;
 use common::db::Database;
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+use common::service::Service;
 
 pub use config::AdminConfig;
 pub use state::AdminState;
@@ -35,41 +36,35 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
-/// Applies the migrations the administration service needs: the directory, the revocation list it reads
-/// and its own tables.
-pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&directory::MIGRATIONS).await?;
-    db.migrate(&revocation::MIGRATIONS).await?;
-    db.migrate(&storage::MIGRATIONS).await?;
-    Ok(())
-}
-
 /// A ready-to-serve administration service: migrated database and shared state.
 #[derive(Clone)]
 pub struct AdminService {
     pub state: web::Data<AdminState>,
 }
 
-impl AdminService {
-    /// Connects to `config.common.database_url` and migrates it.
-    pub async fn connect(config: AdminConfig) -> anyhow::Result<AdminService> {
-        let db = Database::connect(
-            &config.common.database_url,
-            config.common.db_max_connections,
-        )
-        .await?;
-        AdminService::with_database(config, db).await
+#[async_trait::async_trait]
+impl Service for AdminService {
+    const NAME: &'static str = "admin";
+    type Config = AdminConfig;
+
+    /// Applies the migrations the administration service needs: the directory, the revocation list it reads
+    /// and its own tables.
+    async fn migrate(db: &Database) -> anyhow::Result<()> {
+        db.migrate(&directory::MIGRATIONS).await?;
+        db.migrate(&revocation::MIGRATIONS).await?;
+        db.migrate(&storage::MIGRATIONS).await?;
+        Ok(())
     }
 
-    pub async fn with_database(config: AdminConfig, db: Database) -> anyhow::Result<AdminService> {
-        migrate(&db).await?;
+    async fn with_database(config: AdminConfig, db: Database) -> anyhow::Result<AdminService> {
+        Self::migrate(&db).await?;
         Ok(AdminService {
             state: web::Data::new(AdminState::new(config, db)?),
         })
     }
 
     /// Serves on `listener` and starts the rate limiter's synchronization task.
-    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+    fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         let state = self.state.clone();
         let spec = ServerSpec {
             name: "admin",

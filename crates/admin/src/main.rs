@@ -1,7 +1,7 @@
 //! `admin-service`: the administration API on its own, configured from the environment (see
 //! `AdminConfig`).
 
-use admin::{AdminConfig, AdminService};
+use admin::AdminService;
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
 #[global_allocator]
@@ -9,15 +9,5 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    common::private_files::keep_new_files_private();
-    let config: AdminConfig = common::config::load()?;
-    let _telemetry = common::telemetry::init("admin", &config.common.log_format);
-    // Thousands of client connections need more than the default soft limit of open files.
-    common::http::fd_limit::raise(1);
-    let addr = config.common.addr.clone();
-    let service = AdminService::connect(config).await?;
-    let server = service.serve(common::http::bind(&addr)?)?;
-    tracing::info!(%addr, "admin-service listening");
-    common::http::run_until_signal(vec![server]).await?;
-    Ok(())
+    common::service::run::<AdminService>().await
 }

@@ -5,6 +5,7 @@
 use actix_web::dev::ServerHandle;
 use common::db::Database;
 use common::secrets::SecretKey;
+use common::service::Service;
 use common::testing::loopback_listener;
 
 use crate::{AdminConfig, AdminService};

@@ -36,6 +36,7 @@ use actix_web::dev::Server;
 use actix_web::web;
 use common::db::Database;
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+use common::service::Service;
 
 pub use config::AnalyticsConfig;
 pub use state::{AnalyticsState, Ports};
@@ -45,22 +46,6 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
-/// Applies the migrations the analytics service needs: its own tables, the bus's outbox and the
-/// revocation list it reads.
-pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&store::MIGRATIONS).await?;
-    let moved = store::move_category_rollups(db).await?;
-    if moved > 0 {
-        tracing::info!(
-            rows = moved,
-            "moved the category rollup into its packed rows"
-        );
-    }
-    db.migrate(&common::bus::MIGRATIONS).await?;
-    db.migrate(&revocation::MIGRATIONS).await?;
-    Ok(())
-}
-
 /// A ready-to-serve analytics service: migrated database, chosen adapters, shared state.
 #[derive(Clone)]
 pub struct AnalyticsService {
@@ -68,25 +53,6 @@ pub struct AnalyticsService {
 }
 
 impl AnalyticsService {
-    /// Connects to `config.common.database_url`, migrates it and opens the configured adapters.
-    pub async fn connect(config: AnalyticsConfig) -> anyhow::Result<AnalyticsService> {
-        let db = Database::connect(
-            &config.common.database_url,
-            config.common.db_max_connections,
-        )
-        .await?;
-        AnalyticsService::with_database(config, db).await
-    }
-
-    pub async fn with_database(
-        config: AnalyticsConfig,
-        db: Database,
-    ) -> anyhow::Result<AnalyticsService> {
-        migrate(&db).await?;
-        let ports = ports::from_config(&config, &db).await?;
-        AnalyticsService::with_ports(config, db, ports)
-    }
-
     /// A service on adapters the caller chose (tests pair adapters this way).
     pub fn with_ports(
         config: AnalyticsConfig,
@@ -101,10 +67,6 @@ impl AnalyticsService {
     /// Starts the bus workers (reindexing, deletions) on this process.
     pub fn spawn_workers(&self) -> worker::Workers {
         jobs::spawn(self.state.clone().into_inner())
-    }
-
-    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
-        self.serve_with(listener, true)
     }
 
     /// Serves only the operational endpoints (`/healthz`, `/readyz`, `/metrics`), for a process that runs
@@ -179,4 +141,40 @@ async fn readiness(state: Arc<AnalyticsState>) -> Vec<(&'static str, bool)> {
         ("object_store", objects.is_ok()),
         ("search_index", search.is_ok()),
     ]
+}
+
+#[async_trait::async_trait]
+impl Service for AnalyticsService {
+    const NAME: &'static str = "analytics";
+    type Config = AnalyticsConfig;
+
+    /// Applies the migrations the analytics service needs: its own tables, the bus's outbox and the
+    /// revocation list it reads.
+    async fn migrate(db: &Database) -> anyhow::Result<()> {
+        db.migrate(&store::MIGRATIONS).await?;
+        let moved = store::move_category_rollups(db).await?;
+        if moved > 0 {
+            tracing::info!(
+                rows = moved,
+                "moved the category rollup into its packed rows"
+            );
+        }
+        db.migrate(&common::bus::MIGRATIONS).await?;
+        db.migrate(&revocation::MIGRATIONS).await?;
+        Ok(())
+    }
+
+    /// The service on `db`, migrated, with the adapters the configuration names.
+    async fn with_database(
+        config: AnalyticsConfig,
+        db: Database,
+    ) -> anyhow::Result<AnalyticsService> {
+        Self::migrate(&db).await?;
+        let ports = ports::from_config(&config, &db).await?;
+        AnalyticsService::with_ports(config, db, ports)
+    }
+
+    fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+        self.serve_with(listener, true)
+    }
 }

@@ -3,7 +3,8 @@
 //! it then answers only `/healthz`, `/readyz` and `/metrics` on its address. `dead-letters <topic>` and
 //! `replay-dead <topic>` list a topic's dead letters and put them back in its queue (`jobs::dead`).
 
-use analytics::{AnalyticsConfig, AnalyticsService};
+use analytics::AnalyticsService;
+use common::service::Service;
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
 #[global_allocator]
@@ -11,11 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    common::private_files::keep_new_files_private();
-    let config: AnalyticsConfig = common::config::load()?;
-    let _telemetry = common::telemetry::init("analytics", &config.common.log_format);
-    // Thousands of client connections need more than the default soft limit of open files.
-    common::http::fd_limit::raise(1);
+    let (config, _telemetry) = common::service::start::<AnalyticsService>()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let worker_only = match args.first().map(String::as_str) {
         None => false,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use actix_web::dev::ServerHandle;
 use common::db::Database;
+use common::service::Service;
 use common::testing::loopback_listener;
 
 use crate::worker::Workers;
@@ -89,7 +90,9 @@ impl TestAnalytics {
         let data_dir = temp_data_dir();
         let mut config = test_config(auth_url, database_url, data_dir.clone());
         adjust(&mut config);
-        crate::migrate(db).await.expect("migrations apply");
+        AnalyticsService::migrate(db)
+            .await
+            .expect("migrations apply");
         let service = AnalyticsService::with_ports(config, db.clone(), ports)
             .expect("the test configuration builds a service");
         TestAnalytics::serve(service, data_dir)

@@ -32,6 +32,7 @@ use actix_web::dev::Server;
 use actix_web::web;
 use common::db::{now_millis, Database};
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+use common::service::Service;
 
 pub use config::AuthConfig;
 pub use state::AuthState;
@@ -41,41 +42,35 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
-/// Applies the migrations the token service needs: the directory, the revocation list and its own tables
-/// (in that order: its own migrations build on the other two).
-pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&directory::MIGRATIONS).await?;
-    db.migrate(&revocation::MIGRATIONS).await?;
-    db.migrate(&storage::MIGRATIONS).await?;
-    Ok(())
-}
-
 /// A ready-to-serve token service: migrated database and shared state.
 #[derive(Clone)]
 pub struct AuthService {
     pub state: web::Data<AuthState>,
 }
 
-impl AuthService {
-    /// Connects to `config.common.database_url` and migrates it.
-    pub async fn connect(config: AuthConfig) -> anyhow::Result<AuthService> {
-        let db = Database::connect(
-            &config.common.database_url,
-            config.common.db_max_connections,
-        )
-        .await?;
-        AuthService::with_database(config, db).await
+#[async_trait::async_trait]
+impl Service for AuthService {
+    const NAME: &'static str = "auth";
+    type Config = AuthConfig;
+
+    /// Applies the migrations the token service needs: the directory, the revocation list and its own tables
+    /// (in that order: its own migrations build on the other two).
+    async fn migrate(db: &Database) -> anyhow::Result<()> {
+        db.migrate(&directory::MIGRATIONS).await?;
+        db.migrate(&revocation::MIGRATIONS).await?;
+        db.migrate(&storage::MIGRATIONS).await?;
+        Ok(())
     }
 
-    pub async fn with_database(config: AuthConfig, db: Database) -> anyhow::Result<AuthService> {
-        migrate(&db).await?;
+    async fn with_database(config: AuthConfig, db: Database) -> anyhow::Result<AuthService> {
+        Self::migrate(&db).await?;
         Ok(AuthService {
             state: web::Data::new(AuthState::new(config, db)?),
         })
     }
 
     /// Serves on `listener` and starts the housekeeping task (purging expired codes and revocations).
-    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+    fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         let state = self.state.clone();
         let spec = ServerSpec {
             name: "auth",

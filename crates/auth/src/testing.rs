@@ -8,6 +8,7 @@ use actix_web::dev::ServerHandle;
 use chrono::Utc;
 use common::jwt::{JwtVerifier, VerifierConfig};
 use common::secrets::{hash_password, SecretKey};
+use common::service::Service;
 use common::testing::{loopback_listener, Backend, TestDb};
 use directory::{
     grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, OAuthClient, User,

@@ -21,7 +21,7 @@ async fn main() -> anyhow::Result<()> {
     // (`StatementPool`, opened only when used) and the rest to sqlx's pool, where each COPY runs: twice
     // the count leaves that pool one connection for each writer.
     let db = Database::connect(url, 2 * connections as u32).await?;
-    ingest::migrate(&db).await?;
+    <ingest::IngestService as common::service::Service>::migrate(&db).await?;
     let Database::Postgres(pool, _) = &db else {
         anyhow::bail!("the COPY baseline needs PostgreSQL");
     };

@@ -15,6 +15,7 @@ pub mod objects;
 pub mod private_files;
 pub mod search;
 pub mod secrets;
+pub mod service;
 pub mod telemetry;
 pub mod time;
 pub mod whole;

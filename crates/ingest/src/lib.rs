@@ -25,6 +25,7 @@ use actix_web::dev::Server;
 use actix_web::web;
 use common::db::Database;
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
+use common::service::Service;
 
 pub use config::IngestConfig;
 pub use state::IngestState;
@@ -34,41 +35,36 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
-/// Applies the migrations the ingestion service needs: its own tables and the revocation list it reads.
-pub async fn migrate(db: &Database) -> anyhow::Result<()> {
-    db.migrate(&store::MIGRATIONS).await?;
-    db.migrate(&revocation::MIGRATIONS).await?;
-    Ok(())
-}
-
 /// A ready-to-serve ingestion service: migrated database, writer tasks, shared state.
 #[derive(Clone)]
 pub struct IngestService {
     pub state: web::Data<IngestState>,
 }
 
-impl IngestService {
-    /// Connects to `config.common.database_url`, migrates it and starts the writers.
-    pub async fn connect(config: IngestConfig) -> anyhow::Result<IngestService> {
-        let db = Database::connect(
-            &config.common.database_url,
-            config.common.db_max_connections,
-        )
-        .await?;
-        IngestService::with_database(config, db).await
+async fn readiness(state: Arc<IngestState>) -> Vec<(&'static str, bool)> {
+    vec![("database", state.db.ping().await)]
+}
+
+#[async_trait::async_trait]
+impl Service for IngestService {
+    const NAME: &'static str = "ingest";
+    type Config = IngestConfig;
+
+    /// Applies the migrations the ingestion service needs: its own tables and the revocation list it reads.
+    async fn migrate(db: &Database) -> anyhow::Result<()> {
+        db.migrate(&store::MIGRATIONS).await?;
+        db.migrate(&revocation::MIGRATIONS).await?;
+        Ok(())
     }
 
-    pub async fn with_database(
-        config: IngestConfig,
-        db: Database,
-    ) -> anyhow::Result<IngestService> {
-        migrate(&db).await?;
+    async fn with_database(config: IngestConfig, db: Database) -> anyhow::Result<IngestService> {
+        Self::migrate(&db).await?;
         Ok(IngestService {
             state: web::Data::new(IngestState::new(config, db)?),
         })
     }
 
-    pub fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
+    fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         let state = self.state.clone();
         let probe = state.clone();
         let spec = ServerSpec {
@@ -86,8 +82,4 @@ impl IngestService {
             cfg.configure(routes::configure);
         })
     }
-}
-
-async fn readiness(state: Arc<IngestState>) -> Vec<(&'static str, bool)> {
-    vec![("database", state.db.ping().await)]
 }

@@ -1,6 +1,6 @@
 //! `ingest-service`: the event-ingestion API, configured from the environment (see `IngestConfig`).
 
-use ingest::{IngestConfig, IngestService};
+use ingest::IngestService;
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
 #[global_allocator]
@@ -8,15 +8,5 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    common::private_files::keep_new_files_private();
-    let config: IngestConfig = common::config::load()?;
-    let _telemetry = common::telemetry::init("ingest", &config.common.log_format);
-    // Thousands of client connections need more than the default soft limit of open files.
-    common::http::fd_limit::raise(1);
-    let addr = config.common.addr.clone();
-    let service = IngestService::connect(config).await?;
-    let server = service.serve(common::http::bind(&addr)?)?;
-    tracing::info!(%addr, "ingest-service listening");
-    common::http::run_until_signal(vec![server]).await?;
-    Ok(())
+    common::service::run::<IngestService>().await
 }

@@ -4,6 +4,7 @@
 
 use actix_web::dev::ServerHandle;
 use common::db::Database;
+use common::service::Service;
 use common::testing::loopback_listener;
 
 use crate::{IngestConfig, IngestService};

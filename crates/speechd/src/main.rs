@@ -5,6 +5,7 @@ mod bootstrap;
 mod platform;
 
 use clap::{Parser, Subcommand};
+use common::service::Service;
 
 #[derive(Parser)]
 #[command(

@@ -10,6 +10,7 @@ use anyhow::Context;
 use auth::{AuthConfig, AuthService};
 use common::db::Database;
 use common::secrets::SecretKey;
+use common::service::Service;
 use ingest::{IngestConfig, IngestService};
 
 pub struct Platform {
@@ -103,10 +104,10 @@ impl Platform {
 
     /// Applies the migrations of every service.
     pub async fn migrate(&self, db: &Database) -> anyhow::Result<()> {
-        auth::migrate(db).await?;
-        admin::migrate(db).await?;
-        analytics::migrate(db).await?;
-        ingest::migrate(db).await?;
+        AuthService::migrate(db).await?;
+        AdminService::migrate(db).await?;
+        AnalyticsService::migrate(db).await?;
+        IngestService::migrate(db).await?;
         Ok(())
     }
 
