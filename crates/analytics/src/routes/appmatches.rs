@@ -20,6 +20,7 @@ use crate::error::AnalyticsError;
 use crate::jobs::score::app_rows;
 use crate::model::utterances::{turns, StoredCall};
 use crate::model::FolderSettings;
+use crate::routes::paths::CallPath;
 use crate::state::AnalyticsState;
 use crate::store;
 
@@ -73,10 +74,14 @@ impl ToSchema for AppSelection {}
 pub async fn app_matches(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
-    path: Path<(String, String, String)>,
+    path: Path<CallPath>,
     body: Body,
 ) -> Answer {
-    let (company, organization, call) = path.into_inner();
+    let CallPath {
+        company,
+        organization,
+        call,
+    } = path.into_inner();
     let request: Option<BTreeMap<String, Vec<String>>> = json_body(&body, Some(None))?;
 
     let row = store::get_call(&state.db, &call)

@@ -15,6 +15,7 @@ use crate::access::{Authorized, Read, Write};
 use crate::apps::Definition;
 use crate::error::AnalyticsError;
 use crate::names::check_app;
+use crate::routes::paths::AppPath;
 use crate::state::AnalyticsState;
 use crate::store::{self, AppRow, STATUS_OK};
 
@@ -161,9 +162,9 @@ fn app_not_found(name: &str) -> AnalyticsError {
 pub async fn get_app(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
-    path: Path<(String, String)>,
+    path: Path<AppPath>,
 ) -> Answer {
-    let (company, name) = path.into_inner();
+    let AppPath { company, app: name } = path.into_inner();
     store::get_company(&state.db, &company)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
@@ -189,10 +190,10 @@ pub async fn get_app(
 pub async fn put_app(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String)>,
+    path: Path<AppPath>,
     body: Body,
 ) -> Answer {
-    let (company, name) = path.into_inner();
+    let AppPath { company, app: name } = path.into_inner();
     check_app(&name)?;
     // Checking up to 10,000 phrases is CPU work: on the matching pool, in the company's turn.
     let bytes = body.0;
@@ -249,9 +250,9 @@ pub async fn put_app(
 pub async fn delete_app(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String)>,
+    path: Path<AppPath>,
 ) -> Answer {
-    let (company, name) = path.into_inner();
+    let AppPath { company, app: name } = path.into_inner();
     let mut tx = state.db.begin().await?;
     store::get_company(&mut tx, &company)
         .await?

@@ -17,6 +17,7 @@ use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
 use crate::figures::format::{ratio, Decimal4, Hms};
 use crate::names::RESERVED_AGENT_IDS;
+use crate::routes::paths::{FolderAppPath, OrganizationAppPath};
 use crate::state::AnalyticsState;
 use crate::store::rollups::CategoryDayDelta;
 use crate::store::stats::{scorecards, AgentScorecard, StatsScope};
@@ -350,9 +351,13 @@ pub async fn appstats(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String, String)>,
+    path: Path<OrganizationAppPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization, app) = path.into_inner();
+    let OrganizationAppPath {
+        company,
+        organization,
+        app,
+    } = path.into_inner();
     run(&state, &req, (company, organization, app, None)).await
 }
 
@@ -373,9 +378,14 @@ pub async fn appstats_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String, String, String)>,
+    path: Path<FolderAppPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization, app, folder) = path.into_inner();
+    let FolderAppPath {
+        company,
+        organization,
+        app,
+        folder,
+    } = path.into_inner();
     run(&state, &req, (company, organization, app, Some(folder))).await
 }
 

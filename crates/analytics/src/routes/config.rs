@@ -19,6 +19,7 @@ use crate::model::{
     OrganizationRecord,
 };
 use crate::names::{check_company, check_name};
+use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
 use crate::store::{self, CompanyRow, FolderRow, OrganizationRow, STATUS_DELETING, STATUS_OK};
 
@@ -265,15 +266,21 @@ async fn organization_record(
 pub async fn get_organization(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
 ) -> Answer {
-    let (company, organization) = path.into_inner();
+    let OrganizationPath {
+        company,
+        organization,
+    } = path.into_inner();
     Ok(HttpResponse::Ok().json(organization_record(&state, &company, &organization).await?))
 }
 
 async fn write_organization(
     state: &AnalyticsState,
-    (company, organization): (String, String),
+    OrganizationPath {
+        company,
+        organization,
+    }: OrganizationPath,
     body: &[u8],
     replace: bool,
 ) -> Answer {
@@ -319,7 +326,7 @@ async fn write_organization(
 pub async fn create_organization(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
     body: Body,
 ) -> Answer {
     write_organization(&state, path.into_inner(), &body, false).await
@@ -333,7 +340,7 @@ pub async fn create_organization(
 pub async fn replace_organization(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
     body: Body,
 ) -> Answer {
     write_organization(&state, path.into_inner(), &body, true).await
@@ -348,9 +355,12 @@ pub async fn replace_organization(
 pub async fn delete_organization(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
 ) -> Answer {
-    let (company, organization) = path.into_inner();
+    let OrganizationPath {
+        company,
+        organization,
+    } = path.into_inner();
     let mut tx = state.db.begin().await?;
     let row = store::get_organization(&mut tx, &company, &organization)
         .await?
@@ -388,9 +398,13 @@ pub fn folder_record(row: &FolderRow) -> Result<FolderRecord, AnalyticsError> {
 pub async fn get_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
 ) -> Answer {
-    let (company, organization, folder) = path.into_inner();
+    let FolderPath {
+        company,
+        organization,
+        folder,
+    } = path.into_inner();
     let row = store::get_folder(&state.db, &company, &organization, &folder)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&folder))?;
@@ -399,7 +413,11 @@ pub async fn get_folder(
 
 async fn write_folder(
     state: &AnalyticsState,
-    (company, organization, folder): (String, String, String),
+    FolderPath {
+        company,
+        organization,
+        folder,
+    }: FolderPath,
     body: &[u8],
     replace: bool,
 ) -> Answer {
@@ -493,7 +511,7 @@ async fn write_folder(
 pub async fn create_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
     body: Body,
 ) -> Answer {
     write_folder(&state, path.into_inner(), &body, false).await
@@ -507,7 +525,7 @@ pub async fn create_folder(
 pub async fn replace_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
     body: Body,
 ) -> Answer {
     write_folder(&state, path.into_inner(), &body, true).await
@@ -522,9 +540,13 @@ pub async fn replace_folder(
 pub async fn delete_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
 ) -> Answer {
-    let (company, organization, folder) = path.into_inner();
+    let FolderPath {
+        company,
+        organization,
+        folder,
+    } = path.into_inner();
     let mut tx = state.db.begin().await?;
     let row = store::get_folder(&mut tx, &company, &organization, &folder)
         .await?

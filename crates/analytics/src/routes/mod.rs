@@ -8,6 +8,7 @@ pub mod body;
 pub mod callback_secret;
 pub mod config;
 pub mod metadata;
+pub mod paths;
 pub mod search;
 pub mod stats;
 pub mod transcribe;

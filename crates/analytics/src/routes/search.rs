@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
 use crate::names::check_field;
+use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
 use crate::store;
 
@@ -191,9 +192,12 @@ pub async fn search(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization) = path.into_inner();
+    let OrganizationPath {
+        company,
+        organization,
+    } = path.into_inner();
     run(&state, &req, company, organization, None).await
 }
 
@@ -210,9 +214,13 @@ pub async fn search_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization, folder) = path.into_inner();
+    let FolderPath {
+        company,
+        organization,
+        folder,
+    } = path.into_inner();
     run(&state, &req, company, organization, Some(folder)).await
 }
 

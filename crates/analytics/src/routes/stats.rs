@@ -15,6 +15,7 @@ use crate::error::AnalyticsError;
 use crate::figures::format::{decimal4, hms, ratio, round4};
 use crate::figures::DateRange;
 use crate::model::parse_timezone;
+use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
 use crate::store;
 use crate::store::stats::{agent_rows, AgentDayRow, StatsScope};
@@ -165,9 +166,12 @@ pub async fn stats(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String)>,
+    path: Path<OrganizationPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization) = path.into_inner();
+    let OrganizationPath {
+        company,
+        organization,
+    } = path.into_inner();
     run(&state, &req, company, organization, None).await
 }
 
@@ -181,8 +185,12 @@ pub async fn stats_folder(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
     req: HttpRequest,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization, folder) = path.into_inner();
+    let FolderPath {
+        company,
+        organization,
+        folder,
+    } = path.into_inner();
     run(&state, &req, company, organization, Some(folder)).await
 }

@@ -36,6 +36,7 @@ use crate::metadata::batch;
 use crate::metadata::request::{Change, Request};
 use crate::model::metadata_value;
 use crate::names::{check_field, check_field_count, check_removable_field};
+use crate::routes::paths::CallPath;
 use crate::state::AnalyticsState;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
@@ -53,10 +54,14 @@ type Answer = Result<HttpResponse, AnalyticsError>;
 pub async fn patch(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String, String)>,
+    path: Path<CallPath>,
     body: Body,
 ) -> Answer {
-    let (company, organization, call) = path.into_inner();
+    let CallPath {
+        company,
+        organization,
+        call,
+    } = path.into_inner();
     let fields: Map<String, Value> = json_body(&body, None)?;
     check_field_count(fields.len(), "the request sets")?;
     let mut set = BTreeMap::new();
@@ -80,10 +85,14 @@ pub async fn patch(
 pub async fn delete(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<(String, String, String)>,
+    path: Path<CallPath>,
     body: Body,
 ) -> Answer {
-    let (company, organization, call) = path.into_inner();
+    let CallPath {
+        company,
+        organization,
+        call,
+    } = path.into_inner();
     let names: Vec<String> = json_body(&body, None)?;
     check_field_count(names.len(), "the request names")?;
     for field in &names {

@@ -18,6 +18,7 @@ use crate::calls::upload::Upload;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::names::check_name;
+use crate::routes::paths::FolderPath;
 use crate::state::AnalyticsState;
 use crate::store;
 use crate::transcription::{submit, Submission};
@@ -54,10 +55,14 @@ fn is_transcript(file_type: Option<&str>, file_name: Option<&str>, bytes: &[u8])
 pub async fn add_call(
     state: Data<AnalyticsState>,
     req: HttpRequest,
-    path: Path<(String, String, String)>,
+    path: Path<FolderPath>,
     payload: actix_web::web::Payload,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let (company, organization, folder) = path.into_inner();
+    let FolderPath {
+        company,
+        organization,
+        folder,
+    } = path.into_inner();
     let (mut form, file, _) =
         read_authorized_form(&state, &req, payload, Owner::Path(&company)).await?;
     // The folder before anything is stored: a name that cannot be one is a 400, a folder that is not
