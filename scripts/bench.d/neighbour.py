@@ -5,7 +5,7 @@ benchmark (scripts/bench neighbour).
 Usage: neighbour.py DIR [CALLS] [SEED]
 
 DIR/app-a.json and DIR/app-b.json are an application as close as it gets to every limit of
-crates/analytics/src/apps/limits.rs (docs/scoring.md, Limits), in its costliest shapes: 100 words both
+crates/scoring/src/apps/limits.rs (docs/scoring.md, Limits), in its costliest shapes: 100 words both
 starting and ending with a wildcard (`*xy*`, tried on every distinct word of a call), 900 more starting
 with one (`*xyz*q`, looked up by their last letter, which every word of the calls ends with), then 9,000
 phrases of 5 or 6 words with two wildcards each filling the rest of the 50,000 words, 20,000 wildcards,

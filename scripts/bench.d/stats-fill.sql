@@ -88,7 +88,7 @@ WHERE company = :'company' AND organization = :'org' AND folder = :'folder'
 GROUP BY company, organization, folder, day, agent_id;
 
 -- The category rollup: per agent's day one value packing every category's sums
--- (crates/analytics/src/store/scorecards.rs): version 1, then per category in byte order the length of
+-- (crates/analytics-store/src/scorecards.rs): version 1, then per category in byte order the length of
 -- its path, the path, and its six sums, big-endian as int4send, int8send and float8send give them.
 INSERT INTO analytics_daily_scorecards
 SELECT company, organization, folder, app, day, agent_id,

@@ -132,7 +132,7 @@ impl Default for AnalyticsConfig {
             transcribe_wait_ms: 600_000,
             scanner_memory_mb: crate::apps::cache::DEFAULT_SCANNER_BYTES >> 20,
             match_threads: 0,
-            scan_budget_steps: crate::apps::compiled::SCAN_BUDGET,
+            scan_budget_steps: scoring::apps::compiled::SCAN_BUDGET,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),

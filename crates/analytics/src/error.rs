@@ -84,6 +84,21 @@ impl From<ObjectError> for AnalyticsError {
     }
 }
 
+impl From<analytics_store::Unusable> for AnalyticsError {
+    fn from(e: analytics_store::Unusable) -> Self {
+        match e {
+            analytics_store::Unusable::Deleting(message) => AnalyticsError::Conflict(message),
+            unreadable => AnalyticsError::internal(unreadable),
+        }
+    }
+}
+
+impl From<scoring::Invalid> for AnalyticsError {
+    fn from(scoring::Invalid(message): scoring::Invalid) -> Self {
+        AnalyticsError::BadRequest(message)
+    }
+}
+
 impl From<SearchError> for AnalyticsError {
     fn from(e: SearchError) -> Self {
         match e {

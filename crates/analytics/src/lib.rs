@@ -1,8 +1,8 @@
 //! The transcript analytics service: configuration of companies, organizations and folders, calls added
 //! to folders, their metadata and search, with the bus workers that keep the search index up to date and
-//! carry out deletions (docs/analytics-api.md). It owns its tables (`store`) and reaches the object
-//! store, the search index and the bus through the ports of `common`, whose adapters `ports` picks from
-//! the configuration.
+//! carry out deletions (docs/analytics-api.md). Its tables are the `analytics-store` crate's, its rules the
+//! `scoring` crate's; it reaches the object store, the search index and the bus through the ports of
+//! `common`, whose adapters `ports` picks from the configuration.
 
 pub mod access;
 pub mod apps;
@@ -10,18 +10,14 @@ pub mod callbacks;
 pub mod calls;
 pub mod config;
 pub mod error;
-pub mod figures;
 pub mod group_commit;
 pub mod jobs;
 pub mod metadata;
-pub mod model;
-pub mod names;
 pub mod openapi;
 pub mod ports;
 pub mod provision;
 pub mod routes;
 pub mod state;
-pub mod store;
 pub mod topics;
 pub mod transcription;
 pub mod worker;
@@ -151,8 +147,8 @@ impl Service for AnalyticsService {
     /// Applies the migrations the analytics service needs: its own tables, the bus's outbox and the
     /// revocation list it reads.
     async fn migrate(db: &Database) -> anyhow::Result<()> {
-        db.migrate(&store::MIGRATIONS).await?;
-        let moved = store::move_category_rollups(db).await?;
+        db.migrate(&analytics_store::MIGRATIONS).await?;
+        let moved = analytics_store::move_category_rollups(db).await?;
         if moved > 0 {
             tracing::info!(
                 rows = moved,

@@ -3,10 +3,10 @@
 
 use utoipa::OpenApi;
 
-use crate::names;
 use crate::routes::{
     appmatches, apps, appstats, callback_secret, config, metadata, search, stats, transcribe,
 };
+use scoring::names;
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has. Every
 /// operation of the API takes the access token in the `Authorization: Bearer` header or the `token` query
@@ -73,7 +73,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
             PathName {
                 name: "app",
                 min: 1,
-                max: crate::apps::definition::MAX_NAME_CHARS,
+                max: scoring::apps::definition::MAX_NAME_CHARS,
                 pattern: names::APP_PATTERN,
             },
         ],
@@ -230,9 +230,9 @@ mod tests {
             for (method, operation) in item.as_object().unwrap() {
                 for p in operation["parameters"].as_array().into_iter().flatten() {
                     let pattern = match p["name"].as_str().unwrap() {
-                        "company" => crate::names::COMPANY_PATTERN,
-                        "organization" | "folder" => crate::names::NAME_PATTERN,
-                        "app" => crate::names::APP_PATTERN,
+                        "company" => scoring::names::COMPANY_PATTERN,
+                        "organization" | "folder" => scoring::names::NAME_PATTERN,
+                        "app" => scoring::names::APP_PATTERN,
                         _ => continue,
                     };
                     assert_eq!(p["schema"]["pattern"], pattern, "{method} {path}: {p}");

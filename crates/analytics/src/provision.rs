@@ -4,8 +4,8 @@
 use chrono::Utc;
 use common::db::Tx;
 
-use crate::model::FolderSettings;
-use crate::store::{self, CompanyRow, FolderRow, OrganizationRow, STATUS_OK};
+use analytics_store::{self as store, CompanyRow, FolderRow, OrganizationRow, STATUS_OK};
+use scoring::model::FolderSettings;
 
 pub const DEFAULT_ORGANIZATION: &str = "main";
 pub const DEFAULT_FOLDER: &str = "calls";

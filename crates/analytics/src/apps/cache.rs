@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::compiled::CompiledApp;
-use super::definition::Definition;
-use super::kept::ScanBudget;
 use super::pool::MatchPool;
 use crate::error::AnalyticsError;
-use crate::store::AppRow;
+use analytics_store::AppRow;
+use scoring::apps::compiled::CompiledApp;
+use scoring::apps::definition::Definition;
+use scoring::apps::kept::ScanBudget;
 
 /// How many compiled applications a process keeps by default.
 pub const DEFAULT_CAPACITY: usize = 256;
@@ -46,7 +46,7 @@ impl AppCache {
             capacity: capacity.max(1),
             inner: Mutex::new(Entries::default()),
             budget: ScanBudget::new(scanner_bytes),
-            scan_steps: super::compiled::SCAN_BUDGET,
+            scan_steps: scoring::apps::compiled::SCAN_BUDGET,
         }
     }
 

@@ -1,17 +1,8 @@
-//! Applications (docs/scoring.md): the checked definition of `PUT /apps`, the compiled form that scores a
-//! call's turns, the scorecard of `/appmatches`, the cache that compiles each revision once, and the
-//! budget of the scanner states they keep. All pure: the routes and workers do the reading and writing.
+//! The service's side of applications: the cache that compiles each stored revision once (`cache`) and
+//! the threads that run the matches off the request threads, a fair share per company (`pool`). The
+//! definitions, their compiled form and scorecards are the `scoring` crate's.
 
 pub mod cache;
-pub mod compiled;
-pub mod definition;
-pub mod kept;
-pub mod limits;
 pub mod pool;
-pub mod scorecard;
 
 pub use cache::AppCache;
-pub use compiled::{CompiledApp, Evaluation};
-pub use definition::{Definition, DefinitionError};
-pub use kept::ScanBudget;
-pub use scorecard::{scorecard, Selection};

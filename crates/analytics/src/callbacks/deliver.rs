@@ -15,8 +15,8 @@ use messages::Message as _;
 
 use super::secrets;
 use crate::state::AnalyticsState;
-use crate::store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
 use crate::worker::{self, JobError};
+use analytics_store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
 
 /// How one attempt went.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use common::db::{Handle, StoreError};
 use common::secrets::SecretKey;
 
 use super::sign::CallbackSecret;
-use crate::store::callback_secrets::{self, SecretGeneration};
+use analytics_store::callback_secrets;
+use analytics_store::SecretGeneration;
 
 /// The keys a company's posts are signed with now.
 #[derive(Debug, Clone)]

@@ -18,9 +18,9 @@ use serde_json::{Map, Value};
 
 use crate::error::AnalyticsError;
 use crate::jobs::announce;
-use crate::model::{parse_timezone, FolderSettings, Stamp, Transcript};
 use crate::state::AnalyticsState;
-use crate::store::{self, CallRow};
+use analytics_store::{self as store, CallRow};
+use scoring::model::{parse_timezone, FolderSettings, Stamp, Transcript};
 
 /// Who a new call is and where it goes.
 pub struct Target<'a> {
@@ -144,7 +144,7 @@ pub async fn insert_many(
         if let Entry::Vacant(entry) = folders.entry(key) {
             let folder = store::get_folder(&mut *tx, key.0, key.1, key.2).await?;
             entry.insert(match folder {
-                Some(folder) => folder.usable_settings(),
+                Some(folder) => folder.usable_settings().map_err(AnalyticsError::from),
                 None => Err(AnalyticsError::scope_not_found(&row.folder)),
             });
         }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::error::AnalyticsError;
 use crate::group_commit::GroupCommit;
-use crate::store::CallRow;
+use analytics_store::CallRow;
 
 /// Calls committed in one transaction at most.
 pub const MOST: usize = 256;

@@ -8,11 +8,11 @@ use messages::v1::{
 };
 
 use crate::callbacks::body::Body;
-use crate::store::requests::RequestRow;
+use analytics_store::RequestRow;
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
-use crate::store::CallRow;
+use analytics_store::CallRow;
 
 /// The message that has the call's search document brought up to date.
 pub fn reindex_message(row: &CallRow) -> Message {

@@ -12,8 +12,8 @@ use messages::v1::DeleteScope;
 
 use super::metadata;
 use crate::state::AnalyticsState;
-use crate::store;
 use crate::worker::JobError;
+use analytics_store as store;
 
 /// Calls removed per batch (and per transaction).
 pub const BATCH: i64 = 100;

@@ -36,11 +36,11 @@ use messages::v1::WriteMetadata;
 use tracing::Instrument;
 
 use super::announce;
-use crate::model::with_metadata;
 use crate::state::AnalyticsState;
-use crate::store::{self, CallMetadata};
 use crate::worker::{by_call, settle_all, Batching, JobError};
+use analytics_store::{self as store, CallMetadata};
 use common::objects::Version;
+use scoring::model::with_metadata;
 
 /// Up to 100 messages at once, and two seconds for more to gather while the worker keeps up. No reader
 /// of the API waits for these writes (requests start from the call's row), and under a steady stream

@@ -15,12 +15,12 @@ use messages::v1::ReindexCall;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use crate::model::{stored_text, text_of};
 use crate::state::AnalyticsState;
-use crate::store::{self, STATUS_OK};
 use crate::worker::{
     by_call, outcomes_by_call, settle, settle_all, settle_together, Batching, JobError,
 };
+use analytics_store::{self as store, STATUS_OK};
+use scoring::model::{stored_text, text_of};
 
 /// Up to 500 messages per index write, and a second for more to gather while the worker keeps up: a
 /// change is searchable within about that long under a steady stream of changes, at one index write

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use messages::v1::RescoreScope;
 
 use super::score::{self, FolderApps};
-use crate::model::FolderSettings;
 use crate::state::AnalyticsState;
-use crate::store::{self, STATUS_OK};
 use crate::worker::JobError;
+use analytics_store::{self as store, STATUS_OK};
 use common::halves::by_halves;
+use scoring::model::FolderSettings;
 
 /// Calls read and written per transaction.
 pub const PAGE: i64 = 500;

@@ -16,16 +16,16 @@ use tracing::Instrument;
 
 use common::halves::by_halves;
 
-use crate::apps::CompiledApp;
 use crate::error::AnalyticsError;
-use crate::model::utterances::{turns, StoredCall};
-use crate::model::{AppScores, CallFacts, FolderSettings};
 use crate::state::AnalyticsState;
-use crate::store::rollups::{
+use crate::worker::{outcomes_by_call, settle, settle_all, JobError};
+use analytics_store::rollups::{
     AgentDayDelta, AgentDayKey, CategoryDayDelta, CategoryDayKey, RollupChanges,
 };
-use crate::store::{self, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
-use crate::worker::{outcomes_by_call, settle, settle_all, JobError};
+use analytics_store::{self as store, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
+use scoring::apps::CompiledApp;
+use scoring::model::utterances::{turns, StoredCall};
+use scoring::model::{AppScores, CallFacts, FolderSettings};
 
 /// Messages handled per transaction.
 pub const BATCH: usize = 100;
@@ -261,7 +261,7 @@ fn scored(
         .map_err(JobError::retry)?
         .ok_or_else(|| JobError::Retry(format!("the transcript of call {} is missing", call.id)))?;
     let stored = StoredCall::read(&transcript).map_err(|e| JobError::Poison(e.to_string()))?;
-    let facts = crate::figures::facts(&stored);
+    let facts = scoring::figures::facts(&stored);
     // The turns are the matcher's own copy of the text: none for a folder without applications.
     let scores = if apps.apps.is_empty() {
         Vec::new()

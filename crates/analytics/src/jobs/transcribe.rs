@@ -22,11 +22,9 @@ use crate::callbacks::body;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
-use crate::store::requests::{
-    self, Outcome, RequestRow, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED,
-};
-use crate::store::{self as tables};
 use crate::worker::JobError;
+use analytics_store::requests::{self, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED};
+use analytics_store::{self as tables, Outcome, RequestRow};
 
 /// Why a transcription did not produce a transcript.
 enum Failure {
@@ -164,7 +162,10 @@ async fn transcribe(
             .await
             .map_err(AnalyticsError::from)?
             .ok_or_else(|| AnalyticsError::scope_not_found(&row.folder))?;
-        folder.usable_settings()?.agentchan as u32
+        folder
+            .usable_settings()
+            .map_err(AnalyticsError::from)?
+            .agentchan as u32
     };
     let name = row.filename.clone();
     let max_seconds = state.config.max_audio_seconds;

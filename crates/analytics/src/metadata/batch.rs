@@ -18,10 +18,10 @@ use super::request::{Answer, Change, Request};
 use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
 use crate::jobs::announce;
-use crate::model::{stored_metadata, FolderSettings};
 use crate::state::AnalyticsState;
-use crate::store::{self, CallRow};
+use analytics_store::{self as store, CallRow};
 use common::db::Tx;
+use scoring::model::{stored_metadata, FolderSettings};
 
 /// Queues the request with the others of its call's shard and waits for its answer.
 pub async fn submit(state: Arc<AnalyticsState>, request: Request) -> Answer {
@@ -108,7 +108,7 @@ async fn apply(
             let (company, organization, folder) = entry.key();
             let folder = store::peek_folder(&mut tx, company, organization, folder).await?;
             entry.insert(match folder {
-                Some(folder) => folder.usable_settings(),
+                Some(folder) => folder.usable_settings().map_err(AnalyticsError::from),
                 None => Err(AnalyticsError::call_not_found(&working.row.id)),
             });
         }
@@ -246,11 +246,11 @@ fn apply_one(calls: &mut HashMap<String, Working>, folders: &Folders, request: &
                 .keys()
                 .filter(|field| !metadata.contains_key(*field))
                 .count();
-            if metadata.len() + added > crate::names::MAX_FIELDS {
+            if metadata.len() + added > scoring::names::MAX_FIELDS {
                 return Err(AnalyticsError::BadRequest(format!(
                     "the call would have {} metadata fields; a call keeps at most {}: remove some first",
                     metadata.len() + added,
-                    crate::names::MAX_FIELDS
+                    scoring::names::MAX_FIELDS
                 )));
             }
             for (field, value) in fields {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
-use crate::store::CallRow;
+use analytics_store::CallRow;
 
 /// The next `last_modified`: now, or a millisecond after the previous one if the clock has not moved on.
 pub fn next_last_modified(previous: &str) -> String {

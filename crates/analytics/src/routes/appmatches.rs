@@ -15,14 +15,14 @@ use utoipa::ToSchema;
 
 use super::body::{json_body, Body};
 use crate::access::{Authorized, Read};
-use crate::apps::{scorecard, CompiledApp, Selection};
 use crate::error::AnalyticsError;
 use crate::jobs::score::app_rows;
-use crate::model::utterances::{turns, StoredCall};
-use crate::model::FolderSettings;
 use crate::routes::paths::CallPath;
 use crate::state::AnalyticsState;
-use crate::store;
+use analytics_store as store;
+use scoring::apps::{scorecard, CompiledApp, Selection};
+use scoring::model::utterances::{turns, StoredCall};
+use scoring::model::FolderSettings;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 

@@ -12,12 +12,12 @@ use utoipa::ToSchema;
 
 use super::body::{json_body, Body};
 use crate::access::{Authorized, Read, Write};
-use crate::apps::Definition;
 use crate::error::AnalyticsError;
-use crate::names::check_app;
 use crate::routes::paths::AppPath;
 use crate::state::AnalyticsState;
-use crate::store::{self, AppRow, STATUS_OK};
+use analytics_store::{self as store, AppRow, STATUS_OK};
+use scoring::apps::Definition;
+use scoring::names::check_app;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -70,13 +70,13 @@ impl ToSchema for AppBody {}
 
 /// The categories of level `depth` by name: at least one; top-level names are not `/appstats`' own.
 fn categories_schema(depth: usize) -> utoipa::openapi::schema::Object {
-    use crate::apps::definition::{MAX_NAME_CHARS, RESERVED_TOP_LEVEL};
+    use scoring::apps::definition::{MAX_NAME_CHARS, RESERVED_TOP_LEVEL};
     use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
     let mut name = ObjectBuilder::new()
         .schema_type(Type::String)
         .min_length(Some(1))
         .max_length(Some(MAX_NAME_CHARS))
-        .pattern(Some(crate::names::CATEGORY_PATTERN))
+        .pattern(Some(scoring::names::CATEGORY_PATTERN))
         .build();
     if depth == 1 {
         name = common::http::with_keyword(
@@ -96,7 +96,7 @@ fn categories_schema(depth: usize) -> utoipa::openapi::schema::Object {
 
 /// A category of level `depth`: a leaf, or (above the deepest level) a parent.
 fn category_schema(depth: usize) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    use crate::apps::definition::MAX_DEPTH;
+    use scoring::apps::definition::MAX_DEPTH;
     use utoipa::openapi::schema::{
         AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
     };
@@ -134,7 +134,7 @@ fn category_schema(depth: usize) -> utoipa::openapi::RefOr<utoipa::openapi::sche
             ArrayBuilder::new()
                 .items(phrase)
                 .min_items(Some(1))
-                .max_items(Some(crate::apps::limits::MAX_PHRASES)),
+                .max_items(Some(scoring::apps::limits::MAX_PHRASES)),
         )
         .required("phrases")
         .additional_properties(closed());
@@ -204,7 +204,7 @@ pub async fn put_app(
             let definition =
                 Definition::parse(&body).map_err(|e| AnalyticsError::BadRequest(e.to_string()))?;
             let normalized = definition.normalized();
-            let revision = crate::apps::definition::revision_of(&normalized);
+            let revision = scoring::apps::definition::revision_of(&normalized);
             Ok((normalized, revision))
         })
         .await??;

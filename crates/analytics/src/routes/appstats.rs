@@ -15,12 +15,12 @@ use serde_json::Value;
 use super::stats::request_range;
 use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
-use crate::figures::format::{ratio, Decimal4, Hms};
-use crate::names::RESERVED_AGENT_IDS;
 use crate::routes::paths::{FolderAppPath, OrganizationAppPath};
 use crate::state::AnalyticsState;
-use crate::store::rollups::CategoryDayDelta;
-use crate::store::stats::{scorecards, AgentScorecard, StatsScope};
+use analytics_store::rollups::CategoryDayDelta;
+use analytics_store::stats::{scorecards, AgentScorecard, StatsScope};
+use scoring::figures::format::{ratio, Decimal4, Hms};
+use scoring::names::RESERVED_AGENT_IDS;
 
 #[derive(Debug, Default)]
 struct Options {
@@ -304,7 +304,7 @@ async fn run(
     (company, organization, app, folder): (String, String, String, Option<String>),
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "-").await?;
-    let Some(row) = crate::store::get_app(&state.db, &company, &app).await? else {
+    let Some(row) = analytics_store::get_app(&state.db, &company, &app).await? else {
         return Err(AnalyticsError::NotFound(format!(
             "Application not found: {app}"
         )));

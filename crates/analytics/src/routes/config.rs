@@ -14,14 +14,16 @@ use messages::v1::DeleteScope;
 use super::body::{json_object_body, Body};
 use crate::access::{Authorized, Read, Write};
 use crate::error::AnalyticsError;
-use crate::model::{
+use crate::routes::paths::{FolderPath, OrganizationPath};
+use crate::state::AnalyticsState;
+use analytics_store::{
+    self as store, CompanyRow, FolderRow, OrganizationRow, STATUS_DELETING, STATUS_OK,
+};
+use scoring::model::{
     parse_timezone, CompanyBody, CompanyRecord, FolderRecord, FolderSettings, OrganizationBody,
     OrganizationRecord,
 };
-use crate::names::{check_company, check_name};
-use crate::routes::paths::{FolderPath, OrganizationPath};
-use crate::state::AnalyticsState;
-use crate::store::{self, CompanyRow, FolderRow, OrganizationRow, STATUS_DELETING, STATUS_OK};
+use scoring::names::{check_company, check_name};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -160,7 +162,7 @@ async fn write_company(
     check_company(company)?;
     let body: CompanyBody = json_object_body(body)?;
     let name = body.name.unwrap_or_else(|| company.to_string());
-    crate::names::check_value("name", &name)?;
+    scoring::names::check_value("name", &name)?;
     let mut tx = state.db.begin().await?;
     match store::get_company(&mut tx, company).await? {
         Some(existing) if replace => {

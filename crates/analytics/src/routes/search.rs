@@ -13,10 +13,10 @@ use utoipa::ToSchema;
 
 use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
-use crate::names::check_field;
 use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
-use crate::store;
+use analytics_store as store;
+use scoring::names::check_field;
 
 pub const DEFAULT_LIMIT: usize = 20;
 /// The longest `q`.
@@ -154,7 +154,7 @@ pub struct Filter;
 
 impl utoipa::PartialSchema for Filter {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use crate::names::{reserved_fields_pattern, FIELD_PATTERN, MAX_FIELD_LEN};
+        use scoring::names::{reserved_fields_pattern, FIELD_PATTERN, MAX_FIELD_LEN};
         let field = FIELD_PATTERN
             .strip_suffix('$')
             .expect("an anchored pattern");

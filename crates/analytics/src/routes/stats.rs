@@ -12,13 +12,14 @@ use serde_json::{json, Value};
 
 use crate::access::{Authorized, Read};
 use crate::error::AnalyticsError;
-use crate::figures::format::{decimal4, hms, ratio, round4};
-use crate::figures::DateRange;
-use crate::model::parse_timezone;
 use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
-use crate::store;
-use crate::store::stats::{agent_rows, AgentDayRow, StatsScope};
+use analytics_store as store;
+use analytics_store::stats::{agent_rows, StatsScope};
+use analytics_store::AgentDayRow;
+use scoring::figures::format::{decimal4, hms, ratio, round4};
+use scoring::figures::DateRange;
+use scoring::model::parse_timezone;
 
 /// The range a request names (None: it selects nothing), checking the scope exists.
 pub(crate) async fn request_range(

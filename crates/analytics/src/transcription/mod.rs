@@ -10,7 +10,7 @@ pub mod submit;
 pub use progress::Progress;
 pub use submit::{submit, Submission};
 
-use crate::store::requests::RequestRow;
+use analytics_store::RequestRow;
 
 /// Where a request's audio is kept: beside the call's transcript for a folder upload (so deleting the
 /// call removes it), under the company's `_requests/` otherwise (no organization name starts with `_`).

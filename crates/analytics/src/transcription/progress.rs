@@ -9,7 +9,8 @@ use utoipa::ToSchema;
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
-use crate::store::requests::{self, RequestRow, CALLBACK_NONE, DONE, FAILED};
+use analytics_store::requests::{self, CALLBACK_NONE, DONE, FAILED};
+use analytics_store::RequestRow;
 
 /// A request's state.
 #[derive(Debug, Serialize, ToSchema)]

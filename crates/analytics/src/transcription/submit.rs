@@ -9,8 +9,9 @@ use speech::output::Output;
 use crate::error::AnalyticsError;
 use crate::jobs::announce;
 use crate::state::AnalyticsState;
-use crate::store;
-use crate::store::requests::{self, RequestRow, CALLBACK_NONE, QUEUED};
+use analytics_store as store;
+use analytics_store::requests::{self, CALLBACK_NONE, QUEUED};
+use analytics_store::RequestRow;
 
 /// A recording to transcribe and what to do with the result.
 #[derive(Debug)]

@@ -2,8 +2,8 @@
 //! Sales.Upsell), written as the scoring worker writes them, read over HTTP and compared with values
 //! computed by hand: every field, category, depth, zeros, agents, cut days, folders, and who may read.
 
-use analytics::store::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges};
-use analytics::store::{self, CallScoreRow};
+use analytics_store::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges};
+use analytics_store::{self as store, CallScoreRow};
 use common::db::Database;
 use serde_json::{json, Value};
 

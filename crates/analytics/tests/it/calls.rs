@@ -3,7 +3,7 @@
 //! clear 415 for now; a malformed transcript is refused with the path of what is wrong and stores nothing.
 
 use analytics::calls::batch::queue_key;
-use analytics::store;
+use analytics_store as store;
 use common::search::Scope;
 use serde_json::json;
 

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use analytics::jobs::delete::delete_batch;
-use analytics::store;
+use analytics_store as store;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 use serde_json::json;

@@ -161,13 +161,13 @@ async fn a_call_over_its_scan_budget_is_not_scored_and_says_so(stack: Stack) {
     // The scoring worker scored the call's figures, without scores of the application.
     let state = world.analytics.service.state.clone().into_inner();
     eventually(|| async {
-        let facts = analytics::store::calls_facts(&state.db, &[&call])
+        let facts = analytics_store::calls_facts(&state.db, &[&call])
             .await
             .unwrap();
         (!facts.is_empty()).then_some(())
     })
     .await;
-    let scores = analytics::store::calls_scores(&state.db, &[&call])
+    let scores = analytics_store::calls_scores(&state.db, &[&call])
         .await
         .unwrap();
     assert!(scores.is_empty(), "{} score rows", scores.len());

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use analytics::jobs::metadata::Claim;
-use analytics::store;
 use analytics::worker::JobError;
+use analytics_store as store;
 use serde_json::{json, Value};
 
 use crate::support::*;

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use analytics::store;
 use analytics::{AnalyticsState, Ports};
+use analytics_store as store;
 use async_trait::async_trait;
 use common::objects::{ObjectError, ObjectStore, Version};
 use serde_json::json;

@@ -227,7 +227,7 @@ async fn a_call_the_scores_cannot_take_fails_only_its_own_messages(stack: Stack)
 
     let batch = batch_of(&world, messages::topics::SCORE, 2).await;
     jobs::score::process(state.clone(), batch).await;
-    let scored: Vec<String> = analytics::store::calls_facts(&state.db, &[&fine, &odd])
+    let scored: Vec<String> = analytics_store::calls_facts(&state.db, &[&fine, &odd])
         .await
         .unwrap()
         .into_iter()

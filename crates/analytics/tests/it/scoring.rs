@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use analytics::jobs::rescore;
 use analytics::jobs::score::{score_row, write, FolderApps};
-use analytics::store::{self, rollups::RollupTotals};
+use analytics_store::{self as store, rollups::RollupTotals};
 use serde_json::{json, Value};
 
 use crate::support::*;

@@ -85,7 +85,7 @@ async fn a_field_no_longer_configured_is_no_longer_searchable(stack: Stack) {
         )
         .await;
     assert_eq!(a.status, 200, "{}", a.text);
-    let rows = analytics::store::metadata(&world.analytics.service.state.db, &call)
+    let rows = analytics_store::metadata(&world.analytics.service.state.db, &call)
         .await
         .unwrap();
     assert_eq!(rows, [("region".to_string(), "north".to_string())]);

@@ -2,9 +2,9 @@
 //! HTTP and compared with values computed by hand (docs/figures.md): every field, whole and cut days,
 //! organization and folder, invalid ranges, and who may read.
 
-use analytics::model::{CallFacts, Emotion};
-use analytics::store::rollups::{AgentDayDelta, AgentDayKey, RollupChanges};
-use analytics::store::{self, CallFactsRow, CallRow};
+use analytics_store::rollups::{AgentDayDelta, AgentDayKey, RollupChanges};
+use analytics_store::{self as store, CallFactsRow, CallRow};
+use scoring::model::{CallFacts, Emotion};
 use serde_json::{json, Value};
 
 use crate::support::*;

@@ -416,7 +416,7 @@ impl World {
     pub async fn written_transcript(&self, call: &str) -> Value {
         let db = &self.analytics.service.state.db;
         eventually(|| async {
-            let (_, pending) = analytics::store::get_call_metadata(db, call)
+            let (_, pending) = analytics_store::get_call_metadata(db, call)
                 .await
                 .unwrap()
                 .expect("the call exists");

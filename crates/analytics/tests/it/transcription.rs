@@ -488,7 +488,7 @@ async fn a_job_whose_workers_keep_dying_fails_instead_of_coming_back(stack: Stac
     let max = i64::from(analytics::jobs::transcribe::MAX_ATTEMPTS);
     for start in 1..=max {
         let counted =
-            analytics::store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
+            analytics_store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
                 .await
                 .unwrap();
         assert_eq!(counted, Some(start));
@@ -511,7 +511,7 @@ async fn a_job_whose_workers_keep_dying_fails_instead_of_coming_back(stack: Stac
         ))
     );
     // An ended request is not started again.
-    let counted = analytics::store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
+    let counted = analytics_store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")
         .await
         .unwrap();
     assert_eq!(counted, None);

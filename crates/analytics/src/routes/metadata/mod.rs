@@ -34,10 +34,10 @@ use crate::access::{Authorized, Write};
 use crate::error::AnalyticsError;
 use crate::metadata::batch;
 use crate::metadata::request::{Change, Request};
-use crate::model::metadata_value;
-use crate::names::{check_field, check_field_count, check_removable_field};
 use crate::routes::paths::CallPath;
 use crate::state::AnalyticsState;
+use scoring::model::metadata_value;
+use scoring::names::{check_field, check_field_count, check_removable_field};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 

@@ -1,5 +1,5 @@
 //! The documented shapes of the `/metadata` bodies. The handlers read a JSON object (`PATCH`) and a JSON
-//! array (`DELETE`) and check each name and value with `crate::names`; these schemas state the same rules
+//! array (`DELETE`) and check each name and value with `scoring::names`; these schemas state the same rules
 //! (a test of `names` holds the patterns to the checks), so a client generated from the document sends
 //! what the service takes.
 
@@ -7,7 +7,7 @@ use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder,
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::names::{field_schema, removable_field_schema, value_schema, MAX_FIELDS};
+use scoring::names::{field_schema, removable_field_schema, value_schema, MAX_FIELDS};
 
 /// The body of `PATCH`: field names and their values.
 pub struct MetadataSet;

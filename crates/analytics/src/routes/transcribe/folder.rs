@@ -17,11 +17,11 @@ use crate::calls::batch;
 use crate::calls::upload::Upload;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
-use crate::names::check_name;
 use crate::routes::paths::FolderPath;
 use crate::state::AnalyticsState;
-use crate::store;
 use crate::transcription::{submit, Submission};
+use analytics_store as store;
+use scoring::names::check_name;
 
 /// The answer: the request's id and the new call's id.
 #[derive(Debug, Serialize, ToSchema)]

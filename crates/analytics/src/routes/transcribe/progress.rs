@@ -11,8 +11,9 @@ use super::direct::REQUEST_ID_HEADER;
 use crate::access::{authorize_own, request_token, Need};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
-use crate::store::requests::{self, RequestRow, DONE, FAILED};
 use crate::transcription::Progress;
+use analytics_store::requests::{self, DONE, FAILED};
+use analytics_store::RequestRow;
 
 async fn own_request(
     state: &AnalyticsState,

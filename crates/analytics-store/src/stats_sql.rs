@@ -5,8 +5,8 @@
 
 use common::db::StoreError;
 
-use super::super::stats::{AgentDayRow, CategoryDayRow};
-use super::Db;
+use super::super::rows::{AgentDayRow, CategoryDayRow};
+use super::dialect::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
 

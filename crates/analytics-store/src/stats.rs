@@ -8,41 +8,9 @@ use common::db::{Database, Handle, StoreError};
 use common::dispatch;
 
 use super::rollups::CategoryDayDelta;
+use super::rows::{AgentDayRow, CategoryDayRow};
 use super::{postgres, scorecards, sqlite};
-use crate::figures::daterange::Plan;
-
-/// The sums of one agent's calls on one local day (YYYY-MM-DD), in one folder or over the folders of an
-/// organization.
-#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
-pub struct AgentDayRow {
-    pub day: String,
-    pub agent_id: String,
-    pub calls: i64,
-    pub duration: f64,
-    pub silence: f64,
-    pub words: i64,
-    pub agent_talk: f64,
-    pub client_talk: f64,
-    pub agent_positive: i64,
-    pub agent_negative: i64,
-    pub agent_improving: i64,
-    pub agent_worsening: i64,
-    pub client_positive: i64,
-    pub client_negative: i64,
-    pub client_improving: i64,
-    pub client_worsening: i64,
-}
-
-/// The sums of one agent's calls on one day in one category of an application ('' for the application),
-/// as the query over a cut day's calls gives them (`category_day_cut`).
-#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
-pub struct CategoryDayRow {
-    pub day: String,
-    pub agent_id: String,
-    pub category: String,
-    #[sqlx(flatten)]
-    pub sums: CategoryDayDelta,
-}
+use scoring::figures::daterange::Plan;
 
 /// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
 #[derive(Debug, Clone, Copy)]

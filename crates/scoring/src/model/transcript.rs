@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::error::AnalyticsError;
 use crate::names;
+use crate::Invalid;
 
 /// The format of `datetime`: local time without a zone.
 pub const DATETIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
@@ -84,14 +84,12 @@ struct TranscriptView<'a> {
 impl<'a> TranscriptView<'a> {
     /// Reads the upload field by field, straight from its text. Only a refused upload is read a second
     /// time, to name the path of what is wrong: tracking the path costs an allocation per key.
-    fn read(text: &'a str) -> Result<Self, AnalyticsError> {
+    fn read(text: &'a str) -> Result<Self, Invalid> {
         serde_json::from_str(text).map_err(|_| {
             let mut de = serde_json::Deserializer::from_str(text);
             match serde_path_to_error::deserialize::<_, TranscriptView>(&mut de) {
-                Err(e) => {
-                    AnalyticsError::BadRequest(format!("transcript {}: {}", e.path(), e.inner()))
-                }
-                Ok(_) => AnalyticsError::BadRequest("transcript: not a transcript JSON".into()),
+                Err(e) => Invalid(format!("transcript {}: {}", e.path(), e.inner())),
+                Ok(_) => Invalid("transcript: not a transcript JSON".into()),
             }
         })
     }
@@ -128,9 +126,9 @@ impl Transcript {
         bytes: &[u8],
         extra_metadata: Option<Map<String, Value>>,
         stamp: &Stamp<'_>,
-    ) -> Result<Transcript, AnalyticsError> {
+    ) -> Result<Transcript, Invalid> {
         let not_a_transcript = |e: &dyn std::fmt::Display| {
-            AnalyticsError::BadRequest(format!("the file is not a transcript JSON object: {e}"))
+            Invalid(format!("the file is not a transcript JSON object: {e}"))
         };
         // Checked as UTF-8 once, here: the two readings below then take every string as it is.
         let text = std::str::from_utf8(bytes).map_err(|e| not_a_transcript(&e))?;
@@ -149,7 +147,7 @@ impl Transcript {
         .to_string();
         // The search index's own rule: what it would refuse is never stored.
         common::search::check_datetime(&datetime)
-            .map_err(|e| AnalyticsError::BadRequest(format!("transcript {e}")))?;
+            .map_err(|e| Invalid(format!("transcript {e}")))?;
         let filename = view
             .filename
             .clone()
@@ -160,7 +158,7 @@ impl Transcript {
             names::check_value(field, value)?;
         }
         if names::RESERVED_AGENT_IDS.contains(&agent_id.as_str()) {
-            return Err(AnalyticsError::BadRequest(format!(
+            return Err(Invalid(format!(
                 "transcript agent_id: {agent_id:?} is reserved: an /appstats day has its own date and \
                  agents keys beside its agents' ids"
             )));
@@ -169,7 +167,7 @@ impl Transcript {
             .audio_seconds
             .unwrap_or_else(|| view.utterances.iter().map(|u| u.end).fold(0.0, f64::max));
         if !audio_seconds.is_finite() || audio_seconds < 0.0 {
-            return Err(AnalyticsError::BadRequest(
+            return Err(Invalid(
                 "transcript audio_seconds: must be a non-negative number".into(),
             ));
         }
@@ -180,8 +178,7 @@ impl Transcript {
             ("the metadata field", extra_metadata),
         ] {
             for (field, value) in fields.into_iter().flatten() {
-                names::check_field(&field)
-                    .map_err(|e| AnalyticsError::BadRequest(format!("{source}: {e}")))?;
+                names::check_field(&field).map_err(|e| Invalid(format!("{source}: {e}")))?;
                 let value = metadata_value(&field, &value)?;
                 metadata.insert(field, value);
             }
@@ -189,7 +186,7 @@ impl Transcript {
         names::check_field_count(metadata.len(), "the call has")?;
 
         let raw = |value: Value| {
-            serde_json::value::to_raw_value(&value).map_err(AnalyticsError::internal)
+            serde_json::value::to_raw_value(&value).map_err(|e| Invalid(format!("transcript: {e}")))
         };
         let stamped = [
             ("tId", raw(stamp.call_id.into())?),
@@ -204,7 +201,8 @@ impl Transcript {
         for (name, value) in &stamped {
             members.insert((*name).to_string(), value);
         }
-        let stored = serde_json::to_vec(&members).map_err(AnalyticsError::internal)?;
+        let stored =
+            serde_json::to_vec(&members).map_err(|e| Invalid(format!("transcript: {e}")))?;
         Ok(Transcript {
             datetime,
             filename,
@@ -245,13 +243,13 @@ pub fn metadata_json(metadata: &BTreeMap<String, String>) -> Value {
 }
 
 /// A metadata value as stored: strings as they are, numbers and booleans as their text.
-pub fn metadata_value(field: &str, value: &Value) -> Result<String, AnalyticsError> {
+pub fn metadata_value(field: &str, value: &Value) -> Result<String, Invalid> {
     let text = match value {
         Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         _ => {
-            return Err(AnalyticsError::BadRequest(format!(
+            return Err(Invalid(format!(
                 "the value of {field} must be a string, a number or a boolean"
             )))
         }
@@ -261,10 +259,10 @@ pub fn metadata_value(field: &str, value: &Value) -> Result<String, AnalyticsErr
 }
 
 /// Checks every time and confidence; the path of a bad one is written only when it is reported.
-fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
+fn check_times(view: &TranscriptView) -> Result<(), Invalid> {
     let span = |path: &dyn Fn() -> String, start: f64, end: f64| {
         if !(start.is_finite() && end.is_finite()) || start < 0.0 || end < start {
-            Err(AnalyticsError::BadRequest(format!(
+            Err(Invalid(format!(
                 "transcript {}: start and end must be seconds with 0 <= start <= end",
                 path()
             )))
@@ -273,7 +271,7 @@ fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
         }
     };
     let confidence = |path: &dyn Fn() -> String, c: Option<f64>| match c {
-        Some(c) if !(0.0..=1.0).contains(&c) => Err(AnalyticsError::BadRequest(format!(
+        Some(c) if !(0.0..=1.0).contains(&c) => Err(Invalid(format!(
             "transcript {}.confidence: must be between 0 and 1",
             path()
         ))),
@@ -287,7 +285,7 @@ fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
             .chars()
             .any(|c| c.is_control() && c != '\t' && c != '\n')
         {
-            return Err(AnalyticsError::BadRequest(format!(
+            return Err(Invalid(format!(
                 "transcript utterances[{i}].text: contains control characters"
             )));
         }
@@ -301,7 +299,7 @@ fn check_times(view: &TranscriptView) -> Result<(), AnalyticsError> {
 }
 
 /// `text` as local time in `zone`: local time as given, or a time with an offset converted into the zone.
-fn local_datetime(text: &str, zone: Tz) -> Result<NaiveDateTime, AnalyticsError> {
+fn local_datetime(text: &str, zone: Tz) -> Result<NaiveDateTime, Invalid> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&zone).naive_local());
     }
@@ -310,7 +308,7 @@ fn local_datetime(text: &str, zone: Tz) -> Result<NaiveDateTime, AnalyticsError>
             return Ok(t);
         }
     }
-    Err(AnalyticsError::BadRequest(format!(
+    Err(Invalid(format!(
         "transcript datetime: {text:?} is not YYYY-MM-DDTHH:MM:SS (local time) or RFC 3339"
     )))
 }
@@ -335,7 +333,7 @@ mod tests {
         let e = Transcript::parse(b"{\"utterances\": [], \"x\": \"\xff\"}", None, &stamp())
             .unwrap_err();
         assert!(
-            matches!(&e, AnalyticsError::BadRequest(m)
+            matches!(&e, Invalid(m)
                 if m.starts_with("the file is not a transcript JSON object")
                     && m.contains("utf-8") && m.contains("index 25")),
             "{e}"

@@ -2,8 +2,8 @@
 
 use common::db::StoreError;
 
-use super::super::requests::{Outcome, RequestRow};
-use super::{Db, FOR_UPDATE};
+use super::super::rows::{Outcome, RequestRow};
+use super::dialect::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
 

@@ -2,8 +2,8 @@
 
 use common::db::StoreError;
 
-use super::super::apps::AppRow;
-use super::Db;
+use super::super::rows::AppRow;
+use super::dialect::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{CallFacts, CategoryScore, Emotion};
+use scoring::model::{CallFacts, CategoryScore, Emotion};
 
 /// A row of `analytics_daily_agents`: folder, local day (YYYY-MM-DD) and agent.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use crate::error::AnalyticsError;
 use crate::names;
+use crate::Invalid;
 
 /// The most metadata fields a folder configures.
 pub const MAX_CUSTOM_META: usize = 100;
@@ -136,9 +136,8 @@ impl Default for FolderSettings {
 
 impl FolderSettings {
     /// Checks every setting; the message names the field.
-    pub fn check(&self) -> Result<(), AnalyticsError> {
-        let bad =
-            |field: &str, why: String| Err(AnalyticsError::BadRequest(format!("{field}: {why}")));
+    pub fn check(&self) -> Result<(), Invalid> {
+        let bad = |field: &str, why: String| Err(Invalid(format!("{field}: {why}")));
         if !(1..=10).contains(&self.nspeakers) {
             return bad(
                 "nspeakers",
@@ -172,8 +171,7 @@ impl FolderSettings {
             return bad("custom_meta", format!("at most {MAX_CUSTOM_META} fields"));
         }
         for (i, field) in self.custom_meta.iter().enumerate() {
-            names::check_field(field)
-                .map_err(|e| AnalyticsError::BadRequest(format!("custom_meta[{i}]: {e}")))?;
+            names::check_field(field).map_err(|e| Invalid(format!("custom_meta[{i}]: {e}")))?;
             if self.custom_meta[..i].contains(field) {
                 return bad(
                     &format!("custom_meta[{i}]"),
@@ -208,9 +206,9 @@ impl FolderSettings {
     }
 }
 
-fn check_text(field: &str, value: &str) -> Result<(), AnalyticsError> {
+fn check_text(field: &str, value: &str) -> Result<(), Invalid> {
     if value.chars().count() > MAX_SETTING_LEN || value.chars().any(char::is_control) {
-        return Err(AnalyticsError::BadRequest(format!(
+        return Err(Invalid(format!(
             "{field}: at most {MAX_SETTING_LEN} characters, no control characters"
         )));
     }
@@ -344,9 +342,9 @@ fn timezone_schema() -> utoipa::openapi::schema::Object {
         .build()
 }
 
-pub fn parse_timezone(name: &str) -> Result<chrono_tz::Tz, AnalyticsError> {
+pub fn parse_timezone(name: &str) -> Result<chrono_tz::Tz, Invalid> {
     name.parse::<chrono_tz::Tz>().map_err(|_| {
-        AnalyticsError::BadRequest(format!(
+        Invalid(format!(
             "timezone: {name:?} is not an IANA time zone name such as Europe/Berlin"
         ))
     })

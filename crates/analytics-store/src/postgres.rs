@@ -1,8 +1,6 @@
 //! The analytics statements compiled for PostgreSQL.
 
-type Db = sqlx::Postgres;
-/// Locks the rows a read returns until the transaction ends.
-const FOR_UPDATE: &str = " FOR UPDATE";
+mod dialect;
 
 #[allow(clippy::duplicate_mod)]
 #[path = "sql.rs"]

@@ -5,6 +5,7 @@
 use common::db::{Handle, StoreError};
 use common::dispatch;
 
+use super::rows::{Outcome, RequestRow};
 use super::{postgres, sqlite};
 
 /// The states of a request.
@@ -18,43 +19,6 @@ pub const CALLBACK_NONE: &str = "none";
 pub const CALLBACK_PENDING: &str = "pending";
 pub const CALLBACK_DELIVERED: &str = "delivered";
 pub const CALLBACK_CANCELLED: &str = "cancelled";
-
-/// A stored request.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct RequestRow {
-    pub id: String,
-    pub company: String,
-    pub organization: String,
-    pub folder: String,
-    pub call_id: String,
-    pub filename: String,
-    pub output: String,
-    pub diarize: bool,
-    pub metadata: String,
-    pub audio_key: String,
-    pub result_key: String,
-    pub state: String,
-    pub error: String,
-    pub audio_seconds: f64,
-    pub callback_url: String,
-    pub callback_state: String,
-    pub callback_attempts: i64,
-    pub callback_max_attempts: i64,
-    pub callback_error: String,
-    pub created: String,
-    pub updated: String,
-}
-
-/// How a request ended, written with its result in one statement.
-#[derive(Debug, Clone)]
-pub struct Outcome<'a> {
-    pub state: &'a str,
-    pub error: &'a str,
-    pub result_key: &'a str,
-    pub audio_seconds: f64,
-    pub callback_state: &'a str,
-    pub updated: &'a str,
-}
 
 pub async fn insert_request<'a>(
     h: impl Into<Handle<'a>>,

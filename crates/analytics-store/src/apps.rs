@@ -5,20 +5,8 @@
 use common::db::{Handle, StoreError};
 use common::dispatch;
 
+use super::rows::AppRow;
 use super::{postgres, sqlite};
-
-/// A stored application.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct AppRow {
-    pub company: String,
-    pub name: String,
-    /// The normalized JSON of the PUT body (`apps::Definition::normalized`).
-    pub definition: String,
-    /// The first 16 hex digits of the SHA-256 of `definition`.
-    pub revision: String,
-    /// When it was last changed, UTC, RFC 3339 with milliseconds.
-    pub updated: String,
-}
 
 pub async fn get_app<'a>(
     h: impl Into<Handle<'a>>,

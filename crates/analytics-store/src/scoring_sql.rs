@@ -7,8 +7,8 @@ use common::db::StoreError;
 use super::super::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges, RollupTotals};
 use super::super::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
 use super::super::scorecards;
+use super::dialect::Db;
 use super::sql::{execute_in, placeholders, select_in, ROWS_PER_STATEMENT};
-use super::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
 

@@ -1,5 +1,9 @@
 //! The rows of the analytics tables, as both databases return them.
 
+use scoring::model::FolderSettings;
+
+use super::rollups::CategoryDayDelta;
+
 /// Whether a company, organization or folder is usable or being deleted.
 pub const STATUS_OK: &str = "OK";
 pub const STATUS_DELETING: &str = "deleting";
@@ -57,18 +61,26 @@ pub struct FolderRow {
 
 impl FolderRow {
     /// The folder's settings, provided it can take changes (it is not being deleted).
-    pub fn usable_settings(
-        &self,
-    ) -> Result<crate::model::FolderSettings, crate::error::AnalyticsError> {
-        use crate::error::AnalyticsError;
+    pub fn usable_settings(&self) -> Result<FolderSettings, Unusable> {
         if self.status != STATUS_OK {
-            return Err(AnalyticsError::Conflict(format!(
+            return Err(Unusable::Deleting(format!(
                 "folder {} is being deleted",
                 self.folder
             )));
         }
-        serde_json::from_str(&self.settings).map_err(AnalyticsError::internal)
+        serde_json::from_str(&self.settings).map_err(|e| Unusable::Unreadable(e.to_string()))
     }
+}
+
+/// Why a folder's settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    /// The folder is being deleted: it takes no change (an API answers 409).
+    #[error("{0}")]
+    Deleting(String),
+    /// The stored settings do not read back: the store's fault, not the caller's.
+    #[error("the folder's stored settings do not read back: {0}")]
+    Unreadable(String),
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -126,7 +138,7 @@ pub struct CallFactsRow {
 }
 
 impl CallFactsRow {
-    pub fn new(call: &CallRow, facts: &crate::model::CallFacts, scoring: String) -> CallFactsRow {
+    pub fn new(call: &CallRow, facts: &scoring::model::CallFacts, scoring: String) -> CallFactsRow {
         CallFactsRow {
             call_id: call.id.clone(),
             company: call.company.clone(),
@@ -146,9 +158,9 @@ impl CallFactsRow {
         }
     }
 
-    pub fn facts(&self) -> crate::model::CallFacts {
-        use crate::model::Emotion;
-        crate::model::CallFacts {
+    pub fn facts(&self) -> scoring::model::CallFacts {
+        use scoring::model::Emotion;
+        scoring::model::CallFacts {
             day: self.day.clone(),
             datetime: self.datetime.clone(),
             agent_id: self.agent_id.clone(),
@@ -176,12 +188,105 @@ pub struct CallScoreRow {
 }
 
 impl CallScoreRow {
-    pub fn score(&self) -> crate::model::CategoryScore {
-        crate::model::CategoryScore {
+    pub fn score(&self) -> scoring::model::CategoryScore {
+        scoring::model::CategoryScore {
             category: self.category.clone(),
             score: u32::try_from(self.score).unwrap_or(0),
             hit: self.hit != 0,
             coverage: self.coverage,
         }
     }
+}
+
+/// A stored application.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct AppRow {
+    pub company: String,
+    pub name: String,
+    /// The normalized JSON of the PUT body (`apps::Definition::normalized`).
+    pub definition: String,
+    /// The first 16 hex digits of the SHA-256 of `definition`.
+    pub revision: String,
+    /// When it was last changed, UTC, RFC 3339 with milliseconds.
+    pub updated: String,
+}
+
+/// A company's rotated secret: its generation (1 after the first rotation), when it was rotated (RFC
+/// 3339, UTC), and whether the generation before goes on signing for the overlap: after a rotation it
+/// does, after a deletion of the company it does not.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SecretGeneration {
+    pub generation: i64,
+    pub rotated: String,
+    pub previous_signs: bool,
+}
+
+/// A stored request.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct RequestRow {
+    pub id: String,
+    pub company: String,
+    pub organization: String,
+    pub folder: String,
+    pub call_id: String,
+    pub filename: String,
+    pub output: String,
+    pub diarize: bool,
+    pub metadata: String,
+    pub audio_key: String,
+    pub result_key: String,
+    pub state: String,
+    pub error: String,
+    pub audio_seconds: f64,
+    pub callback_url: String,
+    pub callback_state: String,
+    pub callback_attempts: i64,
+    pub callback_max_attempts: i64,
+    pub callback_error: String,
+    pub created: String,
+    pub updated: String,
+}
+
+/// How a request ended, written with its result in one statement.
+#[derive(Debug, Clone)]
+pub struct Outcome<'a> {
+    pub state: &'a str,
+    pub error: &'a str,
+    pub result_key: &'a str,
+    pub audio_seconds: f64,
+    pub callback_state: &'a str,
+    pub updated: &'a str,
+}
+
+/// The sums of one agent's calls on one local day (YYYY-MM-DD), in one folder or over the folders of an
+/// organization.
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct AgentDayRow {
+    pub day: String,
+    pub agent_id: String,
+    pub calls: i64,
+    pub duration: f64,
+    pub silence: f64,
+    pub words: i64,
+    pub agent_talk: f64,
+    pub client_talk: f64,
+    pub agent_positive: i64,
+    pub agent_negative: i64,
+    pub agent_improving: i64,
+    pub agent_worsening: i64,
+    pub client_positive: i64,
+    pub client_negative: i64,
+    pub client_improving: i64,
+    pub client_worsening: i64,
+}
+
+/// The sums of one agent's calls on one day in one category of an application ('' for the application),
+/// as the query over a cut day's calls gives them (`category_day_cut`).
+#[derive(Debug, Clone, Default, PartialEq, sqlx::FromRow)]
+pub struct CategoryDayRow {
+    pub day: String,
+    pub agent_id: String,
+    pub category: String,
+    #[sqlx(flatten)]
+    pub sums: CategoryDayDelta,
 }

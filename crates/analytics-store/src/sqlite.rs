@@ -1,9 +1,6 @@
 //! The analytics statements compiled for SQLite.
 
-type Db = sqlx::Sqlite;
-/// Nothing to add: a SQLite transaction holds the database's write lock from its start (`BEGIN
-/// IMMEDIATE`), which already serializes every writer.
-const FOR_UPDATE: &str = "";
+mod dialect;
 
 #[allow(clippy::duplicate_mod)]
 #[path = "sql.rs"]

@@ -2,8 +2,8 @@
 
 use common::db::StoreError;
 
-use super::super::callback_secrets::SecretGeneration;
-use super::Db;
+use super::super::rows::SecretGeneration;
+use super::dialect::Db;
 
 type Conn = <Db as sqlx::Database>::Connection;
 

@@ -1,16 +1,16 @@
-//! The statements on a call's metadata, written once and compiled for each database (`Db` and
-//! `FOR_UPDATE` come from `postgres.rs` or `sqlite.rs`): the configured fields' rows, and the call's
+//! The statements on a call's metadata, written once and compiled for each database (`Db` and `FOR_UPDATE`
+//! come from `postgres/dialect.rs` or `sqlite/dialect.rs`): the configured fields' rows, and the call's
 //! `last_modified` with its pending change. The `_rows` and `calls` forms take a whole batch of metadata
-//! requests in one statement each (`crate::metadata::batch`), since on SQLite every statement is a
+//! requests in one statement each (`analytics::metadata::batch`), since on SQLite every statement is a
 //! hand-off to the database's thread and on PostgreSQL a round trip.
 
 use common::db::StoreError;
 
 use super::super::rows::*;
+use super::dialect::{Db, FOR_UPDATE};
 use super::sql::{
     execute_in, placeholders, select_calls, select_in, tuples, CALL_COLUMNS, ROWS_PER_STATEMENT,
 };
-use super::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
 

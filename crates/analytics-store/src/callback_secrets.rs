@@ -4,17 +4,8 @@
 use common::db::{Handle, StoreError};
 use common::dispatch;
 
+use super::rows::SecretGeneration;
 use super::{postgres, sqlite};
-
-/// A company's rotated secret: its generation (1 after the first rotation), when it was rotated (RFC
-/// 3339, UTC), and whether the generation before goes on signing for the overlap: after a rotation it
-/// does, after a deletion of the company it does not.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SecretGeneration {
-    pub generation: i64,
-    pub rotated: String,
-    pub previous_signs: bool,
-}
 
 /// The company's generation; None when its secret was never rotated.
 pub async fn secret_generation<'a>(

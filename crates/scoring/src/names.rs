@@ -3,7 +3,7 @@
 //! request may not set.
 //! Company names follow the token service's rule (`common::jwt::valid_company`).
 
-use crate::error::AnalyticsError;
+use crate::Invalid;
 
 /// The longest organization or folder name.
 pub const MAX_NAME_LEN: usize = 64;
@@ -18,9 +18,9 @@ pub const MAX_VALUE_LEN: usize = 4096;
 pub const MAX_FIELDS: usize = 1000;
 
 /// Refuses `count` fields (of a call, or of a request) over [`MAX_FIELDS`]; `what` says whose.
-pub fn check_field_count(count: usize, what: &str) -> Result<(), AnalyticsError> {
+pub fn check_field_count(count: usize, what: &str) -> Result<(), Invalid> {
     if count > MAX_FIELDS {
-        return Err(AnalyticsError::BadRequest(format!(
+        return Err(Invalid(format!(
             "{what} {count} metadata fields; at most {MAX_FIELDS} are accepted"
         )));
     }
@@ -95,22 +95,22 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-pub fn check_company(name: &str) -> Result<(), AnalyticsError> {
+pub fn check_company(name: &str) -> Result<(), Invalid> {
     if common::jwt::valid_company(name) {
         Ok(())
     } else {
-        Err(AnalyticsError::BadRequest(format!(
+        Err(Invalid(format!(
             "invalid company name {name:?}: 1 to 64 characters of a-z, 0-9, '-' and '_'"
         )))
     }
 }
 
 /// `what` is "organization" or "folder".
-pub fn check_name(what: &str, name: &str) -> Result<(), AnalyticsError> {
+pub fn check_name(what: &str, name: &str) -> Result<(), Invalid> {
     if valid_name(name) {
         Ok(())
     } else {
-        Err(AnalyticsError::BadRequest(format!(
+        Err(Invalid(format!(
             "invalid {what} name {name:?}: 1 to {MAX_NAME_LEN} characters of letters, digits, '.', '_' \
              and '-', starting with a letter or digit"
         )))
@@ -119,11 +119,11 @@ pub fn check_name(what: &str, name: &str) -> Result<(), AnalyticsError> {
 
 /// An application name (a path segment, URL-encoded): a category name's rules (1 to 100 characters, no
 /// `.`, no control or invisible characters, no whitespace at either end), and no `/`.
-pub fn check_app(name: &str) -> Result<(), AnalyticsError> {
+pub fn check_app(name: &str) -> Result<(), Invalid> {
     if crate::apps::definition::valid_category_name(name) && !name.contains('/') {
         Ok(())
     } else {
-        Err(AnalyticsError::BadRequest(format!(
+        Err(Invalid(format!(
             "invalid application name {name:?}: 1 to {} characters, no '.' or '/', no control \
              characters, no whitespace at either end",
             crate::apps::definition::MAX_NAME_CHARS
@@ -141,12 +141,12 @@ pub fn reserved_field(name: &str) -> Option<&'static str> {
 }
 
 /// A metadata field name: not reserved in any case, then [`check_field_syntax`].
-pub fn check_field(name: &str) -> Result<(), AnalyticsError> {
+pub fn check_field(name: &str) -> Result<(), Invalid> {
     match reserved_field(name) {
-        Some(reserved) if reserved == name => Err(AnalyticsError::BadRequest(format!(
+        Some(reserved) if reserved == name => Err(Invalid(format!(
             "{name} is a reserved field name and cannot be set or removed through metadata"
         ))),
-        Some(reserved) => Err(AnalyticsError::BadRequest(format!(
+        Some(reserved) => Err(Invalid(format!(
             "{name} is the reserved field name {reserved} in another case and cannot be set through \
              metadata"
         ))),
@@ -156,7 +156,7 @@ pub fn check_field(name: &str) -> Result<(), AnalyticsError> {
 
 /// A metadata field name a `DELETE` may name: as [`check_field`], except that a reserved name in another
 /// case (`TID`) may be removed, since calls may hold one set before such names were refused.
-pub fn check_removable_field(name: &str) -> Result<(), AnalyticsError> {
+pub fn check_removable_field(name: &str) -> Result<(), Invalid> {
     if RESERVED_FIELDS.contains(&name) {
         return check_field(name);
     }
@@ -175,7 +175,7 @@ fn field_char(c: char) -> bool {
 /// 1 to 64 characters that [`field_char`] allows, no space at either end, and no empty part between
 /// dots, which the search index reads as nesting (its own check is applied too, so no field accepted
 /// here is one it would refuse).
-fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
+fn check_field_syntax(name: &str) -> Result<(), Invalid> {
     let valid = (1..=MAX_FIELD_LEN).contains(&name.chars().count())
         && name.chars().all(field_char)
         && !name.starts_with(' ')
@@ -184,7 +184,7 @@ fn check_field_syntax(name: &str) -> Result<(), AnalyticsError> {
     if valid {
         Ok(())
     } else {
-        Err(AnalyticsError::BadRequest(format!(
+        Err(Invalid(format!(
             "invalid metadata field name {name:?}: 1 to {MAX_FIELD_LEN} characters, no control or \
              invisible characters, no punctuation but '_', '-' and '.', no whitespace but inner \
              spaces, no empty part between dots"
@@ -287,14 +287,14 @@ pub fn value_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>
 }
 
 /// A metadata value: at most 4096 characters, no control characters other than tab.
-pub fn check_value(field: &str, value: &str) -> Result<(), AnalyticsError> {
+pub fn check_value(field: &str, value: &str) -> Result<(), Invalid> {
     if value.chars().count() > MAX_VALUE_LEN {
-        return Err(AnalyticsError::BadRequest(format!(
+        return Err(Invalid(format!(
             "the value of {field} is longer than {MAX_VALUE_LEN} characters"
         )));
     }
     if value.chars().any(|c| c.is_control() && c != '\t') {
-        return Err(AnalyticsError::BadRequest(format!(
+        return Err(Invalid(format!(
             "the value of {field} contains control characters"
         )));
     }

@@ -1,11 +1,11 @@
-//! The analytics statements, written once and compiled for each database (`Db` and `FOR_UPDATE` come
-//! from `postgres.rs` or `sqlite.rs`). A scope (company, organization, folder) is bound as three strings,
-//! the empty string standing for "all".
+//! The analytics statements, written once and compiled for each database (`Db` and `FOR_UPDATE` come from
+//! `postgres/dialect.rs` or `sqlite/dialect.rs`). A scope (company, organization, folder) is bound as three
+//! strings, the empty string standing for "all".
 
 use common::db::StoreError;
 
 use super::super::rows::*;
-use super::{Db, FOR_UPDATE};
+use super::dialect::{Db, FOR_UPDATE};
 
 type Conn = <Db as sqlx::Database>::Connection;
 
@@ -326,7 +326,7 @@ pub(crate) async fn delete_scope_rows(
             .push("DELETE FROM analytics_companies WHERE company = $1 AND $2 = '' AND $3 = ''");
         // Its callback secrets are retired: a company made again under the name gets a new one.
         let now = common::time::now_rfc3339();
-        super::rotate_secret(&mut *c, company, &now, false).await?;
+        super::callback_secrets_sql::rotate_secret(&mut *c, company, &now, false).await?;
     }
     for sql in statements {
         sqlx::query::<Db>(sql)

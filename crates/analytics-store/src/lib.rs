@@ -1,5 +1,6 @@
-//! The analytics service's tables (companies as analytics knows them, organizations, folders, calls and
-//! their configured metadata). This module alone reads and writes them; every function runs on the pool
+//! The analytics service's tables (companies as analytics knows them, organizations, folders, calls,
+//! their metadata, facts and scores, applications, the daily rollups, transcription requests and
+//! callback secrets). This crate alone reads and writes them; every function runs on the pool
 //! (`&db`) or inside the caller's transaction (`&mut tx`), so a change, its related rows and the bus
 //! message announcing it commit together.
 
