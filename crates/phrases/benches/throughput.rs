@@ -68,7 +68,7 @@ fn main() {
     for (id, phrase, speaker) in &phrases {
         builder.add(*id, phrase.clone(), *speaker);
     }
-    let matcher = builder.build();
+    let matcher = builder.build().unwrap();
     eprintln!(
         "compiled in {:.0} ms",
         started.elapsed().as_secs_f64() * 1e3

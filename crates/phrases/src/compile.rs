@@ -4,6 +4,7 @@
 //! phrases it triggers, with a second pattern that must be present too (docs/phrases.md, How matching is
 //! fast).
 
+use crate::error::TooLarge;
 use crate::hash::{Seed, SeededMap, WordMap};
 use crate::phrase::{Pattern, Phrase};
 use crate::program::{self, Seq};
@@ -29,9 +30,10 @@ impl MatcherBuilder {
         self
     }
 
-    pub fn build(self) -> Matcher {
+    /// The matcher of the phrases added; [`TooLarge`] when they overflow its numbers (more than 2^29
+    /// phrases, say), which no application of the analytics API's limits comes near.
+    pub fn build(self) -> Result<Matcher, TooLarge> {
         let mut entries = self.entries;
-        assert!(entries.len() < MAX_PHRASES, "more than 2^30 phrases");
         // Stable: equal ids keep the order they were added in.
         entries.sort_by_key(|(id, _, _)| *id);
         let seed = Seed::random();
@@ -48,8 +50,8 @@ impl MatcherBuilder {
         for (index, (id, phrase, speaker)) in entries.iter().enumerate() {
             let offset = u32::try_from(matcher.program.len())
                 .ok()
-                .filter(|&offset| (offset as usize) < MAX_PHRASES)
-                .expect("phrases of fewer than 2^30 numbers in all");
+                .filter(|&offset| (offset as usize) < MAX_PROGRAM)
+                .ok_or(TooLarge::new("programs of 2^30 numbers in all"))?;
             seqs.clear();
             for all in &phrase.alternatives {
                 distinct.clear();
@@ -80,14 +82,14 @@ impl MatcherBuilder {
                     within: seq.within,
                     patterns: numbers,
                 }),
-            );
+            )?;
         }
         matcher.guesses = patterns.guesses(&matcher);
         let guesses = matcher.guesses.clone();
         matcher.choose_triggers(|pattern| (0, guesses[pattern as usize]));
         matcher.wildcards = Wildcards::new(&patterns, seed);
         matcher.literals = patterns.literals;
-        matcher
+        Ok(matcher)
     }
 }
 
@@ -98,7 +100,7 @@ pub(crate) fn matcher_of(phrases: &[&str]) -> Matcher {
     for (i, text) in phrases.iter().enumerate() {
         builder.add(i as u32, Phrase::parse(text).unwrap(), None);
     }
-    builder.build()
+    builder.build().unwrap()
 }
 
 /// A new matcher's id: never 0, never repeated in the process.
@@ -249,15 +251,15 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// top bits of the phrase's program offset.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Trigger {
-    /// Offset of the phrase's program in `Matcher::program`, below [`MAX_PHRASES`], with [`AGENT_ONLY`]
+    /// Offset of the phrase's program in `Matcher::program`, below [`MAX_PROGRAM`], with [`AGENT_ONLY`]
     /// or [`CLIENT_ONLY`].
     packed: u32,
     pub(crate) also: u32,
 }
 
-/// How many phrases a matcher holds at most, and how long their programs are in all: their offsets leave
-/// two bits to the speaker restriction.
-pub(crate) const MAX_PHRASES: usize = 1 << 30;
+/// How long the programs of a matcher's phrases are in all, at most: their offsets leave two bits to the
+/// speaker restriction.
+pub(crate) const MAX_PROGRAM: usize = 1 << 30;
 const AGENT_ONLY: u32 = 1 << 30;
 const CLIENT_ONLY: u32 = 1 << 31;
 
@@ -454,7 +456,7 @@ mod tests {
         ] {
             builder.add(0, Phrase::parse(text).unwrap(), speaker);
         }
-        let m = builder.build();
+        let m = builder.build().unwrap();
         // Patterns in order of appearance: a, refund, refund*, x, *fund, pay, refunds.
         let number = |text: &str| *m.literals.get(text).unwrap();
         let triggered = |pattern: u32| {
@@ -565,7 +567,7 @@ mod tests {
         for (id, text) in [(7, "a"), (3, "b"), (7, "c"), (1, "d")] {
             builder.add(id, Phrase::parse(text).unwrap(), None);
         }
-        let m = builder.build();
+        let m = builder.build().unwrap();
         let mut order: Vec<(u32, String)> = Vec::new();
         let mut offset = 0;
         while offset < m.program.len() {
@@ -580,6 +582,6 @@ mod tests {
         assert_eq!(order, expected.map(|(id, t)| (id, t.to_string())));
         assert_eq!(m.len(), 4);
         assert!(!m.is_empty());
-        assert!(MatcherBuilder::new().build().is_empty());
+        assert!(MatcherBuilder::new().build().unwrap().is_empty());
     }
 }

@@ -1,5 +1,6 @@
-//! The one error of the language: a phrase that does not parse. Its message quotes the phrase and gives the
-//! 0-based character position where the problem is, so an editor can point at it.
+//! The language's errors: a phrase that does not parse, whose message quotes the phrase and gives the
+//! 0-based character position where the problem is, so an editor can point at it; and phrases too many or
+//! too long for one matcher.
 
 use std::fmt;
 
@@ -50,3 +51,25 @@ impl fmt::Display for PhraseError {
 }
 
 impl std::error::Error for PhraseError {}
+
+/// Phrases that one matcher cannot hold: the numbers of its program would overflow the bits they are
+/// given (more than 2^29 phrases, programs of 2^30 numbers in all, or a sequence of 2^24 patterns). Far
+/// beyond any application the analytics API accepts, but a limit of this crate's callers all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLarge {
+    limit: &'static str,
+}
+
+impl TooLarge {
+    pub(crate) fn new(limit: &'static str) -> Self {
+        TooLarge { limit }
+    }
+}
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "too many phrases for one matcher: {}", self.limit)
+    }
+}
+
+impl std::error::Error for TooLarge {}

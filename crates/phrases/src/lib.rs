@@ -13,7 +13,7 @@
 //! let mut builder = MatcherBuilder::new();
 //! builder.add(1, Phrase::parse("refund & account").unwrap(), None);
 //! builder.add(2, Phrase::parse("-thank* you").unwrap(), Some(Speaker::Client));
-//! let matcher = builder.build();
+//! let matcher = builder.build().unwrap();
 //!
 //! let turns = [
 //!     Turn::new(Speaker::Client, 0.0, 4.0, "I want a refund on my account, thank you."),
@@ -41,7 +41,7 @@ mod score;
 mod turn;
 
 pub use compile::{Matcher, MatcherBuilder, Observed};
-pub use error::PhraseError;
+pub use error::{PhraseError, TooLarge};
 pub use parse::{MAX_PHRASE_CHARS, MAX_WITHIN};
 pub use phrase::Phrase;
 pub use scan::{Hit, OverBudget, ScanState, Scanner};

@@ -9,6 +9,8 @@
 //! (the number of patterns, and the flags [`STARTS`], [`ENDS`] and [`CLOSES`]), its `~N`, and its
 //! patterns.
 
+use crate::error::TooLarge;
+
 /// Set in the second number when the phrase has `~s<T`, and `~e<T`.
 const START_WINDOW: u32 = 1 << 31;
 const END_WINDOW: u32 = 1 << 30;
@@ -30,8 +32,10 @@ pub(crate) fn write<'a>(
     index: u32,
     windows: (Option<f64>, Option<f64>),
     seqs: impl IntoIterator<Item = Seq<'a>>,
-) {
-    assert!(index < ONE_WORD, "more than 2^29 phrases");
+) -> Result<(), TooLarge> {
+    if index >= ONE_WORD {
+        return Err(TooLarge::new("more than 2^29 phrases"));
+    }
     let at = out.len();
     let flags = match windows {
         (None, None) => 0,
@@ -51,7 +55,7 @@ pub(crate) fn write<'a>(
         let count = u32::try_from(seq.patterns.len())
             .ok()
             .filter(|&n| n <= COUNT)
-            .expect("a sequence of fewer than 2^24 patterns");
+            .ok_or(TooLarge::new("a sequence of 2^24 patterns or more"))?;
         let flags = [(seq.starts, STARTS), (seq.ends, ENDS), (seq.closes, CLOSES)]
             .iter()
             .filter(|(set, _)| *set)
@@ -63,6 +67,7 @@ pub(crate) fn write<'a>(
     if out.len() == first_seq + 3 && out[first_seq] == (1 | CLOSES) {
         out[at + 1] |= ONE_WORD;
     }
+    Ok(())
 }
 
 /// A phrase's program, read from its offset.
@@ -162,7 +167,7 @@ mod tests {
     #[test]
     fn a_program_reads_back_what_was_written() {
         let mut all = vec![7, 7];
-        write(&mut all, 42, 3, (None, None), []);
+        write(&mut all, 42, 3, (None, None), []).unwrap();
         let with_windows = all.len() as u32;
         write(
             &mut all,
@@ -185,7 +190,8 @@ mod tests {
                     patterns: &[8],
                 },
             ],
-        );
+        )
+        .unwrap();
         let empty = Program::at(&all, 2);
         assert_eq!(
             (empty.id(), empty.index(), empty.seqs().count()),
@@ -198,7 +204,7 @@ mod tests {
         assert!(p.in_windows(29.9, 1000.0));
         assert!(!p.in_windows(30.0, 40.0));
         let mut end = Vec::new();
-        write(&mut end, 1, 0, (None, Some(60.0)), []);
+        write(&mut end, 1, 0, (None, Some(60.0)), []).unwrap();
         let e = Program::at(&end, 0);
         assert!(e.in_windows(40.0, 100.0) && !e.in_windows(39.9, 100.0));
         assert!(e.in_windows(0.0, 50.0));
@@ -217,7 +223,7 @@ mod tests {
             if !closes {
                 seqs.push(seq(&[9], true));
             }
-            write(&mut out, 5, 6, windows, seqs);
+            write(&mut out, 5, 6, windows, seqs).unwrap();
             let program = Program::at(&out, 1);
             assert_eq!(program.index(), 6);
             program.one_word()
@@ -236,6 +242,29 @@ mod tests {
                 (true, false, false, 1, vec![5, 6]),
                 (false, true, true, 3, vec![8])
             ]
+        );
+    }
+
+    #[test]
+    fn numbers_that_would_overflow_their_bits_are_an_error() {
+        let mut out = Vec::new();
+        let too_many = write(&mut out, 1, ONE_WORD, (None, None), []);
+        assert_eq!(
+            too_many.unwrap_err().to_string(),
+            "too many phrases for one matcher: more than 2^29 phrases"
+        );
+        let patterns = vec![0u32; COUNT as usize + 1];
+        let seq = Seq {
+            starts: false,
+            ends: false,
+            closes: true,
+            within: 1,
+            patterns: &patterns,
+        };
+        let too_long = write(&mut out, 1, 0, (None, None), [seq]);
+        assert_eq!(
+            too_long.unwrap_err().to_string(),
+            "too many phrases for one matcher: a sequence of 2^24 patterns or more"
         );
     }
 }

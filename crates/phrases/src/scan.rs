@@ -785,7 +785,7 @@ mod tests {
         let mut builder = MatcherBuilder::new();
         builder.add(1, Phrase::parse("refund* please").unwrap(), None);
         builder.add(2, Phrase::parse("refund").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let turns: Vec<Turn> = [
             "refund please",
             "no",
@@ -841,7 +841,7 @@ mod tests {
         builder.add(1, Phrase::parse("refund* please").unwrap(), None);
         builder.add(2, Phrase::parse("money").unwrap(), Some(Speaker::Client));
         builder.add(3, Phrase::parse("back | y2*").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let turns: Vec<Turn> = (0..40)
             .map(|i| {
                 let speaker = [Speaker::Agent, Speaker::Client][i % 2];
@@ -875,7 +875,7 @@ mod tests {
             builder.add(i, Phrase::parse("zz").unwrap(), speaker(i));
             builder.add(100 + i, Phrase::parse("zz & yy").unwrap(), speaker(i));
         }
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let mut scanner = matcher.scanner();
         let turns = [
             Turn::new(Speaker::Agent, 0.0, 1.0, "yy zz"),
@@ -920,7 +920,7 @@ mod tests {
         for i in 0..40 {
             builder.add(i, Phrase::parse("a*").unwrap(), None);
         }
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let text: Vec<String> = (0..2000).map(|i| format!("a{i}")).collect();
         let turns = [Turn::new(Speaker::Agent, 0.0, 1.0, text.join(" "))];
         let mut scanner = matcher.scanner();
@@ -954,7 +954,7 @@ mod tests {
         for (id, phrase) in phrases.iter().enumerate() {
             builder.add(id as u32, phrase.clone(), None);
         }
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let turns: Vec<Turn> = ["refunding please", "please refunding", "so refunding, yes"]
             .iter()
             .enumerate()
@@ -1047,7 +1047,7 @@ mod tests {
             Phrase::parse("money back").unwrap(),
             Some(Speaker::Client),
         );
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let first = [Turn::new(
             Speaker::Client,
             0.0,

@@ -12,7 +12,7 @@ fn matcher() -> phrases::Matcher {
     }
     builder.add(100, Phrase::parse("refund").unwrap(), None);
     builder.add(101, Phrase::parse("*aac*").unwrap(), Some(Speaker::Client));
-    builder.build()
+    builder.build().unwrap()
 }
 
 fn long_words(n: usize) -> String {

@@ -35,7 +35,10 @@ fn find(phrase: &str, speaker: Option<Speaker>, turn: &Turn, duration: f64) -> O
     let expected = reference::matches(&parsed, speaker, turn, duration).map(|m| (m.start, m.end));
     let mut builder = MatcherBuilder::new();
     builder.add(7, parsed, speaker);
-    let hits = builder.build().scan(std::slice::from_ref(turn), duration);
+    let hits = builder
+        .build()
+        .unwrap()
+        .scan(std::slice::from_ref(turn), duration);
     let got = match hits.as_slice() {
         [] => None,
         [hit] => {
@@ -315,7 +318,7 @@ fn a_phrase_matches_a_turn_once() {
     ];
     let mut builder = MatcherBuilder::new();
     builder.add(1, Phrase::parse("refund").unwrap(), None);
-    let hits = builder.build().scan(&turns, DURATION);
+    let hits = builder.build().unwrap().scan(&turns, DURATION);
     let at = |turn| Hit {
         phrase: 1,
         turn,
@@ -337,6 +340,7 @@ fn hits_are_sorted_by_turn_then_phrase_id() {
     }
     let hits: Vec<(usize, u32)> = builder
         .build()
+        .unwrap()
         .scan(&turns, DURATION)
         .iter()
         .map(|h| (h.turn, h.phrase))
@@ -351,9 +355,10 @@ fn empty_turns_and_matchers() {
     let turns = [client("refund")];
     assert!(MatcherBuilder::new()
         .build()
+        .unwrap()
         .scan(&turns, DURATION)
         .is_empty());
     let mut builder = MatcherBuilder::new();
     builder.add(1, Phrase::parse("refund").unwrap(), None);
-    assert!(builder.build().scan(&[], DURATION).is_empty());
+    assert!(builder.build().unwrap().scan(&[], DURATION).is_empty());
 }

@@ -293,7 +293,7 @@ proptest! {
         for (id, phrase, speaker) in &phrases {
             builder.add(*id, phrase.clone(), *speaker);
         }
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let expected = reference_hits(&phrases, &turns, duration);
         prop_assert_eq!(matcher.scan(&turns, duration), expected.clone());
         // A scanner that keeps what it learnt from one call to the next gives the same hits.
@@ -386,7 +386,7 @@ fn two_thousand_phrases_compiled_together_give_the_reference_hits() {
     for (id, phrase, speaker) in &phrases {
         builder.add(*id, phrase.clone(), *speaker);
     }
-    let got = builder.build().scan(&turns, 60.0);
+    let got = builder.build().unwrap().scan(&turns, 60.0);
     let expected = reference_hits(&phrases, &turns, 60.0);
     assert!(
         expected.len() > 1000,

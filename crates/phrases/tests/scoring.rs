@@ -142,7 +142,7 @@ fn a_leaf_scored_from_a_scanned_call() {
         // 1 only; 4 would, but the turn is not in the last 20 s: +1.
         Turn::new(Speaker::Client, 20.0, 25.0, "Thank you, money back please"),
     ];
-    let hits = builder.build().scan(&turns, 60.0);
+    let hits = builder.build().unwrap().scan(&turns, 60.0);
     let pairs: Vec<(usize, u32)> = hits.iter().map(|h| (h.turn, h.phrase)).collect();
     assert_eq!(
         pairs,
@@ -199,7 +199,7 @@ fn the_example_of_the_documentation() {
             "No refund policy applies, money back",
         ),
     ];
-    let hits = builder.build().scan(&turns, 12.0);
+    let hits = builder.build().unwrap().scan(&turns, 12.0);
     let leaf = score_leaf(&hits, &[1, 2], &[3]);
     assert_eq!(leaf.score, 2);
     let excluded = &leaf.phrases[2];

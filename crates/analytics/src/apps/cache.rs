@@ -133,12 +133,7 @@ fn compile(row: &AppRow, budget: Arc<ScanBudget>) -> Result<CompiledApp, Analyti
     };
     let body: serde_json::Value = serde_json::from_str(&row.definition).map_err(|e| broken(&e))?;
     let definition = Definition::parse(&body).map_err(|e| broken(&e))?;
-    Ok(CompiledApp::compile(
-        &row.name,
-        &row.revision,
-        &definition,
-        budget,
-    ))
+    CompiledApp::compile(&row.name, &row.revision, &definition, budget).map_err(|e| broken(&e))
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use phrases::{score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, OverBudget, Speaker, Turn};
+use phrases::{
+    score_leaf, Hit, LeafScore, Matcher, MatcherBuilder, OverBudget, Speaker, TooLarge, Turn,
+};
 
 use super::definition::{Category, Definition};
 use super::kept::{KeptStates, ScanBudget};
@@ -89,17 +91,17 @@ impl Evaluation {
 
 impl CompiledApp {
     /// Compiles the checked definition of application `app` at `revision`, its kept scanner states
-    /// counted against `budget`.
+    /// counted against `budget`. A definition within the limits of `limits` always compiles.
     pub fn compile(
         app: &str,
         revision: &str,
         definition: &Definition,
         budget: Arc<ScanBudget>,
-    ) -> CompiledApp {
+    ) -> Result<CompiledApp, TooLarge> {
         let mut compiled = CompiledApp {
             app: app.to_string(),
             revision: revision.to_string(),
-            matcher: RwLock::new(Arc::new(MatcherBuilder::new().build())),
+            matcher: RwLock::new(Arc::new(Matcher::default())),
             scanned_turns: AtomicUsize::new(0),
             retune_after: RETUNE_AFTER_TURNS,
             retuned: AtomicBool::new(false),
@@ -116,8 +118,8 @@ impl CompiledApp {
         let mut builder = MatcherBuilder::new();
         let children = compiled.add_children("", &definition.categories, &mut builder);
         compiled.nodes[0].kind = NodeKind::Parent { children };
-        compiled.matcher = RwLock::new(Arc::new(builder.build()));
-        compiled
+        compiled.matcher = RwLock::new(Arc::new(builder.build()?));
+        Ok(compiled)
     }
 
     fn add_children(
@@ -313,6 +315,7 @@ mod tests {
             &definition,
             crate::apps::ScanBudget::new(usize::MAX),
         )
+        .unwrap()
     }
 
     fn score_of(scores: &AppScores, path: &str) -> (u32, bool, f64) {

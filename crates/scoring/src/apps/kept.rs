@@ -199,7 +199,7 @@ mod tests {
     fn state(words: usize) -> ScanState {
         let mut builder = MatcherBuilder::new();
         builder.add(1, Phrase::parse("w*").unwrap(), None);
-        let matcher = builder.build();
+        let matcher = builder.build().unwrap();
         let text: Vec<String> = (0..words).map(|i| format!("w{i}")).collect();
         let mut scanner = matcher.scanner();
         scanner.scan(&[Turn::new(Speaker::Agent, 0.0, 1.0, text.join(" "))], 1.0);

@@ -116,6 +116,7 @@ mod tests {
             &definition,
             crate::apps::ScanBudget::new(usize::MAX),
         )
+        .unwrap()
     }
 
     fn turns() -> Vec<Turn> {
