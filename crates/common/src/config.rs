@@ -61,6 +61,13 @@ pub trait ServiceConfig: Serialize + DeserializeOwned + Default {
 
 /// Loads `T` from defaults, the file named by `SPEECH_CONFIG` (if any) and the environment, then validates.
 pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
+    load_with(&[])
+}
+
+/// Loads `T` as `load` does, with `chosen` (configuration keys, `database_url`, and their values) over
+/// every other source: how a process running several services gives them the values it chose for all
+/// of them (having read the environment itself), without changing its environment.
+pub fn load_with<T: ServiceConfig>(chosen: &[(&str, &str)]) -> Result<T, ConfigError> {
     let mut figment = Figment::from(Serialized::defaults(T::default()));
     if let Ok(path) = std::env::var("SPEECH_CONFIG") {
         if !std::path::Path::new(&path).exists() {
@@ -70,9 +77,11 @@ pub fn load<T: ServiceConfig>() -> Result<T, ConfigError> {
         }
         figment = figment.merge(Toml::file(path));
     }
+    let chosen: std::collections::BTreeMap<&str, &str> = chosen.iter().copied().collect();
     let figment = figment
         .merge(Env::prefixed(T::ENV_PREFIX))
-        .merge(shared_env());
+        .merge(shared_env())
+        .merge(Serialized::defaults(chosen));
     // The shared settings are read on their own first only for the error: through the service's
     // flattened struct, serde reports a wrongly typed value (`SPEECH_AUTH_WORKERS=many`) without its key.
     figment.extract::<CommonSettings>()?;

@@ -42,25 +42,26 @@ impl Platform {
             Ok(key) => key,
             Err(_) => load_or_create_secret(&data_dir)?,
         };
-        // The shared settings are filled in before the services load their configuration, so every
-        // service of the process uses the same database and key.
-        std::env::set_var("SPEECH_SECRET_KEY", &secret_key);
-        std::env::set_var("DATABASE_URL", &database_url);
-        let auth: AuthConfig = common::config::load()?;
-        if std::env::var("SPEECH_AUTH_URL").is_err() {
-            std::env::set_var("SPEECH_AUTH_URL", format!("http://{}", auth.common.addr));
-        }
-        let mut admin: AdminConfig = common::config::load()?;
+        // Every service of the process uses the same database and key, and this process's token service.
+        let mut chosen = vec![
+            ("secret_key", secret_key.as_str()),
+            ("database_url", database_url.as_str()),
+        ];
+        let auth: AuthConfig = common::config::load_with(&chosen)?;
+        let auth_url = std::env::var("SPEECH_AUTH_URL")
+            .unwrap_or_else(|_| format!("http://{}", auth.common.addr));
+        chosen.push(("auth_url", &auth_url));
+        let mut admin: AdminConfig = common::config::load_with(&chosen)?;
         admin
             .common
             .public_auth_url
             .get_or_insert_with(|| auth.public_url());
-        let mut analytics: AnalyticsConfig = common::config::load()?;
+        let mut analytics: AnalyticsConfig = common::config::load_with(&chosen)?;
         analytics
             .common
             .public_auth_url
             .get_or_insert_with(|| auth.public_url());
-        let mut ingest: IngestConfig = common::config::load()?;
+        let mut ingest: IngestConfig = common::config::load_with(&chosen)?;
         ingest
             .common
             .public_auth_url
@@ -194,4 +195,41 @@ pub fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<(
         .with_context(|| format!("writing {}", path.display()))?;
     file.write_all(contents.as_bytes())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use common::testing::with_config_env;
+
+    use super::*;
+
+    /// The services get the shared database, key and token service from the platform, not through the
+    /// process's environment, which stays as it was.
+    #[test]
+    fn the_platform_shares_its_settings_without_changing_the_environment() {
+        let dir = std::env::temp_dir().join(format!("speechd-platform-{}", std::process::id()));
+        let platform = with_config_env(&[("SPEECH_DATA_DIR", dir.to_str().unwrap())], || {
+            let platform = Platform::from_env().expect("loads");
+            for name in ["DATABASE_URL", "SPEECH_SECRET_KEY", "SPEECH_AUTH_URL"] {
+                assert!(std::env::var(name).is_err(), "{name} was set");
+            }
+            platform
+        });
+        let database_url = format!("sqlite://{}", dir.join("speech.db").display());
+        let auth_url = format!("http://{}", platform.auth.common.addr);
+        assert_eq!(platform.auth.common.database_url, database_url);
+        for common in [
+            &platform.admin.common,
+            &platform.analytics.common,
+            &platform.ingest.common,
+        ] {
+            assert_eq!(common.database_url, database_url);
+            assert_eq!(common.secret_key, platform.auth.common.secret_key);
+        }
+        assert!(platform.auth.common.secret_key.is_some());
+        assert_eq!(platform.admin.auth_url, auth_url);
+        assert_eq!(platform.analytics.auth_url, auth_url);
+        assert_eq!(platform.ingest.auth_url, auth_url);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
