@@ -10,6 +10,7 @@ pub mod model;
 pub mod openapi;
 pub mod retention;
 pub mod routes;
+pub mod sink;
 pub mod state;
 pub mod store;
 pub mod track;

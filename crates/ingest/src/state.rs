@@ -1,6 +1,7 @@
-//! What every handler of the ingestion service shares: the database, the writer tasks, the enrichment
-//! lookups, the token verifier and the projects recently looked up by app key.
+//! What every handler of the ingestion service shares: the database, the sink of tracked events, the
+//! enrichment lookups, the token verifier and the projects recently looked up by app key.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::cache::TtlCache;
@@ -11,6 +12,7 @@ use crate::config::{IngestConfig, Network};
 use crate::enrich::Enricher;
 use crate::limit::RateLimit;
 use crate::model::Project;
+use crate::sink::EventSink;
 use crate::writer::Writer;
 
 /// How long a replica reuses a project looked up by app key (a changed `server_time` or a deleted
@@ -20,7 +22,8 @@ pub const PROJECT_CACHE: Duration = Duration::from_secs(5);
 pub struct IngestState {
     pub config: IngestConfig,
     pub db: Database,
-    pub writer: Writer,
+    /// Where `/track` stores its events: the database writer tasks, unless a test chose another.
+    pub sink: Arc<dyn EventSink>,
     pub enricher: Enricher,
     pub verifier: JwtVerifier,
     pub proxies: Vec<Network>,
@@ -35,14 +38,23 @@ pub struct IngestState {
 impl IngestState {
     /// Opens the geo database and starts the writer tasks (on the current runtime).
     pub fn new(config: IngestConfig, db: Database) -> anyhow::Result<IngestState> {
-        let enricher = Enricher::open(config.geoip_db.as_deref())?;
-        let proxies = config.proxies()?;
         let writer = Writer::start(
             db.clone(),
             config.writers,
             config.dedup_window_secs * 1000,
             config.retention_days,
         );
+        IngestState::with_sink(config, db, Arc::new(writer))
+    }
+
+    /// The state with `sink` in place of the writer tasks.
+    pub fn with_sink(
+        config: IngestConfig,
+        db: Database,
+        sink: Arc<dyn EventSink>,
+    ) -> anyhow::Result<IngestState> {
+        let enricher = Enricher::open(config.geoip_db.as_deref())?;
+        let proxies = config.proxies()?;
         Ok(IngestState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
@@ -53,7 +65,7 @@ impl IngestState {
             ),
             enricher,
             proxies,
-            writer,
+            sink,
             db,
             config,
         })

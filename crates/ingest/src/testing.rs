@@ -2,12 +2,16 @@
 //! port from the same code production runs, on a database the test already has (usually a test token
 //! service's, so that the revocation list is shared).
 
+use std::sync::Arc;
+
 use actix_web::dev::ServerHandle;
+use actix_web::web;
 use common::db::Database;
 use common::service::Service;
 use common::testing::loopback_listener;
 
-use crate::{IngestConfig, IngestService};
+use crate::sink::EventSink;
+use crate::{IngestConfig, IngestService, IngestState};
 
 pub struct TestIngest {
     /// Base URL, e.g. `http://127.0.0.1:40123`; the `track_url` of bootstrap.
@@ -45,6 +49,23 @@ impl TestIngest {
         let service = IngestService::with_database(config, db)
             .await
             .expect("ingest service starts");
+        TestIngest::serve(service)
+    }
+
+    /// Starts the service with `config` on `db`, its tracked events going to `sink`.
+    pub async fn start_with_sink(
+        config: IngestConfig,
+        db: Database,
+        sink: Arc<dyn EventSink>,
+    ) -> TestIngest {
+        IngestService::migrate(&db).await.expect("migrations apply");
+        let state = IngestState::with_sink(config, db, sink).expect("ingest state");
+        TestIngest::serve(IngestService {
+            state: web::Data::new(state),
+        })
+    }
+
+    fn serve(service: IngestService) -> TestIngest {
         let (listener, url) = loopback_listener();
         let server = service.serve(listener).expect("ingest server");
         let handle = server.handle();

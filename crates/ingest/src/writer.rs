@@ -1,16 +1,18 @@
-//! The write path of `/track`: handlers hand their batch to a few writer tasks, and a task takes every
-//! batch waiting at that moment into one transaction (group commit). Under load many batches share one
-//! commit and one `COPY`; alone, a batch is written at once. A handler answers only after its batch's
-//! transaction committed, so an event reported stored is stored; when the transaction fails, every
+//! The sink of `/track` (`sink::EventSink`): handlers hand their batch to a few writer tasks, and a task
+//! takes every batch waiting at that moment into one transaction (group commit). Under load many batches
+//! share one commit and one `COPY`; alone, a batch is written at once. A handler answers only after its
+//! batch's transaction committed, so an event reported stored is stored; when the transaction fails, every
 //! batch in it is reported not stored and nothing of it remains.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use common::db::{Database, StoreError};
 use tokio::sync::{mpsc, oneshot, Mutex};
 
 use crate::model::NewEvent;
+use crate::sink::{EventSink, WriteError};
 use crate::store::{self, Fresh, Partitions};
 
 /// Rows one transaction takes at most; batches beyond wait for the next.
@@ -22,15 +24,6 @@ struct Job {
     events: Vec<NewEvent>,
     now_ms: i64,
     reply: oneshot::Sender<Result<Fresh, WriteError>>,
-}
-
-/// Why a batch was not stored; nothing of it was.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WriteError {
-    /// The database failed: sending the batch again may succeed.
-    Unavailable(String),
-    /// The project was deleted while the batch was on its way.
-    ProjectGone,
 }
 
 #[derive(Clone)]
@@ -64,10 +57,11 @@ impl Writer {
         tokio::spawn(forget_old_insert_ids(db, dedup_window_ms, jobs.downgrade()));
         Writer { jobs }
     }
+}
 
-    /// Stores `events` (received at `now_ms`); per event, whether it was new. An error says why nothing
-    /// was stored.
-    pub async fn write(&self, events: Vec<NewEvent>, now_ms: i64) -> Result<Fresh, WriteError> {
+#[async_trait]
+impl EventSink for Writer {
+    async fn write(&self, events: Vec<NewEvent>, now_ms: i64) -> Result<Fresh, WriteError> {
         if events.is_empty() {
             return Ok(Vec::new());
         }

@@ -8,10 +8,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 
 use crate::config::canonical;
+use crate::sink::WriteError;
 use crate::state::IngestState;
 use crate::track::validate::TimeRules;
 use crate::track::{self, TrackResponse, TrackResults};
-use crate::writer::WriteError;
 
 #[utoipa::path(post, path = "/v3/{app_key}/track", tag = "track",
     params(("app_key" = String, Path, description = "The project's app key")),
@@ -142,7 +142,7 @@ async fn track(
         failed_events: checked.failed,
         ..TrackResults::default()
     };
-    match state.writer.write(checked.events, now_ms).await {
+    match state.sink.write(checked.events, now_ms).await {
         Ok(fresh) => {
             results.stored = fresh.iter().filter(|f| **f).count();
             results.duplicates = fresh.len() - results.stored;

@@ -9,6 +9,7 @@ mod fault;
 mod methods;
 mod projects;
 mod retention;
+mod sink;
 mod slow_bodies;
 mod track;
 mod write_gate;
