@@ -67,10 +67,10 @@ impl Service for AdminService {
     fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         let state = self.state.clone();
         let spec = ServerSpec {
-            name: "admin",
+            name: Self::NAME,
             openapi: openapi(),
             readiness: Readiness::database(state.db.clone()),
-            metrics: HttpMetrics::new("admin"),
+            metrics: HttpMetrics::new(Self::NAME),
             workers: state.config.common.workers,
             limits: state.config.common.http_limits(),
             answer: common::http::api_error_answer,

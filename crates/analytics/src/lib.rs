@@ -77,7 +77,7 @@ impl AnalyticsService {
         let counted = state.clone().into_inner();
         let waiting = counted.clone();
         let spec = ServerSpec {
-            name: "analytics",
+            name: Self::NAME,
             // The workers' process documents what it serves: the operational endpoints alone.
             openapi: if api {
                 openapi()
@@ -89,7 +89,7 @@ impl AnalyticsService {
                 )
             },
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
-            metrics: HttpMetrics::new("analytics")
+            metrics: HttpMetrics::new(Self::NAME)
                 .with_sampled_gauge(
                     "bus_dead_letters",
                     "Messages set aside as dead letters, by bus topic",

@@ -73,10 +73,10 @@ impl Service for AuthService {
     fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         let state = self.state.clone();
         let spec = ServerSpec {
-            name: "auth",
+            name: Self::NAME,
             openapi: openapi(),
             readiness: Readiness::database(state.db.clone()),
-            metrics: HttpMetrics::new("auth"),
+            metrics: HttpMetrics::new(Self::NAME),
             workers: state.config.common.workers,
             limits: state.config.common.http_limits(),
             answer: routes::server_answer,

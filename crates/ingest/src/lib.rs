@@ -69,10 +69,10 @@ impl Service for IngestService {
         let state = self.state.clone();
         let probe = state.clone();
         let spec = ServerSpec {
-            name: "ingest",
+            name: Self::NAME,
             openapi: openapi(),
             readiness: Readiness::new(move || readiness(probe.clone().into_inner())),
-            metrics: HttpMetrics::new("ingest"),
+            metrics: HttpMetrics::new(Self::NAME),
             workers: state.config.common.workers,
             limits: state.config.common.http_limits(),
             // `/track` answers a body that arrives too slowly as any other it cannot read (200).
