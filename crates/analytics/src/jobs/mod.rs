@@ -27,17 +27,20 @@ const CALLBACK_POSTS: usize = 8;
 /// message waits behind at most that many of another company's (the rest wait their turn in the
 /// outbox). Transcriptions, deletions and rescoring jobs are long: one waits.
 pub fn windows() -> Vec<(String, u32)> {
-    use messages::topics;
     let batch = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    vec![
-        (topics::REINDEX.into(), batch(reindex::BATCHING.most)),
-        (topics::METADATA.into(), batch(metadata::BATCHING.most)),
-        (topics::SCORE.into(), batch(score::BATCH)),
-        (topics::DELETE.into(), 1),
-        (topics::RESCORE.into(), 1),
-        (topics::TRANSCRIBE.into(), 1),
-        (topics::CALLBACK.into(), batch(CALLBACK_POSTS)),
-    ]
+    Topic::ALL
+        .into_iter()
+        .map(|topic| {
+            let window = match topic {
+                Topic::Reindex => batch(reindex::BATCHING.most),
+                Topic::Metadata => batch(metadata::BATCHING.most),
+                Topic::Score => batch(score::BATCH),
+                Topic::Delete | Topic::Rescore | Topic::Transcribe => 1,
+                Topic::Callback => batch(CALLBACK_POSTS),
+            };
+            (topic.name().to_string(), window)
+        })
+        .collect()
 }
 
 /// Starts the workers of the configured topics (all by default): reindexing and scoring in batches (an
@@ -51,7 +54,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     if runs(Topic::Reindex) {
         handles.push(spawn_loop(
             state.clone(),
-            messages::topics::REINDEX,
+            Topic::Reindex.name(),
             reindex::BATCHING,
             stopped.clone(),
             reindex::process,
@@ -60,7 +63,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     if runs(Topic::Metadata) {
         handles.push(spawn_loop(
             state.clone(),
-            messages::topics::METADATA,
+            Topic::Metadata.name(),
             metadata::BATCHING,
             stopped.clone(),
             metadata::process,
@@ -69,16 +72,16 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     if runs(Topic::Delete) {
         handles.push(spawn_loop(
             state.clone(),
-            messages::topics::DELETE,
+            Topic::Delete.name(),
             Batching::ONE,
             stopped.clone(),
-            |state, jobs| one_by_one(state, messages::topics::DELETE, jobs, delete::handle),
+            |state, jobs| one_by_one(state, Topic::Delete.name(), jobs, delete::handle),
         ));
     }
     if runs(Topic::Score) {
         handles.push(spawn_loop(
             state.clone(),
-            messages::topics::SCORE,
+            Topic::Score.name(),
             Batching::up_to(score::BATCH),
             stopped.clone(),
             score::process,
@@ -87,17 +90,17 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     if runs(Topic::Rescore) {
         handles.push(spawn_loop(
             state.clone(),
-            messages::topics::RESCORE,
+            Topic::Rescore.name(),
             Batching::ONE,
             stopped.clone(),
-            |state, jobs| one_by_one(state, messages::topics::RESCORE, jobs, rescore::handle),
+            |state, jobs| one_by_one(state, Topic::Rescore.name(), jobs, rescore::handle),
         ));
     }
     if runs(Topic::Transcribe) {
         for _ in 0..state.config.recognizers() {
             handles.push(spawn_loop(
                 state.clone(),
-                messages::topics::TRANSCRIBE,
+                Topic::Transcribe.name(),
                 Batching::ONE,
                 stopped.clone(),
                 transcribe::process,
@@ -107,7 +110,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     if runs(Topic::Callback) {
         handles.push(spawn_concurrent(
             state.clone(),
-            messages::topics::CALLBACK,
+            Topic::Callback.name(),
             CALLBACK_POSTS,
             stopped.clone(),
             crate::callbacks::deliver::handle,
