@@ -6,14 +6,14 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::rows::AppRow;
-use super::{postgres, sqlite};
+use super::sql::Statements;
 
 pub async fn get_app<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
     name: &str,
 ) -> Result<Option<AppRow>, StoreError> {
-    dispatch!(h, get_app(company, name))
+    dispatch!(h, Statements::get_app(company, name))
 }
 
 /// The names of the company's applications, in order.
@@ -21,12 +21,12 @@ pub async fn app_names<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Vec<String>, StoreError> {
-    dispatch!(h, app_names(company))
+    dispatch!(h, Statements::app_names(company))
 }
 
 /// Inserts the application, or replaces the one of the same company and name.
 pub async fn put_app<'a>(h: impl Into<Handle<'a>>, row: &AppRow) -> Result<(), StoreError> {
-    dispatch!(h, put_app(row))
+    dispatch!(h, Statements::put_app(row))
 }
 
 /// Removes the application; whether there was one.
@@ -35,5 +35,5 @@ pub async fn delete_app<'a>(
     company: &str,
     name: &str,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_app(company, name))
+    dispatch!(h, Statements::delete_app(company, name))
 }

@@ -1,62 +1,73 @@
-//! The statements of applications, compiled for each database like `sql.rs`.
+//! The statements of applications, written once for both databases like `sql.rs`.
 
-use common::db::StoreError;
+use common::db::{Binds, Dialect, Reads, StoreError};
 
-use super::super::rows::AppRow;
-use super::dialect::Db;
+use crate::rows::AppRow;
+use crate::sql::Statements;
 
-type Conn = <Db as sqlx::Database>::Connection;
-
-pub(crate) async fn get_app(
-    c: &mut Conn,
-    company: &str,
-    name: &str,
-) -> Result<Option<AppRow>, StoreError> {
-    Ok(sqlx::query_as::<Db, AppRow>(
-        "SELECT company, name, definition, revision, updated FROM analytics_apps \
-         WHERE company = $1 AND name = $2",
-    )
-    .bind(company)
-    .bind(name)
-    .fetch_optional(&mut *c)
-    .await?)
-}
-
-pub(crate) async fn app_names(c: &mut Conn, company: &str) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar::<Db, String>(
-        "SELECT name FROM analytics_apps WHERE company = $1 ORDER BY name",
-    )
-    .bind(company)
-    .fetch_all(&mut *c)
-    .await?)
-}
-
-pub(crate) async fn put_app(c: &mut Conn, row: &AppRow) -> Result<(), StoreError> {
-    sqlx::query::<Db>(
-        "INSERT INTO analytics_apps (company, name, definition, revision, updated) \
-         VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (company, name) DO UPDATE SET definition = excluded.definition, \
-         revision = excluded.revision, updated = excluded.updated",
-    )
-    .bind(&row.company)
-    .bind(&row.name)
-    .bind(&row.definition)
-    .bind(&row.revision)
-    .bind(&row.updated)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn delete_app(
-    c: &mut Conn,
-    company: &str,
-    name: &str,
-) -> Result<bool, StoreError> {
-    let done = sqlx::query::<Db>("DELETE FROM analytics_apps WHERE company = $1 AND name = $2")
+impl<D: Dialect> Statements<D>
+where
+    for<'c> &'c mut D::Connection: sqlx::Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: sqlx::IntoArguments<'q, D>,
+    for<'q> &'q str: Binds<'q, D>,
+    for<'q> String: Binds<'q, D>,
+    (String,): Reads<D>,
+    AppRow: Reads<D>,
+{
+    pub(crate) async fn get_app(
+        c: &mut D::Connection,
+        company: &str,
+        name: &str,
+    ) -> Result<Option<AppRow>, StoreError> {
+        Ok(sqlx::query_as::<D, AppRow>(
+            "SELECT company, name, definition, revision, updated FROM analytics_apps \
+             WHERE company = $1 AND name = $2",
+        )
         .bind(company)
         .bind(name)
+        .fetch_optional(&mut *c)
+        .await?)
+    }
+
+    pub(crate) async fn app_names(
+        c: &mut D::Connection,
+        company: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar::<D, String>(
+            "SELECT name FROM analytics_apps WHERE company = $1 ORDER BY name",
+        )
+        .bind(company)
+        .fetch_all(&mut *c)
+        .await?)
+    }
+
+    pub(crate) async fn put_app(c: &mut D::Connection, row: &AppRow) -> Result<(), StoreError> {
+        sqlx::query::<D>(
+            "INSERT INTO analytics_apps (company, name, definition, revision, updated) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (company, name) DO UPDATE SET definition = excluded.definition, \
+             revision = excluded.revision, updated = excluded.updated",
+        )
+        .bind(&row.company)
+        .bind(&row.name)
+        .bind(&row.definition)
+        .bind(&row.revision)
+        .bind(&row.updated)
         .execute(&mut *c)
         .await?;
-    Ok(done.rows_affected() > 0)
+        Ok(())
+    }
+
+    pub(crate) async fn delete_app(
+        c: &mut D::Connection,
+        company: &str,
+        name: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query::<D>("DELETE FROM analytics_apps WHERE company = $1 AND name = $2")
+            .bind(company)
+            .bind(name)
+            .execute(&mut *c)
+            .await?;
+        Ok(D::rows_affected(&done) > 0)
+    }
 }

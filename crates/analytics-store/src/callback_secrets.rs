@@ -5,14 +5,14 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::rows::SecretGeneration;
-use super::{postgres, sqlite};
+use super::sql::Statements;
 
 /// The company's generation; None when its secret was never rotated.
 pub async fn secret_generation<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Option<SecretGeneration>, StoreError> {
-    dispatch!(h, secret_generation(company))
+    dispatch!(h, Statements::secret_generation(company))
 }
 
 /// Moves the company to its next generation, rotated at `rotated`, in one statement: concurrent
@@ -22,5 +22,5 @@ pub async fn rotate_secret<'a>(
     company: &str,
     rotated: &str,
 ) -> Result<SecretGeneration, StoreError> {
-    dispatch!(h, rotate_secret(company, rotated, true))
+    dispatch!(h, Statements::rotate_secret(company, rotated, true))
 }

@@ -5,19 +5,26 @@
 //! message announcing it commit together.
 
 pub mod apps;
+mod apps_sql;
 pub mod callback_secrets;
+mod callback_secrets_sql;
 pub mod metadata;
-mod postgres;
+mod metadata_sql;
 pub mod requests;
+mod requests_sql;
 pub mod rollups;
 mod rows;
 mod scorecards;
-mod sqlite;
+mod scoring_sql;
+mod sql;
 pub mod stats;
+mod stats_sql;
 
 use common::db::{Database, Handle, Migrations, StoreError};
 use common::dispatch;
 use common::search::Scope;
+
+use sql::Statements;
 
 pub use apps::*;
 pub use metadata::*;
@@ -42,7 +49,7 @@ pub async fn insert_company<'a>(
     h: impl Into<Handle<'a>>,
     row: &CompanyRow,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_company(row))
+    dispatch!(h, Statements::insert_company(row))
 }
 
 pub async fn rename_company<'a>(
@@ -50,7 +57,7 @@ pub async fn rename_company<'a>(
     company: &str,
     name: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(h, rename_company(company, name))
+    dispatch!(h, Statements::rename_company(company, name))
 }
 
 /// The company; inside a transaction, locked until it ends.
@@ -58,21 +65,21 @@ pub async fn get_company<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Option<CompanyRow>, StoreError> {
-    dispatch!(h, get_company(company))
+    dispatch!(h, Statements::get_company(company))
 }
 
 pub async fn organizations<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Vec<String>, StoreError> {
-    dispatch!(h, organizations(company))
+    dispatch!(h, Statements::organizations(company))
 }
 
 pub async fn insert_organization<'a>(
     h: impl Into<Handle<'a>>,
     row: &OrganizationRow,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_organization(row))
+    dispatch!(h, Statements::insert_organization(row))
 }
 
 pub async fn set_timezone<'a>(
@@ -81,7 +88,7 @@ pub async fn set_timezone<'a>(
     organization: &str,
     timezone: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_timezone(company, organization, timezone))
+    dispatch!(h, Statements::set_timezone(company, organization, timezone))
 }
 
 /// The organization; inside a transaction, locked until it ends.
@@ -90,7 +97,7 @@ pub async fn get_organization<'a>(
     company: &str,
     organization: &str,
 ) -> Result<Option<OrganizationRow>, StoreError> {
-    dispatch!(h, get_organization(company, organization))
+    dispatch!(h, Statements::get_organization(company, organization))
 }
 
 pub async fn folders<'a>(
@@ -98,14 +105,14 @@ pub async fn folders<'a>(
     company: &str,
     organization: &str,
 ) -> Result<Vec<String>, StoreError> {
-    dispatch!(h, folders(company, organization))
+    dispatch!(h, Statements::folders(company, organization))
 }
 
 pub async fn insert_folder<'a>(
     h: impl Into<Handle<'a>>,
     row: &FolderRow,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_folder(row))
+    dispatch!(h, Statements::insert_folder(row))
 }
 
 pub async fn set_folder_settings<'a>(
@@ -117,7 +124,7 @@ pub async fn set_folder_settings<'a>(
 ) -> Result<(), StoreError> {
     dispatch!(
         h,
-        set_folder_settings(company, organization, folder, settings)
+        Statements::set_folder_settings(company, organization, folder, settings)
     )
 }
 
@@ -128,7 +135,7 @@ pub async fn get_folder<'a>(
     organization: &str,
     folder: &str,
 ) -> Result<Option<FolderRow>, StoreError> {
-    dispatch!(h, get_folder(company, organization, folder))
+    dispatch!(h, Statements::get_folder(company, organization, folder))
 }
 
 /// Marks the scope and everything below it as being deleted; `total` is how many calls it holds.
@@ -138,12 +145,15 @@ pub async fn mark_deleting<'a>(
     total: i64,
 ) -> Result<(), StoreError> {
     let (company, organization, folder) = parts(scope);
-    dispatch!(h, mark_deleting(company, organization, folder, total))
+    dispatch!(
+        h,
+        Statements::mark_deleting(company, organization, folder, total)
+    )
 }
 
 pub async fn count_calls<'a>(h: impl Into<Handle<'a>>, scope: &Scope) -> Result<i64, StoreError> {
     let (company, organization, folder) = parts(scope);
-    dispatch!(h, count_calls(company, organization, folder))
+    dispatch!(h, Statements::count_calls(company, organization, folder))
 }
 
 /// Up to `limit` calls of the scope, in id order.
@@ -153,7 +163,10 @@ pub async fn calls_in<'a>(
     limit: i64,
 ) -> Result<Vec<CallRow>, StoreError> {
     let (company, organization, folder) = parts(scope);
-    dispatch!(h, calls_in(company, organization, folder, limit))
+    dispatch!(
+        h,
+        Statements::calls_in(company, organization, folder, limit)
+    )
 }
 
 /// Removes the folders, organizations and company rows of the scope; its calls must be gone.
@@ -162,7 +175,10 @@ pub async fn delete_scope_rows<'a>(
     scope: &Scope,
 ) -> Result<(), StoreError> {
     let (company, organization, folder) = parts(scope);
-    dispatch!(h, delete_scope_rows(company, organization, folder))
+    dispatch!(
+        h,
+        Statements::delete_scope_rows(company, organization, folder)
+    )
 }
 
 /// Inserts the calls' rows.
@@ -173,7 +189,7 @@ pub async fn insert_calls<'a>(
     if rows.is_empty() {
         return Ok(());
     }
-    dispatch!(h, insert_calls(rows))
+    dispatch!(h, Statements::insert_calls(rows))
 }
 
 /// The call; inside a transaction, locked until it ends, so changes of one call are serialized.
@@ -193,12 +209,12 @@ pub async fn get_calls<'a>(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, get_calls(ids))
+    dispatch!(h, Statements::get_calls(ids))
 }
 
 /// Removes the calls and their metadata rows.
 pub async fn delete_calls<'a>(h: impl Into<Handle<'a>>, ids: &[String]) -> Result<(), StoreError> {
-    dispatch!(h, delete_calls(ids))
+    dispatch!(h, Statements::delete_calls(ids))
 }
 
 /// Adds the summed changes to the daily rollups, in key order.
@@ -209,7 +225,7 @@ pub async fn apply_rollups<'a>(
     if changes.is_empty() {
         return Ok(());
     }
-    dispatch!(h, apply_rollups(changes))
+    dispatch!(h, Statements::apply_rollups(changes))
 }
 
 /// The call's figures and scoring fingerprint, if it was scored.
@@ -228,7 +244,7 @@ pub async fn calls_facts<'a>(
     if call_ids.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, calls_facts(call_ids))
+    dispatch!(h, Statements::calls_facts(call_ids))
 }
 
 /// Records calls' figures the first time they are scored (their rollup rows are the caller's to add).
@@ -239,7 +255,7 @@ pub async fn insert_calls_facts<'a>(
     if rows.is_empty() {
         return Ok(());
     }
-    dispatch!(h, insert_calls_facts(rows))
+    dispatch!(h, Statements::insert_calls_facts(rows))
 }
 
 /// Records the fingerprint of the calls' current scores.
@@ -251,7 +267,7 @@ pub async fn set_scoring<'a>(
     if call_ids.is_empty() {
         return Ok(());
     }
-    dispatch!(h, set_scoring(call_ids, scoring))
+    dispatch!(h, Statements::set_scoring(call_ids, scoring))
 }
 
 /// The call's score rows, by application and category.
@@ -270,7 +286,7 @@ pub async fn calls_scores<'a>(
     if call_ids.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, calls_scores(call_ids))
+    dispatch!(h, Statements::calls_scores(call_ids))
 }
 
 /// Replaces every score row of the calls `call_ids` by `rows`.
@@ -282,7 +298,7 @@ pub async fn replace_calls_scores<'a>(
     if call_ids.is_empty() {
         return Ok(());
     }
-    dispatch!(h, replace_calls_scores(call_ids, rows))
+    dispatch!(h, Statements::replace_calls_scores(call_ids, rows))
 }
 
 /// Up to `limit` calls of the folder after the id `after`, in id order.
@@ -294,7 +310,10 @@ pub async fn calls_after<'a>(
     after: &str,
     limit: i64,
 ) -> Result<Vec<CallRow>, StoreError> {
-    dispatch!(h, calls_after(company, organization, folder, after, limit))
+    dispatch!(
+        h,
+        Statements::calls_after(company, organization, folder, after, limit)
+    )
 }
 
 /// Every folder of the company.
@@ -302,7 +321,7 @@ pub async fn company_folders<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Vec<FolderRow>, StoreError> {
-    dispatch!(h, company_folders(company))
+    dispatch!(h, Statements::company_folders(company))
 }
 
 /// Moves the rows of the category rollup as it was before it was packed (migration 5009) into the packed
@@ -314,7 +333,7 @@ pub async fn move_category_rollups(db: &Database) -> Result<usize, StoreError> {
     let mut moved = 0;
     loop {
         let mut tx = db.begin().await?;
-        let (n, left) = dispatch!(&mut tx, move_category_rollups(BATCH))?;
+        let (n, left) = dispatch!(&mut tx, Statements::move_category_rollups(BATCH))?;
         tx.commit().await?;
         moved += n;
         // Until none is left: on PostgreSQL, a batch that another instance's transaction held first is
@@ -331,7 +350,7 @@ pub async fn rollup_totals<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<(rollups::RollupTotals, rollups::RollupTotals), StoreError> {
-    dispatch!(h, rollup_totals(company))
+    dispatch!(h, Statements::rollup_totals(company))
 }
 
 /// The folder, without locking it.
@@ -341,5 +360,5 @@ pub async fn peek_folder<'a>(
     organization: &str,
     folder: &str,
 ) -> Result<Option<FolderRow>, StoreError> {
-    dispatch!(h, peek_folder(company, organization, folder))
+    dispatch!(h, Statements::peek_folder(company, organization, folder))
 }

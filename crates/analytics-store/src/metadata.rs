@@ -6,7 +6,8 @@
 use common::db::{Handle, StoreError};
 use common::dispatch;
 
-use super::{postgres, sqlite, CallMetadata, CallRow};
+use super::sql::Statements;
+use super::{CallMetadata, CallRow};
 
 /// The call with its pending metadata change (`None` when its stored transcript is up to date); inside a
 /// transaction, locked until it ends.
@@ -26,7 +27,7 @@ pub async fn set_call_metadata<'a>(
     last_modified: &str,
     pending: Option<&str>,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_call_metadata(id, last_modified, pending))
+    dispatch!(h, Statements::set_call_metadata(id, last_modified, pending))
 }
 
 /// The call's configured metadata fields, by name.
@@ -49,7 +50,7 @@ pub async fn calls_metadata<'a>(
     if calls.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, calls_metadata(calls))
+    dispatch!(h, Statements::calls_metadata(calls))
 }
 
 /// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a
@@ -58,7 +59,7 @@ pub async fn get_calls_metadata<'a>(
     h: impl Into<Handle<'a>>,
     ids: &[&str],
 ) -> Result<Vec<CallMetadata>, StoreError> {
-    dispatch!(h, get_calls_metadata(ids))
+    dispatch!(h, Statements::get_calls_metadata(ids))
 }
 
 /// Claims the calls among `ids` for `writer` until `until` (milliseconds since the epoch) where no other
@@ -75,7 +76,10 @@ pub async fn claim_calls<'a>(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, claim_calls(ids, writer, now, until, pending_only))
+    dispatch!(
+        h,
+        Statements::claim_calls(ids, writer, now, until, pending_only)
+    )
 }
 
 /// Lets go of the calls among `ids` that `writer` holds; with `written`, their pending change is in the
@@ -89,7 +93,7 @@ pub async fn release_calls<'a>(
     if ids.is_empty() {
         return Ok(());
     }
-    dispatch!(h, release_calls(writer, ids, written))
+    dispatch!(h, Statements::release_calls(writer, ids, written))
 }
 
 /// Sets configured fields, `(call, field, value)`; each pair at most once.
@@ -100,7 +104,7 @@ pub async fn set_metadata_rows<'a>(
     if rows.is_empty() {
         return Ok(());
     }
-    dispatch!(h, set_metadata_rows(rows))
+    dispatch!(h, Statements::set_metadata_rows(rows))
 }
 
 /// Removes fields, `(call, field)`; the calls that had one of them.
@@ -111,7 +115,7 @@ pub async fn remove_metadata_rows<'a>(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    dispatch!(h, remove_metadata_rows(rows))
+    dispatch!(h, Statements::remove_metadata_rows(rows))
 }
 
 /// Removes the rows of `fields` of every call of the folder `scope` names (a field its `custom_meta` no
@@ -128,7 +132,7 @@ pub async fn remove_folder_fields<'a>(
     }
     dispatch!(
         h,
-        remove_folder_fields(company, organization, folder, fields)
+        Statements::remove_folder_fields(company, organization, folder, fields)
     )
 }
 
@@ -141,7 +145,7 @@ pub async fn set_calls_metadata<'a>(
     if rows.is_empty() {
         return Ok(());
     }
-    dispatch!(h, set_calls_metadata(rows))
+    dispatch!(h, Statements::set_calls_metadata(rows))
 }
 
 /// Clears the calls' reindex mark: the reindex worker has taken their messages and reads them next, so
@@ -153,5 +157,5 @@ pub async fn clear_reindex_due<'a>(
     if ids.is_empty() {
         return Ok(());
     }
-    dispatch!(h, clear_reindex_due(ids))
+    dispatch!(h, Statements::clear_reindex_due(ids))
 }

@@ -6,7 +6,7 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::rows::{Outcome, RequestRow};
-use super::{postgres, sqlite};
+use super::sql::Statements;
 
 /// The states of a request.
 pub const QUEUED: &str = "queued";
@@ -24,7 +24,7 @@ pub async fn insert_request<'a>(
     h: impl Into<Handle<'a>>,
     row: &RequestRow,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_request(row))
+    dispatch!(h, Statements::insert_request(row))
 }
 
 /// The request of `id`; inside a transaction, locked until it ends.
@@ -32,7 +32,7 @@ pub async fn get_request<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
 ) -> Result<Option<RequestRow>, StoreError> {
-    dispatch!(h, get_request(id))
+    dispatch!(h, Statements::get_request(id))
 }
 
 /// Marks a queued request as being transcribed and counts the start: how many times it has been started
@@ -42,7 +42,7 @@ pub async fn start_request<'a>(
     id: &str,
     updated: &str,
 ) -> Result<Option<i64>, StoreError> {
-    dispatch!(h, start_request(id, updated))
+    dispatch!(h, Statements::start_request(id, updated))
 }
 
 /// Records how the request ended; only a request not ended yet changes (whether it did).
@@ -51,7 +51,7 @@ pub async fn finish_request<'a>(
     id: &str,
     outcome: &Outcome<'_>,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, finish_request(id, outcome))
+    dispatch!(h, Statements::finish_request(id, outcome))
 }
 
 /// Records a callback attempt: how many so far, the state it leaves and the last error.
@@ -63,7 +63,10 @@ pub async fn record_callback<'a>(
     error: &str,
     updated: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(h, record_callback(id, attempts, state, error, updated))
+    dispatch!(
+        h,
+        Statements::record_callback(id, attempts, state, error, updated)
+    )
 }
 
 /// Removes the requests of a company, organization or folder (with `""` for all), at most `limit` at
@@ -75,12 +78,15 @@ pub async fn request_keys<'a>(
     folder: &str,
     limit: i64,
 ) -> Result<Vec<(String, String, String)>, StoreError> {
-    dispatch!(h, request_keys(company, organization, folder, limit))
+    dispatch!(
+        h,
+        Statements::request_keys(company, organization, folder, limit)
+    )
 }
 
 pub async fn delete_requests<'a>(
     h: impl Into<Handle<'a>>,
     ids: &[String],
 ) -> Result<(), StoreError> {
-    dispatch!(h, delete_requests(ids))
+    dispatch!(h, Statements::delete_requests(ids))
 }

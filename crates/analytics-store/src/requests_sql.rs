@@ -1,144 +1,166 @@
-//! The statements of transcription requests, compiled for each database like `sql.rs`.
+//! The statements of transcription requests, written once for both databases like `sql.rs`.
 
-use common::db::StoreError;
+use common::db::{Binds, Dialect, Reads, StoreError};
 
-use super::super::rows::{Outcome, RequestRow};
-use super::dialect::{Db, FOR_UPDATE};
-
-type Conn = <Db as sqlx::Database>::Connection;
+use crate::rows::{Outcome, RequestRow};
+use crate::sql::Statements;
 
 const COLUMNS: &str =
     "id, company, organization, folder, call_id, filename, output, diarize, metadata, \
      audio_key, result_key, state, error, audio_seconds, callback_url, callback_state, \
      callback_attempts, callback_max_attempts, callback_error, created, updated";
 
-pub(crate) async fn insert_request(c: &mut Conn, row: &RequestRow) -> Result<(), StoreError> {
-    sqlx::query::<Db>(&format!(
-        "INSERT INTO analytics_requests ({COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
-    ))
-    .bind(&row.id)
-    .bind(&row.company)
-    .bind(&row.organization)
-    .bind(&row.folder)
-    .bind(&row.call_id)
-    .bind(&row.filename)
-    .bind(&row.output)
-    .bind(row.diarize)
-    .bind(&row.metadata)
-    .bind(&row.audio_key)
-    .bind(&row.result_key)
-    .bind(&row.state)
-    .bind(&row.error)
-    .bind(row.audio_seconds)
-    .bind(&row.callback_url)
-    .bind(&row.callback_state)
-    .bind(row.callback_attempts)
-    .bind(row.callback_max_attempts)
-    .bind(&row.callback_error)
-    .bind(&row.created)
-    .bind(&row.updated)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn get_request(c: &mut Conn, id: &str) -> Result<Option<RequestRow>, StoreError> {
-    Ok(sqlx::query_as::<Db, RequestRow>(&format!(
-        "SELECT {COLUMNS} FROM analytics_requests WHERE id = $1{FOR_UPDATE}"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *c)
-    .await?)
-}
-
-pub(crate) async fn start_request(
-    c: &mut Conn,
-    id: &str,
-    updated: &str,
-) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar::<Db, i64>(
-        "UPDATE analytics_requests SET state = 'transcribing', starts = starts + 1, updated = $2 \
-         WHERE id = $1 AND state IN ('queued', 'transcribing') RETURNING starts",
-    )
-    .bind(id)
-    .bind(updated)
-    .fetch_optional(&mut *c)
-    .await?)
-}
-
-pub(crate) async fn finish_request(
-    c: &mut Conn,
-    id: &str,
-    o: &Outcome<'_>,
-) -> Result<bool, StoreError> {
-    let done = sqlx::query::<Db>(
-        "UPDATE analytics_requests SET state = $2, error = $3, result_key = $4, audio_seconds = $5, \
-         callback_state = $6, updated = $7 \
-         WHERE id = $1 AND state IN ('queued', 'transcribing')",
-    )
-    .bind(id)
-    .bind(o.state)
-    .bind(o.error)
-    .bind(o.result_key)
-    .bind(o.audio_seconds)
-    .bind(o.callback_state)
-    .bind(o.updated)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-pub(crate) async fn record_callback(
-    c: &mut Conn,
-    id: &str,
-    attempts: i64,
-    state: &str,
-    error: &str,
-    updated: &str,
-) -> Result<(), StoreError> {
-    // Attempts only grow: a late record of an earlier attempt (a redelivered message) changes nothing.
-    sqlx::query::<Db>(
-        "UPDATE analytics_requests SET callback_attempts = $2, callback_state = $3, \
-         callback_error = $4, updated = $5 \
-         WHERE id = $1 AND callback_attempts <= $2 AND callback_state = 'pending'",
-    )
-    .bind(id)
-    .bind(attempts)
-    .bind(state)
-    .bind(error)
-    .bind(updated)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn request_keys(
-    c: &mut Conn,
-    company: &str,
-    organization: &str,
-    folder: &str,
-    limit: i64,
-) -> Result<Vec<(String, String, String)>, StoreError> {
-    Ok(sqlx::query_as::<Db, (String, String, String)>(
-        "SELECT id, audio_key, result_key FROM analytics_requests \
-         WHERE company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3) \
-         ORDER BY id LIMIT $4",
-    )
-    .bind(company)
-    .bind(organization)
-    .bind(folder)
-    .bind(limit)
-    .fetch_all(&mut *c)
-    .await?)
-}
-
-pub(crate) async fn delete_requests(c: &mut Conn, ids: &[String]) -> Result<(), StoreError> {
-    for id in ids {
-        sqlx::query::<Db>("DELETE FROM analytics_requests WHERE id = $1")
-            .bind(id)
-            .execute(&mut *c)
-            .await?;
+impl<D: Dialect> Statements<D>
+where
+    for<'c> &'c mut D::Connection: sqlx::Executor<'c, Database = D>,
+    for<'q> D::Arguments<'q>: sqlx::IntoArguments<'q, D>,
+    for<'q> bool: Binds<'q, D>,
+    for<'q> f64: Binds<'q, D>,
+    for<'q> i64: Binds<'q, D>,
+    for<'q> &'q str: Binds<'q, D>,
+    for<'q> String: Binds<'q, D>,
+    (i64,): Reads<D>,
+    (String, String, String): Reads<D>,
+    RequestRow: Reads<D>,
+{
+    pub(crate) async fn insert_request(
+        c: &mut D::Connection,
+        row: &RequestRow,
+    ) -> Result<(), StoreError> {
+        sqlx::query::<D>(&format!(
+            "INSERT INTO analytics_requests ({COLUMNS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
+        ))
+        .bind(&row.id)
+        .bind(&row.company)
+        .bind(&row.organization)
+        .bind(&row.folder)
+        .bind(&row.call_id)
+        .bind(&row.filename)
+        .bind(&row.output)
+        .bind(row.diarize)
+        .bind(&row.metadata)
+        .bind(&row.audio_key)
+        .bind(&row.result_key)
+        .bind(&row.state)
+        .bind(&row.error)
+        .bind(row.audio_seconds)
+        .bind(&row.callback_url)
+        .bind(&row.callback_state)
+        .bind(row.callback_attempts)
+        .bind(row.callback_max_attempts)
+        .bind(&row.callback_error)
+        .bind(&row.created)
+        .bind(&row.updated)
+        .execute(&mut *c)
+        .await?;
+        Ok(())
     }
-    Ok(())
+
+    pub(crate) async fn get_request(
+        c: &mut D::Connection,
+        id: &str,
+    ) -> Result<Option<RequestRow>, StoreError> {
+        Ok(sqlx::query_as::<D, RequestRow>(&format!(
+            "SELECT {COLUMNS} FROM analytics_requests WHERE id = $1{for_update}",
+            for_update = D::FOR_UPDATE
+        ))
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?)
+    }
+
+    pub(crate) async fn start_request(
+        c: &mut D::Connection,
+        id: &str,
+        updated: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar::<D, i64>(
+            "UPDATE analytics_requests SET state = 'transcribing', starts = starts + 1, updated = $2 \
+             WHERE id = $1 AND state IN ('queued', 'transcribing') RETURNING starts",
+        )
+        .bind(id)
+        .bind(updated)
+        .fetch_optional(&mut *c)
+        .await?)
+    }
+
+    pub(crate) async fn finish_request(
+        c: &mut D::Connection,
+        id: &str,
+        o: &Outcome<'_>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query::<D>(
+            "UPDATE analytics_requests SET state = $2, error = $3, result_key = $4, audio_seconds = $5, \
+             callback_state = $6, updated = $7 \
+             WHERE id = $1 AND state IN ('queued', 'transcribing')",
+        )
+        .bind(id)
+        .bind(o.state)
+        .bind(o.error)
+        .bind(o.result_key)
+        .bind(o.audio_seconds)
+        .bind(o.callback_state)
+        .bind(o.updated)
+        .execute(&mut *c)
+        .await?;
+        Ok(D::rows_affected(&done) > 0)
+    }
+
+    pub(crate) async fn record_callback(
+        c: &mut D::Connection,
+        id: &str,
+        attempts: i64,
+        state: &str,
+        error: &str,
+        updated: &str,
+    ) -> Result<(), StoreError> {
+        // Attempts only grow: a late record of an earlier attempt (a redelivered message) changes nothing.
+        sqlx::query::<D>(
+            "UPDATE analytics_requests SET callback_attempts = $2, callback_state = $3, \
+             callback_error = $4, updated = $5 \
+             WHERE id = $1 AND callback_attempts <= $2 AND callback_state = 'pending'",
+        )
+        .bind(id)
+        .bind(attempts)
+        .bind(state)
+        .bind(error)
+        .bind(updated)
+        .execute(&mut *c)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn request_keys(
+        c: &mut D::Connection,
+        company: &str,
+        organization: &str,
+        folder: &str,
+        limit: i64,
+    ) -> Result<Vec<(String, String, String)>, StoreError> {
+        Ok(sqlx::query_as::<D, (String, String, String)>(
+            "SELECT id, audio_key, result_key FROM analytics_requests \
+             WHERE company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3) \
+             ORDER BY id LIMIT $4",
+        )
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
+        .bind(limit)
+        .fetch_all(&mut *c)
+        .await?)
+    }
+
+    pub(crate) async fn delete_requests(
+        c: &mut D::Connection,
+        ids: &[String],
+    ) -> Result<(), StoreError> {
+        for id in ids {
+            sqlx::query::<D>("DELETE FROM analytics_requests WHERE id = $1")
+                .bind(id)
+                .execute(&mut *c)
+                .await?;
+        }
+        Ok(())
+    }
 }

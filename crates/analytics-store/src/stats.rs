@@ -9,7 +9,8 @@ use common::dispatch;
 
 use super::rollups::CategoryDayDelta;
 use super::rows::{AgentDayRow, CategoryDayRow};
-use super::{postgres, scorecards, sqlite};
+use super::scorecards;
+use super::sql::Statements;
 use scoring::figures::daterange::Plan;
 
 /// Which calls a read covers: a folder, or every folder of the organization (`folder` None).
@@ -35,7 +36,10 @@ pub async fn agent_days<'a>(
     to: &str,
 ) -> Result<Vec<AgentDayRow>, StoreError> {
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
-    dispatch!(h, agent_days(company, organization, folder, from, to))
+    dispatch!(
+        h,
+        Statements::agent_days(company, organization, folder, from, to)
+    )
 }
 
 /// The same sums over the calls of `day` whose `datetime` lies between `from` and `to` (included).
@@ -49,7 +53,7 @@ pub async fn agent_day_cut<'a>(
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
     dispatch!(
         h,
-        agent_day_cut(company, organization, folder, day, from, to)
+        Statements::agent_day_cut(company, organization, folder, day, from, to)
     )
 }
 
@@ -65,7 +69,7 @@ async fn category_days<'a>(
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
     dispatch!(
         h,
-        category_days(company, organization, folder, app, from, to)
+        Statements::category_days(company, organization, folder, app, from, to)
     )
 }
 
@@ -81,7 +85,7 @@ pub async fn category_day_cut<'a>(
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
     dispatch!(
         h,
-        category_day_cut(company, organization, folder, app, day, from, to)
+        Statements::category_day_cut(company, organization, folder, app, day, from, to)
     )
 }
 

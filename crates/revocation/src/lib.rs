@@ -9,13 +9,14 @@
 //! `is_token_revoked` about both at once. This crate alone owns the tables; services go through these
 //! functions, on the pool or inside their own transactions.
 
-mod postgres;
-mod sqlite;
+mod sql;
 
 use common::cache::TtlCache;
 use common::db::{Database, Handle, Migrations, Probe, ProbeArgument, StoreError};
 use common::dispatch;
 use common::jwt::AccessClaims;
+
+use sql::Statements;
 
 /// The revocation list's tables (versions 3001 to 3999).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -86,12 +87,12 @@ pub async fn revoke<'a>(
     company: &str,
     expires_ms: i64,
 ) -> Result<(), StoreError> {
-    dispatch!(h, revoke(jti, company, expires_ms))
+    dispatch!(h, Statements::revoke(jti, company, expires_ms))
 }
 
 /// Whether the access token `jti` is listed as revoked by its id.
 pub async fn is_revoked<'a>(h: impl Into<Handle<'a>>, jti: &str) -> Result<bool, StoreError> {
-    dispatch!(h, is_revoked(jti))
+    dispatch!(h, Statements::is_revoked(jti))
 }
 
 /// Revokes every token of `holder` of `company` issued in its state before `before_ms` (see `Holder`;
@@ -106,7 +107,7 @@ pub async fn revoke_issued_before<'a>(
 ) -> Result<(), StoreError> {
     dispatch!(
         h,
-        revoke_issued_before(
+        Statements::revoke_issued_before(
             company,
             holder.kind(),
             holder.id(),
@@ -122,7 +123,10 @@ pub async fn revoked_before<'a>(
     company: &str,
     holder: Holder<'_>,
 ) -> Result<Option<i64>, StoreError> {
-    dispatch!(h, revoked_before(company, holder.kind(), holder.id()))
+    dispatch!(
+        h,
+        Statements::revoked_before(company, holder.kind(), holder.id())
+    )
 }
 
 /// Whether the access token is revoked: by its id, or with its client or its user.
@@ -130,7 +134,7 @@ pub async fn is_token_revoked<'a>(
     h: impl Into<Handle<'a>>,
     token: &Issued<'_>,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, is_token_revoked(&token_revoked(token)))
+    dispatch!(h, Statements::is_token_revoked(&token_revoked(token)))
 }
 
 /// `is_token_revoked`, from `cache` when it holds the answer for the token's id (a replica reuses an
@@ -171,5 +175,5 @@ pub fn token_revoked<'a>(token: &Issued<'a>) -> Probe<'a> {
 /// Forgets revocations of tokens that have expired by `now_ms`, and entries of holders kept until
 /// before it.
 pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<u64, StoreError> {
-    dispatch!(h, purge_expired(now_ms))
+    dispatch!(h, Statements::purge_expired(now_ms))
 }

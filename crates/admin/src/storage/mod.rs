@@ -1,13 +1,14 @@
 //! The administration service's own tables: the audit log, the shared rate counters and the replica
 //! heartbeats. One public function per operation, on the pool (`&db`) or in a transaction (`&mut tx`),
-//! dispatched to the PostgreSQL or SQLite compilation of `sql.rs`.
+//! running a statement of `sql.rs` on either database.
 
-mod postgres;
-mod sqlite;
+mod sql;
 
 use chrono::{DateTime, Utc};
 use common::db::{Handle, Migrations, StoreError};
 use common::dispatch;
+
+use sql::Statements;
 
 /// Migrations of the administration service's tables (versions 2001 and up).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -43,7 +44,7 @@ pub async fn insert_audit<'a>(
     h: impl Into<Handle<'a>>,
     entry: &AuditEntry,
 ) -> Result<i64, StoreError> {
-    dispatch!(h, insert_audit(entry))
+    dispatch!(h, Statements::insert_audit(entry))
 }
 
 /// Entries of `company`, newest first, with ids strictly below `before`.
@@ -54,7 +55,7 @@ pub async fn list_audit<'a>(
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<AuditEntry>, StoreError> {
-    dispatch!(h, list_audit(company, filter, before, limit))
+    dispatch!(h, Statements::list_audit(company, filter, before, limit))
 }
 
 /// Adds `delta` requests to a shared counter and returns its new total.
@@ -65,7 +66,10 @@ pub async fn add_rate_count<'a>(
     window_start: i64,
     delta: i64,
 ) -> Result<i64, StoreError> {
-    dispatch!(h, add_rate_count(account, window_kind, window_start, delta))
+    dispatch!(
+        h,
+        Statements::add_rate_count(account, window_kind, window_start, delta)
+    )
 }
 
 /// Records that `replica_id` is alive and returns how many replicas were seen since `alive_since_ms`.
@@ -75,7 +79,7 @@ pub async fn heartbeat<'a>(
     now_ms: i64,
     alive_since_ms: i64,
 ) -> Result<i64, StoreError> {
-    dispatch!(h, heartbeat(replica_id, now_ms, alive_since_ms))
+    dispatch!(h, Statements::heartbeat(replica_id, now_ms, alive_since_ms))
 }
 
 /// Deletes counters of windows that are over and heartbeats of replicas long gone.
@@ -87,7 +91,7 @@ pub async fn purge_rate_state<'a>(
 ) -> Result<(), StoreError> {
     dispatch!(
         h,
-        purge_rate_state(seconds_before, days_before, replicas_before_ms)
+        Statements::purge_rate_state(seconds_before, days_before, replicas_before_ms)
     )
 }
 

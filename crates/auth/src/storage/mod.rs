@@ -1,10 +1,12 @@
 //! The token service's own tables (signing keys, codes, refresh tokens, login sessions): one public
-//! function per operation, on the pool (`&db`) or in a transaction (`&mut tx`), dispatched to the
-//! PostgreSQL or SQLite compilation of `sql.rs`. Access tokens are revoked through the revocation crate,
+//! function per operation, on the pool (`&db`) or in a transaction (`&mut tx`), running a statement of
+//! `sql.rs` on either database. Access tokens are revoked through the revocation crate,
 //! which owns that list.
 
 use common::db::{Database, Handle, Migrations, StoreError};
 use common::dispatch;
+
+use sql::Statements;
 
 /// Migrations of the token service's tables (versions 1001 and up).
 pub const MIGRATIONS: Migrations = Migrations {
@@ -84,14 +86,14 @@ pub async fn signing_keys<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Vec<SigningKeyRecord>, StoreError> {
-    dispatch!(h, signing_keys(company))
+    dispatch!(h, Statements::signing_keys(company))
 }
 
 pub async fn insert_signing_key<'a>(
     h: impl Into<Handle<'a>>,
     key: &SigningKeyRecord,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_signing_key(key))
+    dispatch!(h, Statements::insert_signing_key(key))
 }
 
 /// Retires every active key of `company` (of `alg`, or all algorithms).
@@ -101,7 +103,7 @@ pub async fn retire_signing_keys<'a>(
     alg: Option<&str>,
     at_ms: i64,
 ) -> Result<(), StoreError> {
-    dispatch!(h, retire_signing_keys(company, alg, at_ms))
+    dispatch!(h, Statements::retire_signing_keys(company, alg, at_ms))
 }
 
 /// Deletes keys retired before `before_ms`: they are no longer published.
@@ -110,14 +112,17 @@ pub async fn delete_keys_retired_before<'a>(
     company: &str,
     before_ms: i64,
 ) -> Result<u64, StoreError> {
-    dispatch!(h, delete_keys_retired_before(company, before_ms))
+    dispatch!(
+        h,
+        Statements::delete_keys_retired_before(company, before_ms)
+    )
 }
 
 pub async fn insert_code<'a>(
     h: impl Into<Handle<'a>>,
     code: &CodeRecord,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_code(code))
+    dispatch!(h, Statements::insert_code(code))
 }
 
 /// Spends the code if it was issued to `client_id` of `company` and is unspent; a code of another client
@@ -129,7 +134,10 @@ pub async fn use_code<'a>(
     company: &str,
     client_id: &str,
 ) -> Result<CodeUse, StoreError> {
-    dispatch!(h, use_code(code_hash, now_ms, company, client_id))
+    dispatch!(
+        h,
+        Statements::use_code(code_hash, now_ms, company, client_id)
+    )
 }
 
 pub async fn set_code_access_jti<'a>(
@@ -137,7 +145,7 @@ pub async fn set_code_access_jti<'a>(
     code_hash: &str,
     jti: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_code_access_jti(code_hash, jti))
+    dispatch!(h, Statements::set_code_access_jti(code_hash, jti))
 }
 
 /// Records that the spent code was presented again.
@@ -146,7 +154,7 @@ pub async fn mark_code_replayed<'a>(
     code_hash: &str,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    dispatch!(h, mark_code_replayed(code_hash, now_ms))
+    dispatch!(h, Statements::mark_code_replayed(code_hash, now_ms))
 }
 
 /// Whether the code was presented again after its first use.
@@ -154,21 +162,21 @@ pub async fn code_replayed<'a>(
     h: impl Into<Handle<'a>>,
     code_hash: &str,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, code_replayed(code_hash))
+    dispatch!(h, Statements::code_replayed(code_hash))
 }
 
 pub async fn insert_refresh<'a>(
     h: impl Into<Handle<'a>>,
     token: &RefreshRecord,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_refresh(token))
+    dispatch!(h, Statements::insert_refresh(token))
 }
 
 pub async fn get_refresh<'a>(
     h: impl Into<Handle<'a>>,
     token_hash: &str,
 ) -> Result<Option<RefreshRecord>, StoreError> {
-    dispatch!(h, get_refresh(token_hash))
+    dispatch!(h, Statements::get_refresh(token_hash))
 }
 
 /// Marks the token rotated and stores its successor, in one transaction; false, and nothing stored, when
@@ -181,11 +189,11 @@ pub async fn rotate_refresh(
     successor: &RefreshRecord,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin().await?;
-    if !dispatch!(&mut tx, rotate_refresh(token_hash, now_ms))? {
+    if !dispatch!(&mut tx, Statements::rotate_refresh(token_hash, now_ms))? {
         tx.rollback().await?;
         return Ok(false);
     }
-    dispatch!(&mut tx, insert_refresh(successor))?;
+    dispatch!(&mut tx, Statements::insert_refresh(successor))?;
     tx.commit().await?;
     Ok(true)
 }
@@ -197,21 +205,21 @@ pub async fn revoke_user_tokens<'a>(
     user_id: &str,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    dispatch!(h, revoke_user_tokens(company, user_id, now_ms))
+    dispatch!(h, Statements::revoke_user_tokens(company, user_id, now_ms))
 }
 
 pub async fn insert_session<'a>(
     h: impl Into<Handle<'a>>,
     session: &SessionRecord,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_session(session))
+    dispatch!(h, Statements::insert_session(session))
 }
 
 pub async fn get_session<'a>(
     h: impl Into<Handle<'a>>,
     id_hash: &str,
 ) -> Result<Option<SessionRecord>, StoreError> {
-    dispatch!(h, get_session(id_hash))
+    dispatch!(h, Statements::get_session(id_hash))
 }
 
 /// Ends a login session; false when there was none.
@@ -219,13 +227,13 @@ pub async fn delete_session<'a>(
     h: impl Into<Handle<'a>>,
     id_hash: &str,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_session(id_hash))
+    dispatch!(h, Statements::delete_session(id_hash))
 }
 
 /// Deletes expired codes, sessions and refresh tokens (the revocation list purges its own entries:
 /// `revocation::purge_expired`).
 pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<(), StoreError> {
-    dispatch!(h, purge_expired(now_ms))
+    dispatch!(h, Statements::purge_expired(now_ms))
 }
 
 /// Revokes every refresh token of the family and the access tokens still live that were issued with
@@ -238,14 +246,15 @@ pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<
 /// A rotation that comes after the mark finds its token revoked and stores nothing.
 pub async fn revoke_family(db: &Database, family_id: &str, now_ms: i64) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
-    while dispatch!(&mut tx, mark_family_revoked(family_id, now_ms))? > 0 {}
-    let live: Vec<(String, String, i64)> =
-        dispatch!(&mut tx, family_live_access_tokens(family_id, now_ms))?;
+    while dispatch!(&mut tx, Statements::mark_family_revoked(family_id, now_ms))? > 0 {}
+    let live: Vec<(String, String, i64)> = dispatch!(
+        &mut tx,
+        Statements::family_live_access_tokens(family_id, now_ms)
+    )?;
     for (jti, company, expires_ms) in &live {
         revocation::revoke(&mut tx, jti, company, *expires_ms).await?;
     }
     tx.commit().await
 }
 
-mod postgres;
-mod sqlite;
+mod sql;

@@ -25,10 +25,9 @@
 //! A `Delivery` carries a private receipt of the adapter that made it, so only that adapter can settle it.
 
 mod port;
-mod postgres;
 mod queue;
 mod rabbit;
-mod sqlite;
+mod sql;
 mod turns;
 
 use crate::db::Migrations;

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 use super::port::{Bus, BusError, DeadLetter, Delivery, Message, Receipt, Retried, RetryPolicy};
+use super::sql::Statements;
 use super::turns::{Take, Turns, MAX_SHARES};
-use super::{postgres, sqlite};
 use crate::db::{now_millis, Database, Tx};
 use crate::dispatch;
 
@@ -56,12 +56,15 @@ impl DatabaseQueue {
         let until = now + self.lease.as_millis() as i64;
         let lease = rand::random::<i64>();
         let _turn = self.db.write_turn().await?;
-        let shares = dispatch!(&self.db, ready_shares(topic, now, MAX_SHARES))?;
+        let shares = dispatch!(&self.db, Statements::ready_shares(topic, now, MAX_SHARES))?;
         let mut take = Take::new(self.turns.order(topic, shares), max.max(1));
         let mut leased = Vec::new();
         while let Some((share, part)) = take.next() {
             let part = i64::try_from(part).unwrap_or(i64::MAX);
-            let got = dispatch!(&self.db, lease(topic, &share, now, until, lease, part))?;
+            let got = dispatch!(
+                &self.db,
+                Statements::lease(topic, &share, now, until, lease, part)
+            )?;
             take.got(got.len());
             leased.extend(got);
         }
@@ -107,7 +110,7 @@ impl DatabaseQueue {
         let (seq, lease) = Self::leased(&delivery)?;
         let at = now_millis() + wait.as_millis() as i64;
         let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, release(seq, lease, at, uncounted))? {
+        if dispatch!(&self.db, Statements::release(seq, lease, at, uncounted))? {
             Ok(())
         } else {
             Err(Self::lost(&delivery))
@@ -133,7 +136,7 @@ impl Bus for DatabaseQueue {
         if messages.is_empty() {
             return Ok(());
         }
-        dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        dispatch!(&mut *tx, Statements::insert_many(messages, now_millis()))?;
         // Waiting consumers look again; the rows are theirs to see once the transaction commits.
         self.published.notify_waiters();
         Ok(())
@@ -155,7 +158,7 @@ impl Bus for DatabaseQueue {
     async fn ack(&self, delivery: Delivery) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
         let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, remove(seq, lease))? {
+        if dispatch!(&self.db, Statements::remove(seq, lease))? {
             Ok(())
         } else {
             Err(Self::lost(&delivery))
@@ -176,7 +179,7 @@ impl Bus for DatabaseQueue {
         for (lease, messages) in by_lease {
             let seqs: Vec<i64> = messages.iter().map(|(seq, _)| *seq).collect();
             let _turn = self.db.write_turn().await?;
-            let removed = dispatch!(&self.db, remove_many(lease, &seqs))?;
+            let removed = dispatch!(&self.db, Statements::remove_many(lease, &seqs))?;
             if removed < seqs.len() as u64 {
                 // Which one ran out is not told apart: it is delivered again either way.
                 first_error.get_or_insert(BusError::LeaseLost(messages[0].1.clone()));
@@ -190,7 +193,7 @@ impl Bus for DatabaseQueue {
         if delivery.attempt >= self.policy.max_attempts {
             let reason = format!("{reason} (after {} attempts)", delivery.attempt);
             let _turn = self.db.write_turn().await?;
-            return if dispatch!(&self.db, bury(seq, lease, &reason))? {
+            return if dispatch!(&self.db, Statements::bury(seq, lease, &reason))? {
                 Ok(Retried::DeadLettered)
             } else {
                 Err(Self::lost(&delivery))
@@ -205,7 +208,7 @@ impl Bus for DatabaseQueue {
         let (seq, lease) = Self::leased(delivery)?;
         let until = now_millis() + self.lease.as_millis() as i64;
         let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, renew(seq, lease, until))? {
+        if dispatch!(&self.db, Statements::renew(seq, lease, until))? {
             Ok(())
         } else {
             Err(Self::lost(delivery))
@@ -223,7 +226,7 @@ impl Bus for DatabaseQueue {
     async fn dead_letter(&self, delivery: Delivery, reason: &str) -> Result<(), BusError> {
         let (seq, lease) = Self::leased(&delivery)?;
         let _turn = self.db.write_turn().await?;
-        if dispatch!(&self.db, bury(seq, lease, reason))? {
+        if dispatch!(&self.db, Statements::bury(seq, lease, reason))? {
             Ok(())
         } else {
             Err(Self::lost(&delivery))
@@ -231,21 +234,21 @@ impl Bus for DatabaseQueue {
     }
 
     async fn dead_letters(&self, topic: &str, limit: i64) -> Result<Vec<DeadLetter>, BusError> {
-        Ok(dispatch!(&self.db, dead_letters(topic, limit))?)
+        Ok(dispatch!(&self.db, Statements::dead_letters(topic, limit))?)
     }
 
     async fn dead_letter_count(&self, topic: &str) -> Result<u64, BusError> {
-        Ok(dispatch!(&self.db, count_dead(topic))?)
+        Ok(dispatch!(&self.db, Statements::count_dead(topic))?)
     }
 
     async fn waiting(&self, topic: &str) -> Result<Vec<(String, u64)>, BusError> {
-        Ok(dispatch!(&self.db, count_waiting(topic))?)
+        Ok(dispatch!(&self.db, Statements::count_waiting(topic))?)
     }
 
     async fn replay_dead(&self, topic: &str, limit: u64) -> Result<u64, BusError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let _turn = self.db.write_turn().await?;
-        let revived = dispatch!(&self.db, revive(topic, limit, now_millis()))?;
+        let revived = dispatch!(&self.db, Statements::revive(topic, limit, now_millis()))?;
         self.published.notify_waiters();
         Ok(revived)
     }
@@ -288,9 +291,9 @@ mod tests {
         let Database::Sqlite(pool, ..) = &db else {
             unreachable!("a SQLite URL")
         };
-        let lease = sqlite::lease_statement().replace("$6", "'share'");
+        let lease = crate::bus::sql::lease_statement::<sqlx::Sqlite>().replace("$6", "'share'");
         let lease = plan(pool, &lease, &[0, 0, 0, 100]).await;
-        let shares = plan(pool, sqlite::shares_statement(), &[0, 100]).await;
+        let shares = plan(pool, crate::bus::sql::shares_statement(), &[0, 100]).await;
         db.close().await;
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));

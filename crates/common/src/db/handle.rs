@@ -148,17 +148,28 @@ impl<T> Settled for Result<T, StoreError> {
     }
 }
 
-/// Runs `f(args..)` of the calling module's `postgres` or `sqlite` submodule (the two compilations of
-/// its SQL file) on the connection of `handle`, which is anything `Into<Handle>`: `&db` or `&mut tx`.
-/// The dialect function receives the connection first.
+/// Runs a store's statement on the connection of `handle`, which is anything `Into<Handle>`: `&db` or
+/// `&mut tx`. `dispatch!(h, Statements::f(args..))` calls `Statements::<sqlx::Postgres>::f` or
+/// `Statements::<sqlx::Sqlite>::f` (see `Dialect`) with the connection first; a store whose statements
+/// differ by database names a function for each: `dispatch!(h, events_pg::read | events_sqlite::read(args..))`.
 #[macro_export]
 macro_rules! dispatch {
-    ($handle:expr, $f:ident ( $($arg:expr),* $(,)? )) => {{
+    ($handle:expr, $statements:ident :: $f:ident ( $($arg:expr),* $(,)? )) => {{
         let handle: $crate::db::Handle<'_> = ::core::convert::Into::into($handle);
         let mut conn = handle.conn().await?;
         let result = match conn.exec() {
-            $crate::db::Exec::Postgres(c) => postgres::$f(c, $($arg),*).await,
-            $crate::db::Exec::Sqlite(c) => sqlite::$f(c, $($arg),*).await,
+            $crate::db::Exec::Postgres(c) => $statements::<::sqlx::Postgres>::$f(c, $($arg),*).await,
+            $crate::db::Exec::Sqlite(c) => $statements::<::sqlx::Sqlite>::$f(c, $($arg),*).await,
+        };
+        conn.finish($crate::db::Settled::connection_sound(&result));
+        result
+    }};
+    ($handle:expr, $pg:ident :: $pg_f:ident | $lite:ident :: $lite_f:ident ( $($arg:expr),* $(,)? )) => {{
+        let handle: $crate::db::Handle<'_> = ::core::convert::Into::into($handle);
+        let mut conn = handle.conn().await?;
+        let result = match conn.exec() {
+            $crate::db::Exec::Postgres(c) => $pg::$pg_f(c, $($arg),*).await,
+            $crate::db::Exec::Sqlite(c) => $lite::$lite_f(c, $($arg),*).await,
         };
         conn.finish($crate::db::Settled::connection_sound(&result));
         result

@@ -1,7 +1,7 @@
 //! The relational-store port. `DATABASE_URL` picks the adapter: `postgres://` for PostgreSQL (production),
 //! `sqlite://` for SQLite files under the data directory (embedded default). Stores that sit on it write
-//! their queries once, in a `sql.rs` that their `postgres.rs` and `sqlite.rs` compile as modules;
-//! placeholders are `$1`, `$2`, ... which both PostgreSQL and SQLite understand.
+//! their statements once, generic over the `Dialect` they run on; placeholders are `$1`, `$2`, ... which
+//! both PostgreSQL and SQLite understand.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -11,9 +11,11 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
+mod dialect;
 mod handle;
 mod sqlite_reads;
 mod statement_pool;
+pub use dialect::{Binds, Dialect, Reads};
 pub use handle::{Conn, Exec, Handle, Settled, Tx};
 pub use sqlite_reads::SqliteReaders;
 pub use statement_pool::{Leased, StatementPool};

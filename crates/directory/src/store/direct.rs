@@ -6,7 +6,7 @@ use common::db::{Probe, ProbeArgument};
 use rusqlite::{Connection, OptionalExtension, ToSql};
 
 use super::rows::{UserPermissionsRow, UserRow};
-use super::sqlite::{get_user_sql, user_with_permissions_sql};
+use super::sql::{get_user_sql, user_with_permissions_sql};
 use crate::model::User;
 
 pub(super) fn get_user(

@@ -1,15 +1,16 @@
-//! The directory's storage: one public function per operation, dispatched to the PostgreSQL or SQLite
-//! compilation of `sql.rs` (see `postgres.rs` and `sqlite.rs`).
+//! The directory's storage: one public function per operation, running a statement of `sql.rs` on either
+//! database.
 
 mod arguments;
 mod direct;
-mod postgres;
 mod rows;
-mod sqlite;
+mod sql;
 
 use chrono::{DateTime, Utc};
 use common::db::{Handle, Probe, StoreError, Tx};
 use common::dispatch;
+
+use sql::Statements;
 
 use crate::model::*;
 
@@ -19,7 +20,7 @@ pub async fn get_company<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
 ) -> Result<Option<Company>, StoreError> {
-    dispatch!(h, get_company(id))
+    dispatch!(h, Statements::get_company(id))
 }
 
 /// Inserts the company unless it exists; returns whether it was created.
@@ -27,7 +28,7 @@ pub async fn ensure_company<'a>(
     h: impl Into<Handle<'a>>,
     company: &Company,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, ensure_company(company))
+    dispatch!(h, Statements::ensure_company(company))
 }
 
 pub async fn get_role<'a>(
@@ -35,16 +36,16 @@ pub async fn get_role<'a>(
     company: &str,
     name: &str,
 ) -> Result<Option<Role>, StoreError> {
-    dispatch!(h, get_role(company, name))
+    dispatch!(h, Statements::get_role(company, name))
 }
 
 pub async fn insert_role<'a>(h: impl Into<Handle<'a>>, role: &Role) -> Result<(), StoreError> {
-    dispatch!(h, insert_role(role))
+    dispatch!(h, Statements::insert_role(role))
 }
 
 /// Replaces the role if its stored version is `role.version - 1`; otherwise `Stale`.
 pub async fn update_role<'a>(h: impl Into<Handle<'a>>, role: &Role) -> Result<(), StoreError> {
-    dispatch!(h, update_role(role))
+    dispatch!(h, Statements::update_role(role))
 }
 
 /// Deletes the role if its stored version is `version`; false when it is missing or changed. A role
@@ -55,7 +56,10 @@ pub async fn delete_role_if_version<'a>(
     name: &str,
     version: i64,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_role_if_version(company, name, version))
+    dispatch!(
+        h,
+        Statements::delete_role_if_version(company, name, version)
+    )
 }
 
 /// Roles ordered by name, strictly after `after`, that pass `filter`.
@@ -66,7 +70,7 @@ pub async fn list_roles<'a>(
     after: Option<&str>,
     limit: i64,
 ) -> Result<Vec<Role>, StoreError> {
-    dispatch!(h, list_roles(company, filter, after, limit))
+    dispatch!(h, Statements::list_roles(company, filter, after, limit))
 }
 
 /// The permissions of the named roles of `company` (unknown names grant nothing).
@@ -75,7 +79,7 @@ pub async fn permissions_of_roles<'a>(
     company: &str,
     roles: &[&str],
 ) -> Result<Vec<String>, StoreError> {
-    dispatch!(h, permissions_of_roles(company, roles))
+    dispatch!(h, Statements::permissions_of_roles(company, roles))
 }
 
 pub async fn get_user<'a>(
@@ -87,7 +91,7 @@ pub async fn get_user<'a>(
     if let Some(found) = h.read_now(|c| direct::get_user(c, company, username)) {
         return Ok(found);
     }
-    dispatch!(h, get_user(company, username))
+    dispatch!(h, Statements::get_user(company, username))
 }
 
 pub async fn get_user_by_id<'a>(
@@ -95,7 +99,7 @@ pub async fn get_user_by_id<'a>(
     company: &str,
     id: &str,
 ) -> Result<Option<User>, StoreError> {
-    dispatch!(h, get_user_by_id(company, id))
+    dispatch!(h, Statements::get_user_by_id(company, id))
 }
 
 /// The user and the permissions its roles grant, read together; with a `probe` of another owner's table
@@ -110,18 +114,18 @@ pub async fn get_user_with_permissions<'a>(
     if let Some(found) = h.read_now(|c| direct::get_user_with_permissions(c, company, id, probe)) {
         return Ok(found);
     }
-    dispatch!(h, get_user_with_permissions(company, id, probe))
+    dispatch!(h, Statements::get_user_with_permissions(company, id, probe))
 }
 
 /// Inserts the user with its roles (a role that does not exist is `NotFound`).
 pub async fn insert_user(tx: &mut Tx, user: &User) -> Result<(), StoreError> {
-    dispatch!(tx, insert_user(user))
+    dispatch!(tx, Statements::insert_user(user))
 }
 
 /// Replaces the profile and roles (everything but the password and login facts) if the stored version
 /// is `user.version - 1`; otherwise `Stale`.
 pub async fn update_user(tx: &mut Tx, user: &User) -> Result<(), StoreError> {
-    dispatch!(tx, update_user(user))
+    dispatch!(tx, Statements::update_user(user))
 }
 
 /// Deletes the user if its stored version is `version`; false when it is missing or changed.
@@ -131,7 +135,10 @@ pub async fn delete_user_if_version<'a>(
     username: &str,
     version: i64,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_user_if_version(company, username, version))
+    dispatch!(
+        h,
+        Statements::delete_user_if_version(company, username, version)
+    )
 }
 
 /// Users ordered by username, strictly after `after`.
@@ -142,7 +149,7 @@ pub async fn list_users<'a>(
     after: Option<&str>,
     limit: i64,
 ) -> Result<Vec<User>, StoreError> {
-    dispatch!(h, list_users(company, filter, after, limit))
+    dispatch!(h, Statements::list_users(company, filter, after, limit))
 }
 
 /// Sets the password hash. Sessions, codes and refresh tokens authenticated before `at` become void,
@@ -154,7 +161,7 @@ pub async fn set_password<'a>(
     hash: &str,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_password(company, user_id, hash, at))
+    dispatch!(h, Statements::set_password(company, user_id, hash, at))
 }
 
 /// Reserves one login attempt before its password is checked: counts it as a failure at once and
@@ -167,7 +174,10 @@ pub async fn reserve_login_attempt<'a>(
     user_id: &str,
     policy: LoginPolicy,
 ) -> Result<Option<i64>, StoreError> {
-    dispatch!(h, reserve_login_attempt(company, user_id, policy))
+    dispatch!(
+        h,
+        Statements::reserve_login_attempt(company, user_id, policy)
+    )
 }
 
 /// Records a successful login (last_login, login_count + 1). The failure count and the lock are
@@ -180,7 +190,10 @@ pub async fn record_login_success<'a>(
     at: DateTime<Utc>,
     reserved: i64,
 ) -> Result<(), StoreError> {
-    dispatch!(h, record_login_success(company, user_id, at, reserved))
+    dispatch!(
+        h,
+        Statements::record_login_success(company, user_id, at, reserved)
+    )
 }
 
 pub async fn get_client<'a>(
@@ -188,14 +201,14 @@ pub async fn get_client<'a>(
     company: &str,
     client_id: &str,
 ) -> Result<Option<OAuthClient>, StoreError> {
-    dispatch!(h, get_client(company, client_id))
+    dispatch!(h, Statements::get_client(company, client_id))
 }
 
 pub async fn insert_client<'a>(
     h: impl Into<Handle<'a>>,
     client: &OAuthClient,
 ) -> Result<(), StoreError> {
-    dispatch!(h, insert_client(client))
+    dispatch!(h, Statements::insert_client(client))
 }
 
 /// Replaces the client settings (not the secret) if the stored version is `client.version - 1`.
@@ -203,7 +216,7 @@ pub async fn update_client<'a>(
     h: impl Into<Handle<'a>>,
     client: &OAuthClient,
 ) -> Result<(), StoreError> {
-    dispatch!(h, update_client(client))
+    dispatch!(h, Statements::update_client(client))
 }
 
 /// Replaces the secret hash and bumps the version whatever the stored version is (the operator's
@@ -216,7 +229,10 @@ pub async fn set_client_secret<'a>(
     secret_hash: &str,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    dispatch!(h, set_client_secret(company, client_id, secret_hash, at))
+    dispatch!(
+        h,
+        Statements::set_client_secret(company, client_id, secret_hash, at)
+    )
 }
 
 /// Replaces the secret hash and bumps the version if the stored version is `version` (the one the caller
@@ -232,7 +248,7 @@ pub async fn set_client_secret_if_version<'a>(
 ) -> Result<(), StoreError> {
     dispatch!(
         h,
-        set_client_secret_if_version(company, client_id, version, secret_hash, at)
+        Statements::set_client_secret_if_version(company, client_id, version, secret_hash, at)
     )
 }
 
@@ -243,7 +259,10 @@ pub async fn delete_client_if_version<'a>(
     client_id: &str,
     version: i64,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_client_if_version(company, client_id, version))
+    dispatch!(
+        h,
+        Statements::delete_client_if_version(company, client_id, version)
+    )
 }
 
 /// Clients ordered by id, strictly after `after`.
@@ -253,5 +272,5 @@ pub async fn list_clients<'a>(
     after: Option<&str>,
     limit: i64,
 ) -> Result<Vec<OAuthClient>, StoreError> {
-    dispatch!(h, list_clients(company, after, limit))
+    dispatch!(h, Statements::list_clients(company, after, limit))
 }

@@ -5,13 +5,13 @@
 mod events_pg;
 mod events_query;
 mod events_sqlite;
-mod postgres;
-mod sqlite;
+mod projects_sql;
 
 use std::collections::HashSet;
 
 use common::db::{Database, Handle, Migrations, StoreError, Tx};
 use common::dispatch;
+use projects_sql::Statements;
 
 pub use events_pg::{copy_data, Partitions, COPY};
 pub use events_query::{EventQuery, Fresh, Written};
@@ -91,18 +91,18 @@ fn spread(events: &[&NewEvent], missing: &HashSet<String>, fresh: &mut Fresh) ->
 /// A page of events. On PostgreSQL it runs on the statement pool, which closes a connection whose read
 /// was cut off midway (the request gone), so that the server ends the read rather than finish it.
 pub async fn events(db: &Database, query: &EventQuery<'_>) -> Result<Vec<StoredEvent>, StoreError> {
-    dispatch!(db, read_events(query))
+    dispatch!(db, events_pg::read | events_sqlite::read(query))
 }
 
 pub async fn insert_project<'a>(h: impl Into<Handle<'a>>, p: &Project) -> Result<(), StoreError> {
-    dispatch!(h, insert_project(p))
+    dispatch!(h, Statements::insert_project(p))
 }
 
 pub async fn project<'a>(
     h: impl Into<Handle<'a>>,
     app_key: &str,
 ) -> Result<Option<Project>, StoreError> {
-    dispatch!(h, project(app_key))
+    dispatch!(h, Statements::project(app_key))
 }
 
 pub async fn project_named<'a>(
@@ -110,25 +110,25 @@ pub async fn project_named<'a>(
     company: &str,
     name: &str,
 ) -> Result<Option<Project>, StoreError> {
-    dispatch!(h, project_named(company, name))
+    dispatch!(h, Statements::project_named(company, name))
 }
 
 pub async fn projects<'a>(
     h: impl Into<Handle<'a>>,
     company: &str,
 ) -> Result<Vec<Project>, StoreError> {
-    dispatch!(h, projects(company))
+    dispatch!(h, Statements::projects(company))
 }
 
 pub async fn update_project<'a>(h: impl Into<Handle<'a>>, p: &Project) -> Result<bool, StoreError> {
-    dispatch!(h, update_project(p))
+    dispatch!(h, Statements::update_project(p))
 }
 
 pub async fn delete_project<'a>(
     h: impl Into<Handle<'a>>,
     app_key: &str,
 ) -> Result<bool, StoreError> {
-    dispatch!(h, delete_project(app_key))
+    dispatch!(h, Statements::delete_project(app_key))
 }
 
 /// Forgets the insert ids seen before `before_ms`.
@@ -136,11 +136,13 @@ pub async fn forget_insert_ids(db: &Database, before_ms: i64) -> Result<u64, Sto
     match db {
         Database::Postgres(pool, _) => {
             let before = chrono::DateTime::from_timestamp_millis(before_ms).unwrap_or_default();
-            postgres::forget_insert_ids(&mut *pool.acquire().await?, before).await
+            Statements::<sqlx::Postgres>::forget_insert_ids(&mut *pool.acquire().await?, before)
+                .await
         }
         Database::Sqlite(pool, ..) => {
             let _turn = db.write_turn().await?;
-            sqlite::forget_insert_ids(&mut *pool.acquire().await?, before_ms).await
+            Statements::<sqlx::Sqlite>::forget_insert_ids(&mut *pool.acquire().await?, before_ms)
+                .await
         }
     }
 }

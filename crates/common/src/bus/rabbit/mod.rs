@@ -51,8 +51,8 @@ use tokio::task::JoinHandle;
 use super::port::{
     Bus, BusError, DeadLetter, Delivery, Message, Receipt as AnyReceipt, Retried, RetryPolicy,
 };
+use super::sql::Statements;
 use super::turns::Turns;
-use super::{postgres, sqlite};
 use crate::db::{now_millis, Database, Tx};
 use crate::dispatch;
 use link::Link;
@@ -360,7 +360,7 @@ impl Bus for RabbitBus {
         for message in messages {
             codec::check_topic(&message.topic)?;
         }
-        dispatch!(&mut *tx, insert_many(messages, now_millis()))?;
+        dispatch!(&mut *tx, Statements::insert_many(messages, now_millis()))?;
         // The relay looks for the rows soon; they are there to see once the transaction commits.
         self.inner.published.notify_waiters();
         Ok(())
@@ -475,7 +475,7 @@ impl Bus for RabbitBus {
     }
 
     async fn waiting(&self, topic: &str) -> Result<Vec<(String, u64)>, BusError> {
-        Ok(dispatch!(&self.inner.db, count_waiting(topic))?)
+        Ok(dispatch!(&self.inner.db, Statements::count_waiting(topic))?)
     }
 
     /// Each dead letter is published to the topic's queue as a fresh copy, confirmed, and only then

@@ -9,8 +9,8 @@
 use sqlx::{Connection, PgConnection, SqlitePool};
 
 use crate::bus::port::Message;
+use crate::bus::sql::Statements;
 use crate::bus::turns::MAX_SHARES;
-use crate::bus::{postgres, sqlite};
 use crate::db::{now_millis, Database, StoreError};
 
 /// The advisory lock key of the relay ("bus_rela" in ASCII). Advisory locks are per database, so
@@ -47,8 +47,10 @@ impl Outbox {
     /// The topics with committed messages to relay.
     pub(super) async fn topics(&mut self) -> Result<Vec<String>, StoreError> {
         match self {
-            Outbox::Postgres(conn) => postgres::pending_topics(conn).await,
-            Outbox::Sqlite(pool) => sqlite::pending_topics(&mut *pool.acquire().await?).await,
+            Outbox::Postgres(conn) => Statements::<sqlx::Postgres>::pending_topics(conn).await,
+            Outbox::Sqlite(pool) => {
+                Statements::<sqlx::Sqlite>::pending_topics(&mut *pool.acquire().await?).await
+            }
         }
     }
 
@@ -56,9 +58,17 @@ impl Outbox {
     pub(super) async fn shares(&mut self, topic: &str) -> Result<Vec<String>, StoreError> {
         let (now, most) = (now_millis(), MAX_SHARES);
         match self {
-            Outbox::Postgres(conn) => postgres::ready_shares(conn, topic, now, most).await,
+            Outbox::Postgres(conn) => {
+                Statements::<sqlx::Postgres>::ready_shares(conn, topic, now, most).await
+            }
             Outbox::Sqlite(pool) => {
-                sqlite::ready_shares(&mut *pool.acquire().await?, topic, now, most).await
+                Statements::<sqlx::Sqlite>::ready_shares(
+                    &mut *pool.acquire().await?,
+                    topic,
+                    now,
+                    most,
+                )
+                .await
             }
         }
     }
@@ -72,9 +82,17 @@ impl Outbox {
         limit: i64,
     ) -> Result<Vec<(i64, Message)>, StoreError> {
         match self {
-            Outbox::Postgres(conn) => postgres::pending(conn, topic, share, limit).await,
+            Outbox::Postgres(conn) => {
+                Statements::<sqlx::Postgres>::pending(conn, topic, share, limit).await
+            }
             Outbox::Sqlite(pool) => {
-                sqlite::pending(&mut *pool.acquire().await?, topic, share, limit).await
+                Statements::<sqlx::Sqlite>::pending(
+                    &mut *pool.acquire().await?,
+                    topic,
+                    share,
+                    limit,
+                )
+                .await
             }
         }
     }
@@ -82,8 +100,10 @@ impl Outbox {
     /// Removes the rows the broker confirmed.
     pub(super) async fn relayed(&mut self, seqs: &[i64]) -> Result<(), StoreError> {
         match self {
-            Outbox::Postgres(conn) => postgres::relayed(conn, seqs).await,
-            Outbox::Sqlite(pool) => sqlite::relayed(&mut *pool.acquire().await?, seqs).await,
+            Outbox::Postgres(conn) => Statements::<sqlx::Postgres>::relayed(conn, seqs).await,
+            Outbox::Sqlite(pool) => {
+                Statements::<sqlx::Sqlite>::relayed(&mut *pool.acquire().await?, seqs).await
+            }
         }
     }
 
