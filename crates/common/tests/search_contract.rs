@@ -961,6 +961,43 @@ async fn the_embedded_index_keeps_its_calls_across_reopening() {
     );
 }
 
+/// Replicas connect to the index one after another and at once: none leaves the server a failed task
+/// (a creation refused because the index exists, which Meilisearch logs as an error), and all are ready.
+#[tokio::test]
+async fn meilisearch_index_is_created_once_however_many_connect() {
+    let server = MeiliServer::start().await;
+    MeiliIndex::connect(&server.url, Some(MASTER_KEY), "calls")
+        .await
+        .expect("creates the index");
+    let replicas = (0..4).map(|_| MeiliIndex::connect(&server.url, Some(MASTER_KEY), "calls"));
+    for replica in futures_util::future::join_all(replicas).await {
+        replica.expect("finds the index in place");
+    }
+    let tasks: serde_json::Value = reqwest::Client::new()
+        .get(format!(
+            "{}/tasks?types=indexCreation&indexUids=calls",
+            server.url
+        ))
+        .bearer_auth(MASTER_KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let statuses: Vec<&str> = tasks["results"]
+        .as_array()
+        .expect("a list of tasks")
+        .iter()
+        .map(|task| task["status"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        statuses,
+        ["succeeded"],
+        "one creation, none failed: {tasks}"
+    );
+}
+
 #[tokio::test]
 async fn meilisearch_failures_are_backend_errors() {
     let server = MeiliServer::start().await;

@@ -93,7 +93,9 @@ struct Retrieved {
 impl MeiliIndex {
     /// Connects to the server at `url` and makes index `index_uid` ready: created when missing (primary
     /// key `id`), its settings (searchable, filterable and sortable attributes, `MAX_REACHABLE`) applied.
-    /// Settings that are already in place cost the server nothing.
+    /// Settings that are already in place cost the server nothing. An index that is there is not asked
+    /// for again: replicas starting beside each other would leave the server a failed task each
+    /// (`index_already_exists`, logged as an error); two that still race to create it both go on.
     pub async fn connect(
         url: &str,
         api_key: Option<&str>,
@@ -105,16 +107,26 @@ impl MeiliIndex {
             client,
             task_timeout: DEFAULT_TASK_TIMEOUT,
         };
-        match meili
-            .finish(meili.client.create_index(index_uid, Some("id")).await)
-            .await
-        {
-            Ok(())
-            | Err(TaskError::Failed(MeilisearchError {
-                error_code: ErrorCode::IndexAlreadyExists,
+        let exists = match meili.client.get_raw_index(index_uid).await {
+            Ok(_) => true,
+            Err(MeiliError::Meilisearch(MeilisearchError {
+                error_code: ErrorCode::IndexNotFound,
                 ..
-            })) => {}
-            Err(e) => return Err(e.into()),
+            })) => false,
+            Err(e) => return Err(meili_error(e)),
+        };
+        if !exists {
+            match meili
+                .finish(meili.client.create_index(index_uid, Some("id")).await)
+                .await
+            {
+                Ok(())
+                | Err(TaskError::Failed(MeilisearchError {
+                    error_code: ErrorCode::IndexAlreadyExists,
+                    ..
+                })) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         meili
             .finish(meili.index.set_settings(&settings()).await)
