@@ -23,7 +23,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use common::jwt::Authenticated;
 use common::{ApiError, ErrorCode};
-use directory::{permissions, User};
+use directory::{permissions, User, UserAccess};
 
 use crate::rate_limit::{Decision, Exceeded};
 use crate::state::{AdminState, CallerRecord};
@@ -194,7 +194,12 @@ async fn load_caller(
     let read =
         directory::get_user_with_permissions(&state.db, &claims.company, &claims.sub, Some(&probe))
             .await?;
-    let Some((user, permissions, revoked)) = read else {
+    let Some(UserAccess {
+        user,
+        permissions,
+        probe: revoked,
+    }) = read
+    else {
         // No account: the token is refused as one whose account is gone, revoked or not.
         return Ok((false, None));
     };

@@ -7,16 +7,15 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::sql::Statements;
-use super::{CallMetadata, CallRow};
+use super::{CallMetadata, MetadataField};
 
-/// The call with its pending metadata change (`None` when its stored transcript is up to date); inside a
-/// transaction, locked until it ends.
+/// The call with its pending metadata change (`pending` is `None` when its stored transcript is up to
+/// date); inside a transaction, locked until it ends.
 pub async fn get_call_metadata<'a>(
     h: impl Into<Handle<'a>>,
     id: &str,
-) -> Result<Option<(CallRow, Option<String>)>, StoreError> {
-    let found = get_calls_metadata(h, &[id]).await?;
-    Ok(found.into_iter().next().map(|c| (c.row, c.pending)))
+) -> Result<Option<CallMetadata>, StoreError> {
+    Ok(get_calls_metadata(h, &[id]).await?.into_iter().next())
 }
 
 /// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds
@@ -38,15 +37,15 @@ pub async fn metadata<'a>(
     Ok(calls_metadata(h, &[call])
         .await?
         .into_iter()
-        .map(|(_, field, value)| (field, value))
+        .map(|f| (f.field, f.value))
         .collect())
 }
 
-/// The configured fields of the calls, `(call, field, value)`, by call and field.
+/// The configured fields of the calls, by call and field.
 pub async fn calls_metadata<'a>(
     h: impl Into<Handle<'a>>,
     calls: &[&str],
-) -> Result<Vec<(String, String, String)>, StoreError> {
+) -> Result<Vec<MetadataField>, StoreError> {
     if calls.is_empty() {
         return Ok(Vec::new());
     }

@@ -22,9 +22,9 @@ where
     for<'q> Option<&'q str>: Binds<'q, D>,
     for<'q> &'q str: Binds<'q, D>,
     for<'q> String: Binds<'q, D>,
-    (String, String, String): Reads<D>,
     (String,): Reads<D>,
     CallMetadata: Reads<D>,
+    MetadataField: Reads<D>,
 {
     pub(crate) async fn set_call_metadata(
         c: &mut D::Connection,
@@ -47,7 +47,7 @@ where
     pub(crate) async fn calls_metadata(
         c: &mut D::Connection,
         calls: &[&str],
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
+    ) -> Result<Vec<MetadataField>, StoreError> {
         Self::select_in(c, calls, |list| {
             format!(
                 "SELECT call_id, field, value FROM analytics_call_metadata WHERE call_id IN ({list}) \

@@ -5,7 +5,7 @@
 use common::db::{Handle, StoreError};
 use common::dispatch;
 
-use super::rows::{Outcome, RequestRow};
+use super::rows::{Outcome, RequestKeys, RequestRow};
 use super::sql::Statements;
 
 /// The states of a request.
@@ -77,7 +77,7 @@ pub async fn request_keys<'a>(
     organization: &str,
     folder: &str,
     limit: i64,
-) -> Result<Vec<(String, String, String)>, StoreError> {
+) -> Result<Vec<RequestKeys>, StoreError> {
     dispatch!(
         h,
         Statements::request_keys(company, organization, folder, limit)

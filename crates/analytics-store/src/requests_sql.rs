@@ -2,7 +2,7 @@
 
 use common::db::{Binds, Dialect, Reads, StoreError};
 
-use crate::rows::{Outcome, RequestRow};
+use crate::rows::{Outcome, RequestKeys, RequestRow};
 use crate::sql::Statements;
 
 const COLUMNS: &str =
@@ -20,7 +20,7 @@ where
     for<'q> &'q str: Binds<'q, D>,
     for<'q> String: Binds<'q, D>,
     (i64,): Reads<D>,
-    (String, String, String): Reads<D>,
+    RequestKeys: Reads<D>,
     RequestRow: Reads<D>,
 {
     pub(crate) async fn insert_request(
@@ -137,8 +137,8 @@ where
         organization: &str,
         folder: &str,
         limit: i64,
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
-        Ok(sqlx::query_as::<D, (String, String, String)>(
+    ) -> Result<Vec<RequestKeys>, StoreError> {
+        Ok(sqlx::query_as::<D, RequestKeys>(
             "SELECT id, audio_key, result_key FROM analytics_requests \
              WHERE company = $1 AND ($2 = '' OR organization = $2) AND ($3 = '' OR folder = $3) \
              ORDER BY id LIMIT $4",

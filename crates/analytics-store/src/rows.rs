@@ -290,3 +290,28 @@ pub struct CategoryDayRow {
     #[sqlx(flatten)]
     pub sums: CategoryDayDelta,
 }
+
+/// A configured metadata field of a call, as `calls_metadata` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct MetadataField {
+    pub call_id: String,
+    pub field: String,
+    pub value: String,
+}
+
+/// What a transcription request leaves in the object store, by the request's id (`request_keys`); an
+/// empty key when there is none.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RequestKeys {
+    pub id: String,
+    pub audio_key: String,
+    pub result_key: String,
+}
+
+/// A packed category rollup row of one agent's day in a folder (scorecards.rs), as the statistics read it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ScorecardDayRow {
+    pub day: String,
+    pub agent_id: String,
+    pub sums: Vec<u8>,
+}

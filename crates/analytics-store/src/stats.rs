@@ -8,7 +8,7 @@ use common::db::{Database, Handle, StoreError};
 use common::dispatch;
 
 use super::rollups::CategoryDayDelta;
-use super::rows::{AgentDayRow, CategoryDayRow};
+use super::rows::{AgentDayRow, CategoryDayRow, ScorecardDayRow};
 use super::scorecards;
 use super::sql::Statements;
 use scoring::figures::daterange::Plan;
@@ -65,7 +65,7 @@ async fn category_days<'a>(
     app: &str,
     from: &str,
     to: &str,
-) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
+) -> Result<Vec<ScorecardDayRow>, StoreError> {
     let (company, organization, folder) = (scope.company, scope.organization, scope.folder());
     dispatch!(
         h,
@@ -133,11 +133,11 @@ pub async fn scorecards(
     let mut cards = Vec::new();
     let mut paths = scorecards::Paths::default();
     if let Some((from, to)) = &plan.whole {
-        for (day, agent_id, value) in category_days(db, scope, app, from, to).await? {
-            let categories = scorecards::read(&value, &mut paths)?;
+        for row in category_days(db, scope, app, from, to).await? {
+            let categories = scorecards::read(&row.sums, &mut paths)?;
             cards.push(AgentScorecard {
-                day,
-                agent_id,
+                day: row.day,
+                agent_id: row.agent_id,
                 categories,
             });
         }

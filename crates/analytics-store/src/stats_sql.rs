@@ -5,7 +5,7 @@
 
 use common::db::{Binds, Dialect, Reads, StoreError};
 
-use crate::rows::{AgentDayRow, CategoryDayRow};
+use crate::rows::{AgentDayRow, CategoryDayRow, ScorecardDayRow};
 use crate::sql::Statements;
 
 const AGENT_SUMS: &str = "CAST(SUM(calls) AS BIGINT) AS calls, \
@@ -36,9 +36,9 @@ where
     for<'c> &'c mut D::Connection: sqlx::Executor<'c, Database = D>,
     for<'q> D::Arguments<'q>: sqlx::IntoArguments<'q, D>,
     for<'q> &'q str: Binds<'q, D>,
-    (String, String, Vec<u8>): Reads<D>,
     AgentDayRow: Reads<D>,
     CategoryDayRow: Reads<D>,
+    ScorecardDayRow: Reads<D>,
 {
     pub(crate) async fn agent_days(
         c: &mut D::Connection,
@@ -116,7 +116,7 @@ where
         app: &str,
         from: &str,
         to: &str,
-    ) -> Result<Vec<(String, String, Vec<u8>)>, StoreError> {
+    ) -> Result<Vec<ScorecardDayRow>, StoreError> {
         let sql = if folder.is_empty() {
             "SELECT day, agent_id, sums FROM analytics_daily_scorecards \
              WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
@@ -126,7 +126,7 @@ where
              WHERE company = $1 AND organization = $2 AND app = $3 AND day >= $4 AND day <= $5 \
              AND folder = $6 ORDER BY day, agent_id"
         };
-        let query = sqlx::query_as::<D, (String, String, Vec<u8>)>(sql)
+        let query = sqlx::query_as::<D, ScorecardDayRow>(sql)
             .bind(company)
             .bind(organization)
             .bind(app)

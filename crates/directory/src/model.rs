@@ -59,6 +59,16 @@ pub struct DataAccess {
 pub const STATUS_ACTIVE: &str = "ACTIVE";
 pub const STATUS_INACTIVE: &str = "INACTIVE";
 
+/// A user with what its roles grant, read together (`get_user_with_permissions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserAccess {
+    pub user: User,
+    /// Each permission once, in the order of the user's roles.
+    pub permissions: Vec<String>,
+    /// The value of the probe read in the same statement (false without one).
+    pub probe: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct User {
     pub id: String,

@@ -946,7 +946,7 @@ async fn transactions_keep_everything_or_nothing(backend: Backend) {
             .await
             .unwrap()
             .unwrap()
-            .1,
+            .permissions,
         strings(&[permissions::VIEW_AUDIT_LOG])
     );
 }
@@ -1046,11 +1046,12 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
     other.id = format!("{}-globex", user.id);
     add_user(db, &other).await;
 
-    let (read, granted, _) = directory::get_user_with_permissions(db, "acme", &user.id, None)
+    let access = directory::get_user_with_permissions(db, "acme", &user.id, None)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(read, user);
+    assert_eq!(access.user, user);
+    let granted = access.permissions;
     assert_eq!(
         granted.len(),
         3,
@@ -1065,11 +1066,14 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
         ])),
         "not Setter's, which the user does not hold, nor globex's Lead"
     );
-    let (_, granted, _) = directory::get_user_with_permissions(db, "globex", &other.id, None)
+    let other_access = directory::get_user_with_permissions(db, "globex", &other.id, None)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(granted, strings(&[permissions::MANAGE_CLIENTS]));
+    assert_eq!(
+        other_access.permissions,
+        strings(&[permissions::MANAGE_CLIENTS])
+    );
     assert!(
         directory::get_user_with_permissions(db, "acme", "nobody", None)
             .await
@@ -1092,10 +1096,11 @@ async fn permissions_are_the_union_of_the_roles(backend: Backend) {
     empty.permissions = strings(&[permissions::SET_PASSWORDS]);
     empty.version += 1;
     directory::update_role(db, &empty).await.unwrap();
-    let (_, granted, _) = directory::get_user_with_permissions(db, "acme", &user.id, None)
+    let granted = directory::get_user_with_permissions(db, "acme", &user.id, None)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .permissions;
     assert_eq!(granted.len(), 4, "{granted:?}");
     assert!(granted.contains(&permissions::SET_PASSWORDS.to_string()));
 
@@ -1637,15 +1642,15 @@ async fn a_probe_is_answered_with_the_account(backend: Backend) {
                 .expect("pia is found")
         }
     };
-    let (with_yes, _, yes) = read(Some(probe("yes"))).await;
-    let (with_no, _, no) = read(Some(probe("no"))).await;
-    let (without, _, none) = read(None).await;
-    assert!(yes);
-    assert!(!no);
-    assert!(!none, "without a probe the answer is false");
-    assert_eq!(with_yes, user);
-    assert_eq!(with_no, user);
-    assert_eq!(without, user);
+    let yes = read(Some(probe("yes"))).await;
+    let no = read(Some(probe("no"))).await;
+    let none = read(None).await;
+    assert!(yes.probe);
+    assert!(!no.probe);
+    assert!(!none.probe, "without a probe the answer is false");
+    assert_eq!(yes.user, user);
+    assert_eq!(no.user, user);
+    assert_eq!(none.user, user);
 }
 
 common::backend_tests!(

@@ -60,12 +60,15 @@ async fn delete_requests(state: &AnalyticsState, scope: &Scope) -> Result<usize,
         store::requests::request_keys(&state.db, &scope.company, organization, folder, BATCH)
             .await
             .map_err(JobError::retry)?;
-    for (_, audio, result) in &requests {
-        for key in [audio, result].into_iter().filter(|k| !k.is_empty()) {
+    for request in &requests {
+        for key in [&request.audio_key, &request.result_key]
+            .into_iter()
+            .filter(|k| !k.is_empty())
+        {
             state.objects.delete(key).await.map_err(JobError::retry)?;
         }
     }
-    let ids: Vec<String> = requests.into_iter().map(|(id, _, _)| id).collect();
+    let ids: Vec<String> = requests.into_iter().map(|r| r.id).collect();
     store::requests::delete_requests(&state.db, &ids)
         .await
         .map_err(JobError::retry)?;

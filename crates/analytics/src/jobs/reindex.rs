@@ -158,11 +158,14 @@ pub async fn actions(
     }
     let kept_ids: Vec<&str> = kept.iter().map(|row| row.id.as_str()).collect();
     let mut fields: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for (call, field, value) in store::calls_metadata(&state.db, &kept_ids)
+    for f in store::calls_metadata(&state.db, &kept_ids)
         .await
         .map_err(JobError::retry)?
     {
-        fields.entry(call).or_default().insert(field, value);
+        fields
+            .entry(f.call_id)
+            .or_default()
+            .insert(f.field, f.value);
     }
     let documents = futures_util::future::join_all(kept.into_iter().map(|row| {
         let fields = fields.remove(&row.id).unwrap_or_default();

@@ -534,10 +534,11 @@ async fn changes_pending_for_the_transcript_are_where_the_next_request_starts(st
     );
     assert_eq!(stored["last_modified"], b.body["last_modified"]);
     assert_eq!(stored["utterances"], before["utterances"]);
-    let (_, pending) = store::get_call_metadata(&state.db, &call)
+    let pending = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .pending;
     assert_eq!(pending, None, "written: nothing pending");
     // Written once, a second message of the same change changes nothing.
     analytics::jobs::metadata::write(state, &call)
@@ -628,10 +629,11 @@ async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Sta
     messages_of(&stand_in, metadata, 0).await;
     messages_of(&stand_in, reindex, 0).await;
 
-    let (_, pending) = store::get_call_metadata(&state.db, &call)
+    let pending = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .pending;
     let long_ago = "2026-01-01T00:00:00.000Z";
     store::set_call_metadata(&state.db, &call, long_ago, pending.as_deref())
         .await
@@ -676,10 +678,11 @@ async fn a_change_committed_while_the_worker_writes_is_announced_and_written_nex
         stored["metadata"]["colour"], "green",
         "the change it claimed"
     );
-    let (_, pending) = store::get_call_metadata(&state.db, &call)
+    let pending = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .pending;
     assert!(
         pending.is_some_and(|p| p.contains("blue")),
         "the later change is still pending"
@@ -692,10 +695,11 @@ async fn a_change_committed_while_the_worker_writes_is_announced_and_written_nex
     let stored = world.stored_transcript(&call).await.unwrap();
     assert_eq!(stored["metadata"]["colour"], "blue");
     assert_eq!(stored["last_modified"], b.body["last_modified"]);
-    let (_, pending) = store::get_call_metadata(&state.db, &call)
+    let pending = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .pending;
     assert_eq!(pending, None, "written: nothing pending");
 }
 

@@ -154,10 +154,11 @@ async fn a_held_worker_leaves_the_newer_change(stack: Stack, step: Step) {
         "the held worker wrote its older change over the newer one"
     );
     assert_eq!(stored["last_modified"], red.body["last_modified"]);
-    let (_, pending) = store::get_call_metadata(&state.db, &call)
+    let pending = store::get_call_metadata(&state.db, &call)
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .pending;
     assert_eq!(pending, None, "nothing left to write");
 }
 

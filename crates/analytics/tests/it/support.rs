@@ -416,10 +416,11 @@ impl World {
     pub async fn written_transcript(&self, call: &str) -> Value {
         let db = &self.analytics.service.state.db;
         eventually(|| async {
-            let (_, pending) = analytics_store::get_call_metadata(db, call)
+            let pending = analytics_store::get_call_metadata(db, call)
                 .await
                 .unwrap()
-                .expect("the call exists");
+                .expect("the call exists")
+                .pending;
             pending.is_none().then_some(())
         })
         .await;

@@ -25,6 +25,15 @@ pub struct SigningKeyRecord {
     pub retired_ms: Option<i64>,
 }
 
+/// An access token issued from a refresh token of a family and not yet expired: what revoking the
+/// family revokes.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct LiveAccessToken {
+    pub jti: String,
+    pub company: String,
+    pub expires_ms: i64,
+}
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CodeRecord {
     pub code_hash: String,
@@ -247,12 +256,12 @@ pub async fn purge_expired<'a>(h: impl Into<Handle<'a>>, now_ms: i64) -> Result<
 pub async fn revoke_family(db: &Database, family_id: &str, now_ms: i64) -> Result<(), StoreError> {
     let mut tx = db.begin().await?;
     while dispatch!(&mut tx, Statements::mark_family_revoked(family_id, now_ms))? > 0 {}
-    let live: Vec<(String, String, i64)> = dispatch!(
+    let live = dispatch!(
         &mut tx,
         Statements::family_live_access_tokens(family_id, now_ms)
     )?;
-    for (jti, company, expires_ms) in &live {
-        revocation::revoke(&mut tx, jti, company, *expires_ms).await?;
+    for token in &live {
+        revocation::revoke(&mut tx, &token.jti, &token.company, token.expires_ms).await?;
     }
     tx.commit().await
 }

@@ -2,7 +2,7 @@
 
 use common::db::{Binds, Dialect, Reads, StoreError};
 
-use super::{CodeRecord, CodeUse, RefreshRecord, SessionRecord, SigningKeyRecord};
+use super::{CodeRecord, CodeUse, LiveAccessToken, RefreshRecord, SessionRecord, SigningKeyRecord};
 
 const CODE_COLUMNS: &str =
     "code_hash, company, client_id, user_id, redirect_uri, scope, requested_refresh, nonce, \
@@ -28,8 +28,8 @@ where
     for<'q> String: Binds<'q, D>,
     for<'q> Vec<u8>: Binds<'q, D>,
     (Option<i64>,): Reads<D>,
-    (String, String, i64): Reads<D>,
     CodeRecord: Reads<D>,
+    LiveAccessToken: Reads<D>,
     RefreshRecord: Reads<D>,
     SessionRecord: Reads<D>,
     SigningKeyRecord: Reads<D>,
@@ -258,9 +258,9 @@ where
         c: &mut D::Connection,
         family_id: &str,
         now_ms: i64,
-    ) -> Result<Vec<(String, String, i64)>, StoreError> {
-        Ok(sqlx::query_as::<D, (String, String, i64)>(
-            "SELECT access_jti, company, access_exp_ms FROM refresh_tokens \
+    ) -> Result<Vec<LiveAccessToken>, StoreError> {
+        Ok(sqlx::query_as::<D, LiveAccessToken>(
+            "SELECT access_jti AS jti, company, access_exp_ms AS expires_ms FROM refresh_tokens \
              WHERE family_id = $1 AND access_jti IS NOT NULL AND access_exp_ms > $2",
         )
         .bind(family_id)

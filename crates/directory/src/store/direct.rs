@@ -1,13 +1,13 @@
 //! The directory's hot reads answered on the calling thread on SQLite (`common::db::SqliteReaders`), with
-//! the very statements the pool runs (`sql.rs` compiled for SQLite). Placeholders `$1`, `$2`, ... are
-//! SQLite parameter names, bound here by name.
+//! the very statements the pool runs (those of `sql.rs`). Placeholders `$1`, `$2`, ... are SQLite
+//! parameter names, bound here by name.
 
 use common::db::{Probe, ProbeArgument};
 use rusqlite::{Connection, OptionalExtension, ToSql};
 
 use super::rows::{UserPermissionsRow, UserRow};
 use super::sql::{get_user_sql, user_with_permissions_sql};
-use crate::model::User;
+use crate::model::{User, UserAccess};
 
 pub(super) fn get_user(
     c: &Connection,
@@ -27,7 +27,7 @@ pub(super) fn get_user_with_permissions(
     company: &str,
     id: &str,
     probe: Option<&Probe<'_>>,
-) -> rusqlite::Result<Option<(User, Vec<String>, bool)>> {
+) -> rusqlite::Result<Option<UserAccess>> {
     let arguments = probe.map_or(&[][..], |p| &p.arguments);
     let names: Vec<String> = (0..arguments.len())
         .map(|i| format!("${}", 3 + i))

@@ -109,7 +109,7 @@ pub async fn get_user_with_permissions<'a>(
     company: &str,
     id: &str,
     probe: Option<&Probe<'_>>,
-) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
+) -> Result<Option<UserAccess>, StoreError> {
     let h: Handle<'a> = h.into();
     if let Some(found) = h.read_now(|c| direct::get_user_with_permissions(c, company, id, probe)) {
         return Ok(found);

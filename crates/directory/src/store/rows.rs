@@ -91,7 +91,7 @@ impl UserPermissionsRow {
 
     /// The rows of one user folded into the user with its roles in order, its permissions (each once, in
     /// the order of its roles) and the probe's value; `None` without rows (no such user).
-    pub(super) fn fold(mut rows: Vec<UserPermissionsRow>) -> Option<(User, Vec<String>, bool)> {
+    pub(super) fn fold(mut rows: Vec<UserPermissionsRow>) -> Option<UserAccess> {
         rows.sort_by_key(|r| r.position);
         let mut names: Vec<String> = Vec::with_capacity(rows.len());
         let mut granted: Vec<String> = Vec::new();
@@ -111,7 +111,11 @@ impl UserPermissionsRow {
         let first = rows.into_iter().next()?;
         let mut user = first.user;
         user.roles = Some(names.join(&ROLE_SEPARATOR.to_string()));
-        Some((User::from(user), granted, first.probe))
+        Some(UserAccess {
+            user: User::from(user),
+            permissions: granted,
+            probe: first.probe,
+        })
     }
 }
 

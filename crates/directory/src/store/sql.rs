@@ -277,7 +277,7 @@ where
         company: &str,
         id: &str,
         probe: Option<&Probe<'_>>,
-    ) -> Result<Option<(User, Vec<String>, bool)>, StoreError> {
+    ) -> Result<Option<UserAccess>, StoreError> {
         let sql = user_with_permissions_sql(probe);
         let mut query = sqlx::query_as::<D, rows::UserPermissionsRow>(&sql)
             .bind(company)
