@@ -9,6 +9,7 @@ use common::ApiError;
 use directory::User;
 use serde_json::Value;
 
+use crate::caller::Caller;
 use crate::state::AdminState;
 use crate::storage::{self, AuditEntry};
 
@@ -59,16 +60,15 @@ pub async fn record(
     Ok(())
 }
 
-/// Records `change` in `tx` and commits the change with its entry; then this replica forgets the reads
-/// it cached, so its own change shows at once.
-pub async fn commit(
+/// Records `change` in `tx`, made by `caller` in its company, and commits the change with its entry;
+/// then this replica forgets the reads it cached, so its own change shows at once.
+pub async fn commit<P>(
     state: &AdminState,
     mut tx: Tx,
-    company: &str,
-    actor: &User,
+    caller: &Caller<P>,
     change: Change<'_>,
 ) -> Result<(), ApiError> {
-    record(&mut tx, company, actor, change).await?;
+    record(&mut tx, &caller.company, caller.user(), change).await?;
     tx.commit().await?;
     state.forget_reads();
     Ok(())

@@ -154,8 +154,7 @@ pub async fn create(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::CREATE,
             resource_type: audit::CLIENT,
@@ -223,8 +222,7 @@ pub async fn replace(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::REPLACE,
             resource_type: audit::CLIENT,
@@ -276,8 +274,7 @@ pub async fn delete(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::DELETE,
             resource_type: audit::CLIENT,
@@ -351,8 +348,7 @@ pub async fn rotate_secret(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::ROTATE_SECRET,
             resource_type: audit::CLIENT,

@@ -140,8 +140,7 @@ pub async fn create(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::CREATE,
             resource_type: audit::ROLE,
@@ -200,8 +199,7 @@ pub async fn replace(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::REPLACE,
             resource_type: audit::ROLE,
@@ -267,8 +265,7 @@ pub async fn delete(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::DELETE,
             resource_type: audit::ROLE,

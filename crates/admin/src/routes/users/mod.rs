@@ -289,8 +289,7 @@ pub async fn create(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::CREATE,
             resource_type: audit::USER,
@@ -387,8 +386,7 @@ pub async fn replace(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::REPLACE,
             resource_type: audit::USER,
@@ -448,8 +446,7 @@ pub async fn delete(
     audit::commit(
         &state,
         tx,
-        &caller.company,
-        caller.user(),
+        &caller,
         Change {
             action: audit::DELETE,
             resource_type: audit::USER,
