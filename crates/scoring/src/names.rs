@@ -301,9 +301,108 @@ pub fn check_value(field: &str, value: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// A name as a request's path gives it, as its own type, so that one kind of name cannot stand for
+/// another (an organization where a folder is expected). Taken as sent: a read of a name that breaks the
+/// rules finds nothing (404); a write checks it with `check` once the caller is known (400).
+macro_rules! path_name {
+    ($(#[$doc:meta])* $name:ident, $check:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Whether the name follows its rules, for a write that would create or keep it.
+            pub fn check(&self) -> Result<(), Invalid> {
+                let check: fn(&str) -> Result<(), Invalid> = $check;
+                check(&self.0)
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(name: $name) -> String {
+                name.0
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(name: &str) -> $name {
+                $name(name.to_string())
+            }
+        }
+    };
+}
+
+path_name!(
+    /// A company (`check_company`).
+    CompanyName,
+    check_company
+);
+path_name!(
+    /// An organization of a company (`check_name`).
+    OrgName,
+    |name| check_name("organization", name)
+);
+path_name!(
+    /// A folder of an organization (`check_name`).
+    FolderName,
+    |name| check_name("folder", name)
+);
+path_name!(
+    /// An application of a company (`check_app`).
+    AppName,
+    check_app
+);
+path_name!(
+    /// A call's id (`tId`): any text; a call is found by it or not.
+    CallId,
+    |_| Ok(())
+);
+path_name!(
+    /// A transcription request's id: any text; a request is found by it or not.
+    RequestId,
+    |_| Ok(())
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path's names are read as sent, whatever they hold, and checked against their own kind's rules.
+    #[test]
+    fn path_names_are_read_as_sent_and_checked_by_kind() {
+        let folder: FolderName = serde_json::from_str("\"a b\"").unwrap();
+        assert_eq!(folder.as_str(), "a b");
+        assert!(folder.check().is_err(), "a space is no folder name");
+        assert!(FolderName::from("inbox-2").check().is_ok());
+        assert!(OrgName::from("sales").check().is_ok());
+        let refused = CompanyName::from("Acme").check().unwrap_err();
+        assert!(refused.0.contains("company"), "{refused:?}");
+        assert!(
+            AppName::from("a/b").check().is_err(),
+            "no '/' in an application name"
+        );
+        assert!(AppName::from("Greeting v2").check().is_ok());
+        assert!(CallId::from("any text at all").check().is_ok());
+    }
 
     #[test]
     fn names_that_could_leave_their_key_or_path_are_refused() {

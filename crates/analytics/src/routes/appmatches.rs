@@ -86,7 +86,7 @@ pub async fn app_matches(
 
     let row = store::get_call(&state.db, &call)
         .await?
-        .filter(|r| r.company == company && r.organization == organization)
+        .filter(|r| r.company == *company && r.organization == *organization)
         .ok_or_else(|| AnalyticsError::call_not_found(&call))?;
     let folder = store::get_folder(&state.db, &company, &organization, &row.folder)
         .await?

@@ -17,7 +17,6 @@ use crate::routes::paths::AppPath;
 use crate::state::AnalyticsState;
 use analytics_store::{self as store, AppRow, STATUS_OK};
 use scoring::apps::Definition;
-use scoring::names::check_app;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -194,7 +193,7 @@ pub async fn put_app(
     body: Body,
 ) -> Answer {
     let AppPath { company, app: name } = path.into_inner();
-    check_app(&name)?;
+    name.check()?;
     // Checking up to 10,000 phrases is CPU work: on the matching pool, in the company's turn.
     let bytes = body.0;
     let (normalized, revision) = state
@@ -223,8 +222,8 @@ pub async fn put_app(
         Some(stored) if stored.definition == normalized => stored,
         _ => {
             let row = AppRow {
-                company: company.clone(),
-                name: name.clone(),
+                company: company.to_string(),
+                name: name.to_string(),
                 definition: normalized,
                 revision,
                 updated: common::time::now_rfc3339(),

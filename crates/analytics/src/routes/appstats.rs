@@ -358,7 +358,12 @@ pub async fn appstats(
         organization,
         app,
     } = path.into_inner();
-    run(&state, &req, (company, organization, app, None)).await
+    run(
+        &state,
+        &req,
+        (company.into(), organization.into(), app.into(), None),
+    )
+    .await
 }
 
 /// Scores of an application per day and agent, in one folder
@@ -386,7 +391,17 @@ pub async fn appstats_folder(
         app,
         folder,
     } = path.into_inner();
-    run(&state, &req, (company, organization, app, Some(folder))).await
+    run(
+        &state,
+        &req,
+        (
+            company.into(),
+            organization.into(),
+            app.into(),
+            Some(folder.into()),
+        ),
+    )
+    .await
 }
 
 #[cfg(test)]

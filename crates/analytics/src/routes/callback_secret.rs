@@ -7,6 +7,7 @@
 
 use actix_web::web::{Data, Path};
 use actix_web::HttpResponse;
+use scoring::names::CompanyName;
 
 use crate::access::{Authorized, Write};
 use crate::callbacks::secrets::{self, SecretRecord, Signing};
@@ -37,7 +38,7 @@ fn server_key(state: &AnalyticsState) -> Result<&common::secrets::SecretKey, Ana
 pub async fn get_secret(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<String>,
+    path: Path<CompanyName>,
 ) -> Answer {
     let company = path.into_inner();
     let overlap = state.callbacks.secret_overlap;
@@ -57,7 +58,7 @@ pub async fn get_secret(
 pub async fn rotate_secret(
     state: Data<AnalyticsState>,
     access: Authorized<Write>,
-    path: Path<String>,
+    path: Path<CompanyName>,
 ) -> Answer {
     let company = path.into_inner();
     let overlap = state.callbacks.secret_overlap;

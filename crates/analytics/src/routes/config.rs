@@ -23,7 +23,7 @@ use scoring::model::{
     parse_timezone, CompanyBody, CompanyRecord, FolderRecord, FolderSettings, OrganizationBody,
     OrganizationRecord,
 };
-use scoring::names::{check_company, check_name};
+use scoring::names::CompanyName;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -147,7 +147,7 @@ async fn company_record(
 pub async fn get_company(
     state: Data<AnalyticsState>,
     _: Authorized<Read>,
-    path: Path<String>,
+    path: Path<CompanyName>,
 ) -> Answer {
     let company = path.into_inner();
     Ok(HttpResponse::Ok().json(company_record(&state, &company).await?))
@@ -155,11 +155,11 @@ pub async fn get_company(
 
 async fn write_company(
     state: &AnalyticsState,
-    company: &str,
+    company: &CompanyName,
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    check_company(company)?;
+    company.check()?;
     let body: CompanyBody = json_object_body(body)?;
     let name = body.name.unwrap_or_else(|| company.to_string());
     scoring::names::check_value("name", &name)?;
@@ -176,7 +176,7 @@ async fn write_company(
         }
         None => {
             let row = CompanyRow {
-                company: company.into(),
+                company: company.to_string(),
                 name,
                 created: today(),
                 status: STATUS_OK.into(),
@@ -197,7 +197,7 @@ async fn write_company(
 pub async fn create_company(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<String>,
+    path: Path<CompanyName>,
     body: Body,
 ) -> Answer {
     write_company(&state, &path.into_inner(), &body, false).await
@@ -211,7 +211,7 @@ pub async fn create_company(
 pub async fn replace_company(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<String>,
+    path: Path<CompanyName>,
     body: Body,
 ) -> Answer {
     write_company(&state, &path.into_inner(), &body, true).await
@@ -226,7 +226,7 @@ pub async fn replace_company(
 pub async fn delete_company(
     state: Data<AnalyticsState>,
     _: Authorized<Write>,
-    path: Path<String>,
+    path: Path<CompanyName>,
 ) -> Answer {
     let company = path.into_inner();
     let mut tx = state.db.begin().await?;
@@ -286,7 +286,7 @@ async fn write_organization(
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    check_name("organization", &organization)?;
+    organization.check()?;
     let body: OrganizationBody = json_object_body(body)?;
     let zone = parse_timezone(&body.timezone)?;
     let mut tx = state.db.begin().await?;
@@ -306,8 +306,8 @@ async fn write_organization(
         }
         None => {
             let row = OrganizationRow {
-                company: company.clone(),
-                organization: organization.clone(),
+                company: company.to_string(),
+                organization: organization.to_string(),
                 timezone: zone.name().to_string(),
                 created: today(),
                 status: STATUS_OK.into(),
@@ -423,7 +423,7 @@ async fn write_folder(
     body: &[u8],
     replace: bool,
 ) -> Answer {
-    check_name("folder", &folder)?;
+    folder.check()?;
     let mut settings: FolderSettings = json_object_body(body)?;
     settings.check()?;
     // The address guard of callbacks given with an upload (docs/transcription.md, Callbacks), here
@@ -487,9 +487,9 @@ async fn write_folder(
         }
         None => {
             let row = FolderRow {
-                company: company.clone(),
-                organization: organization.clone(),
-                folder: folder.clone(),
+                company: company.to_string(),
+                organization: organization.to_string(),
+                folder: folder.to_string(),
                 settings: text,
                 created: today(),
                 status: STATUS_OK.into(),

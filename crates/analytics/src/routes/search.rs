@@ -16,7 +16,7 @@ use crate::error::AnalyticsError;
 use crate::routes::paths::{FolderPath, OrganizationPath};
 use crate::state::AnalyticsState;
 use analytics_store as store;
-use scoring::names::check_field;
+use scoring::names::{check_field, CompanyName, FolderName, OrgName};
 
 pub const DEFAULT_LIMIT: usize = 20;
 /// The longest `q`.
@@ -105,9 +105,9 @@ fn parse_filter(text: &str) -> Result<(String, String), AnalyticsError> {
 async fn run(
     state: &AnalyticsState,
     req: &HttpRequest,
-    company: String,
-    organization: String,
-    folder: Option<String>,
+    company: CompanyName,
+    organization: OrgName,
+    folder: Option<FolderName>,
 ) -> Result<HttpResponse, AnalyticsError> {
     match &folder {
         Some(folder) => {
@@ -124,9 +124,9 @@ async fn run(
     let query = parse_query(
         req,
         Scope {
-            company,
-            organization: Some(organization),
-            folder,
+            company: company.into(),
+            organization: Some(organization.into()),
+            folder: folder.map(String::from),
         },
     )?;
     let page = state.search.search(&query).await?;

@@ -20,6 +20,7 @@ use analytics_store::AgentDayRow;
 use scoring::figures::format::{decimal4, hms, ratio, round4};
 use scoring::figures::DateRange;
 use scoring::model::parse_timezone;
+use scoring::names::{CompanyName, FolderName, OrgName};
 
 /// The range a request names (None: it selects nothing), checking the scope exists.
 pub(crate) async fn request_range(
@@ -131,9 +132,9 @@ fn day_object(day: &str, agents: &[&AgentDayRow]) -> Value {
 async fn run(
     state: &AnalyticsState,
     req: &HttpRequest,
-    company: String,
-    organization: String,
-    folder: Option<String>,
+    company: CompanyName,
+    organization: OrgName,
+    folder: Option<FolderName>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "").await?;
     check_query(req, &["token", "daterange"])?;

@@ -37,7 +37,9 @@ use crate::metadata::request::{Change, Request};
 use crate::routes::paths::CallPath;
 use crate::state::AnalyticsState;
 use scoring::model::metadata_value;
-use scoring::names::{check_field, check_field_count, check_removable_field};
+use scoring::names::{
+    check_field, check_field_count, check_removable_field, CallId, CompanyName, OrgName,
+};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -104,15 +106,15 @@ pub async fn delete(
 /// Commits the change with whatever other requests are waiting, and answers the call's metadata.
 async fn commit(
     state: Data<AnalyticsState>,
-    company: String,
-    organization: String,
-    call: String,
+    company: CompanyName,
+    organization: OrgName,
+    call: CallId,
     change: Change,
 ) -> Answer {
     let request = Request {
-        company,
-        organization,
-        call,
+        company: company.into(),
+        organization: organization.into(),
+        call: call.into(),
         change,
     };
     let metadata = batch::submit(state.into_inner(), request).await?;

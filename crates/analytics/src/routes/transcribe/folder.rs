@@ -21,7 +21,6 @@ use crate::routes::paths::FolderPath;
 use crate::state::AnalyticsState;
 use crate::transcription::{submit, Submission};
 use analytics_store as store;
-use scoring::names::check_name;
 
 /// The answer: the request's id and the new call's id.
 #[derive(Debug, Serialize, ToSchema)]
@@ -68,7 +67,7 @@ pub async fn add_call(
     // The folder before anything is stored: a name that cannot be one is a 400, a folder that is not
     // there (or being deleted) refuses the upload with nothing written. Read without locking it, so an
     // upload never waits here for a batch holding the folder; the batch reads it again.
-    check_name("folder", &folder)?;
+    folder.check()?;
     let settings = store::peek_folder(&state.db, &company, &organization, &folder)
         .await?
         .ok_or_else(|| AnalyticsError::scope_not_found(&folder))?
@@ -83,9 +82,9 @@ pub async fn add_call(
         let request = submit(
             &state,
             Submission {
-                company,
-                organization,
-                folder,
+                company: company.into(),
+                organization: organization.into(),
+                folder: folder.into(),
                 filename: form.file_name.clone().unwrap_or_else(|| "audio".into()),
                 audio: file,
                 output: asked.output,

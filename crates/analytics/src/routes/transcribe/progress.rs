@@ -5,6 +5,7 @@
 
 use actix_web::web::{Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
+use scoring::names::RequestId;
 use speech::output::Output;
 
 use super::direct::REQUEST_ID_HEADER;
@@ -40,7 +41,7 @@ async fn own_request(
 pub async fn progress(
     state: Data<AnalyticsState>,
     req: HttpRequest,
-    path: Path<String>,
+    path: Path<RequestId>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let row = own_request(&state, &req, &path).await?;
     Ok(HttpResponse::Ok()
@@ -62,7 +63,7 @@ pub async fn progress(
 pub async fn result(
     state: Data<AnalyticsState>,
     req: HttpRequest,
-    path: Path<String>,
+    path: Path<RequestId>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let row = own_request(&state, &req, &path).await?;
     answer_result(&state, &row).await
