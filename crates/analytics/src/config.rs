@@ -12,7 +12,7 @@ use common::objects::S3Options;
 use serde::{Deserialize, Serialize};
 use speech::AsrEngine;
 
-use crate::topics::Topic;
+use crate::topics::{Topic, WorkerTopics};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -51,7 +51,7 @@ pub struct AnalyticsConfig {
     /// Which bus topics this process's workers take (`SPEECH_ANALYTICS_WORKER_TOPICS`, comma-separated
     /// short names: reindex, metadata, delete, score, rescore, transcribe, callback); empty for all. The
     /// transcription workers run apart from the API this way, scaled on their own.
-    pub worker_topics: String,
+    pub worker_topics: WorkerTopics,
     /// Callbacks may reach loopback addresses (`SPEECH_CALLBACK_ALLOW_LOOPBACK`; local development).
     pub callback_allow_loopback: bool,
     /// Callbacks may reach private ranges (`SPEECH_CALLBACK_ALLOW_PRIVATE`).
@@ -120,7 +120,7 @@ impl Default for AnalyticsConfig {
             meili_url: None,
             meili_key: None,
             meili_index: "speech-calls".into(),
-            worker_topics: String::new(),
+            worker_topics: WorkerTopics::default(),
             callback_allow_loopback: false,
             callback_allow_private: false,
             callback_first_retry_ms: 5000,
@@ -190,7 +190,6 @@ impl ServiceConfig for AnalyticsConfig {
             )));
         }
         self.speech().validate()?;
-        Topic::list(&self.worker_topics).map_err(|e| ConfigError(format!("worker_topics: {e}")))?;
         if let Some(endpoint) = filled(&self.s3_endpoint) {
             require_http_url("s3_endpoint", endpoint)?;
             for (key, value) in [
@@ -227,10 +226,9 @@ pub(crate) fn filled_secret(value: &Option<Confidential>) -> Option<&str> {
 }
 
 impl AnalyticsConfig {
-    /// The topics this process's workers take (`worker_topics`, checked when the configuration loads).
-    pub fn topics(&self) -> Vec<Topic> {
-        Topic::list(&self.worker_topics)
-            .expect("worker_topics is checked when the configuration loads")
+    /// The topics this process's workers take (`worker_topics`, read when the configuration loads).
+    pub fn topics(&self) -> &[Topic] {
+        self.worker_topics.topics()
     }
 
     /// The recognizer's settings.
@@ -424,5 +422,30 @@ mod tests {
             let text = error.to_string().to_lowercase();
             assert!(text.contains(names), "{names}: {error}");
         }
+    }
+
+    /// The worker topics are read into `Topic`s when the configuration loads: short or whole names,
+    /// every topic when empty, and an unknown name stops the start naming the setting and the choices.
+    #[test]
+    fn worker_topics_are_read_once_and_an_unknown_one_stops_the_start() {
+        let key = SecretKey::generate().to_base64();
+        let load_topics = |topics: &str| {
+            with_config_env(
+                &[
+                    ("SPEECH_SECRET_KEY", key.as_str()),
+                    ("SPEECH_ANALYTICS_WORKER_TOPICS", topics),
+                ],
+                load::<AnalyticsConfig>,
+            )
+        };
+        let some = load_topics("transcribe, analytics.callback").expect("loads");
+        assert_eq!(some.topics(), [Topic::Transcribe, Topic::Callback]);
+        assert_eq!(load_topics("").expect("loads").topics(), Topic::ALL);
+        let error = load_topics("reindex,bogus").expect_err("an unknown topic");
+        let text = error.to_string();
+        assert!(
+            text.contains("worker_topics") && text.contains("bogus") && text.contains("transcribe"),
+            "{text}"
+        );
     }
 }

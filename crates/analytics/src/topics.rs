@@ -1,6 +1,10 @@
 //! The bus topics the analytics workers take, as a type: configuration (`worker_topics`) is read into
-//! `Topic`s when it loads, the workers are started per topic, and the operator commands name topics by
-//! their short names (`reindex`) or whole ones (`analytics.reindex`).
+//! `Topic`s when it loads (`WorkerTopics`), the workers are started per topic, and the operator commands
+//! name topics by their short names (`reindex`) or whole ones (`analytics.reindex`).
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A topic of the analytics workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,5 +98,46 @@ mod tests {
         );
         assert_eq!(Topic::list("").unwrap(), Topic::ALL);
         assert!(Topic::list("score,nope").is_err());
+    }
+}
+
+/// The topics a process's workers take, read once when the configuration loads: a comma-separated list
+/// of short or whole names, empty for every topic; an unknown name stops the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerTopics(Vec<Topic>);
+
+impl WorkerTopics {
+    pub fn topics(&self) -> &[Topic] {
+        &self.0
+    }
+}
+
+impl Default for WorkerTopics {
+    fn default() -> Self {
+        WorkerTopics(Topic::ALL.to_vec())
+    }
+}
+
+impl FromStr for WorkerTopics {
+    type Err = String;
+
+    fn from_str(names: &str) -> Result<Self, String> {
+        Topic::list(names).map(WorkerTopics)
+    }
+}
+
+impl Serialize for WorkerTopics {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let names: Vec<&str> = self.0.iter().map(|t| t.short()).collect();
+        serializer.serialize_str(&names.join(","))
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkerTopics {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let names = String::deserialize(deserializer)?;
+        names
+            .parse()
+            .map_err(|e| serde::de::Error::custom(format!("worker_topics: {e}")))
     }
 }

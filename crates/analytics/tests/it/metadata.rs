@@ -478,7 +478,9 @@ async fn requests_waiting_behind_a_batch_are_committed_together(stack: Stack) {
 /// the call's row until the test writes them with `jobs::metadata::write`.
 async fn world_without_metadata_worker(stack: Stack) -> World {
     let world = World::with(stack, |c| {
-        c.worker_topics = "reindex,delete,score,rescore,transcribe,callback".into();
+        c.worker_topics = "reindex,delete,score,rescore,transcribe,callback"
+            .parse()
+            .unwrap();
     })
     .await;
     world
@@ -588,7 +590,7 @@ async fn messages_of(stand_in: &StandIn, topic: &'static str, expected: usize) {
 /// in case its message was lost.
 async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Stack) {
     let world = World::with(stack, |c| {
-        c.worker_topics = "delete,score,rescore,transcribe,callback".into();
+        c.worker_topics = "delete,score,rescore,transcribe,callback".parse().unwrap();
     })
     .await;
     world

@@ -94,7 +94,9 @@ impl ObjectStore for HeldStore {
 /// `colour: red` written by the next worker; then the held worker let go. The transcript must keep red.
 async fn a_held_worker_leaves_the_newer_change(stack: Stack, step: Step) {
     let world = World::with(stack, |c| {
-        c.worker_topics = "reindex,delete,score,rescore,transcribe,callback".into();
+        c.worker_topics = "reindex,delete,score,rescore,transcribe,callback"
+            .parse()
+            .unwrap();
     })
     .await;
     world

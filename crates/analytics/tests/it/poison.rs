@@ -198,7 +198,10 @@ async fn two_calls(stack: Stack, left: &str) -> TwoCalls {
         .into_iter()
         .filter(|short| *short != left)
         .collect();
-    let world = World::with(stack, |c| c.worker_topics = topics.join(",")).await;
+    let world = World::with(stack, |c| {
+        c.worker_topics = topics.join(",").parse().unwrap()
+    })
+    .await;
     let acme = world.token.clone();
     let evil = world.other_company("evil").await;
     folder_of(&world, COMPANY, &acme).await;
