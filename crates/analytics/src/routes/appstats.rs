@@ -20,7 +20,7 @@ use crate::state::AnalyticsState;
 use analytics_store::rollups::CategoryDayDelta;
 use analytics_store::stats::{scorecards, AgentScorecard, StatsScope};
 use scoring::figures::format::{ratio, Decimal4, Hms};
-use scoring::names::RESERVED_AGENT_IDS;
+use scoring::names::{FolderName, RESERVED_AGENT_IDS};
 
 #[derive(Debug, Default)]
 struct Options {
@@ -301,7 +301,12 @@ fn days<'r>(cards: &'r [AgentScorecard], o: &Options, depth: i64) -> Vec<Day<'r>
 async fn run(
     state: &AnalyticsState,
     req: &HttpRequest,
-    (company, organization, app, folder): (String, String, String, Option<String>),
+    OrganizationAppPath {
+        company,
+        organization,
+        app,
+    }: OrganizationAppPath,
+    folder: Option<FolderName>,
 ) -> Result<HttpResponse, AnalyticsError> {
     let range = request_range(state, req, &company, &organization, folder.as_deref(), "-").await?;
     let Some(row) = analytics_store::get_app(&state.db, &company, &app).await? else {
@@ -353,17 +358,7 @@ pub async fn appstats(
     req: HttpRequest,
     path: Path<OrganizationAppPath>,
 ) -> Result<HttpResponse, AnalyticsError> {
-    let OrganizationAppPath {
-        company,
-        organization,
-        app,
-    } = path.into_inner();
-    run(
-        &state,
-        &req,
-        (company.into(), organization.into(), app.into(), None),
-    )
-    .await
+    run(&state, &req, path.into_inner(), None).await
 }
 
 /// Scores of an application per day and agent, in one folder
@@ -391,17 +386,12 @@ pub async fn appstats_folder(
         app,
         folder,
     } = path.into_inner();
-    run(
-        &state,
-        &req,
-        (
-            company.into(),
-            organization.into(),
-            app.into(),
-            Some(folder.into()),
-        ),
-    )
-    .await
+    let path = OrganizationAppPath {
+        company,
+        organization,
+        app,
+    };
+    run(&state, &req, path, Some(folder)).await
 }
 
 #[cfg(test)]
