@@ -83,24 +83,6 @@ impl Topic {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn topics_are_named_short_or_whole() {
-        assert_eq!(Topic::parse("reindex"), Ok(Topic::Reindex));
-        assert_eq!(Topic::parse(messages::topics::SCORE), Ok(Topic::Score));
-        assert!(Topic::parse("nothing").unwrap_err().contains("reindex"));
-        assert_eq!(
-            Topic::list(" score, callback ").unwrap(),
-            [Topic::Score, Topic::Callback]
-        );
-        assert_eq!(Topic::list("").unwrap(), Topic::ALL);
-        assert!(Topic::list("score,nope").is_err());
-    }
-}
-
 /// The topics a process's workers take, read once when the configuration loads: a comma-separated list
 /// of short or whole names, empty for every topic; an unknown name stops the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,5 +121,23 @@ impl<'de> Deserialize<'de> for WorkerTopics {
         names
             .parse()
             .map_err(|e| serde::de::Error::custom(format!("worker_topics: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_are_named_short_or_whole() {
+        assert_eq!(Topic::parse("reindex"), Ok(Topic::Reindex));
+        assert_eq!(Topic::parse(messages::topics::SCORE), Ok(Topic::Score));
+        assert!(Topic::parse("nothing").unwrap_err().contains("reindex"));
+        assert_eq!(
+            Topic::list(" score, callback ").unwrap(),
+            [Topic::Score, Topic::Callback]
+        );
+        assert_eq!(Topic::list("").unwrap(), Topic::ALL);
+        assert!(Topic::list("score,nope").is_err());
     }
 }
