@@ -6,6 +6,7 @@ mod answer;
 pub(crate) mod audit;
 pub(crate) mod clients;
 pub(crate) mod roles;
+mod stored;
 pub(crate) mod users;
 
 pub use audit::AuditRecord;

@@ -20,7 +20,8 @@ use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
 use super::answer::ok_with_etag;
-use crate::api::{changes, page};
+use super::stored::{self, stored, Stored};
+use crate::api::page;
 use crate::audit::{self, Change};
 use crate::caller::{Caller, ManageClients};
 use crate::precondition::{etag, IfMatch};
@@ -31,6 +32,7 @@ use crate::state::AdminState;
 pub use body::ClientBody;
 pub use record::{client_view, with_secret, ClientPage, ClientRecord, ClientWithSecret};
 
+/// The fields an audit entry compares.
 fn audit_view(c: &OAuthClient) -> Map<String, Value> {
     let v = json!({
         "name": c.name,
@@ -48,6 +50,16 @@ fn audit_view(c: &OAuthClient) -> Map<String, Value> {
         _ => Map::new(),
     }
 }
+
+stored!(OAuthClient {
+    kind: audit::CLIENT,
+    key: client_id,
+    audit: audit_view,
+    find: directory::get_client,
+    insert: directory::insert_client,
+    update: directory::update_client,
+    delete: directory::delete_client_if_version,
+});
 
 /// Refuses (403) a caller that lacks any permission when the client has administration access before or
 /// after the change: whoever holds its secret and its redirect addresses gets the tokens of every user
@@ -77,12 +89,6 @@ pub struct RotateQuery {
     /// `true` keeps the tokens issued under the old secret valid until they expire; by default
     /// (`false`) they are revoked with it. Anything else is 400 invalid_field.
     keep_tokens: Option<bool>,
-}
-
-async fn load(state: &AdminState, company: &str, client_id: &str) -> Result<OAuthClient, ApiError> {
-    directory::get_client(&state.db, company, client_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("client {client_id} not found")))
 }
 
 /// List OAuth clients
@@ -123,7 +129,7 @@ pub async fn get(
     state: Data<AdminState>,
     client_id: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let client = load(&state, &caller.company, &client_id).await?;
+    let client = stored::load::<OAuthClient>(&state, &caller.company, &client_id).await?;
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
@@ -145,25 +151,12 @@ pub async fn create(
     let spec = body.0.validate(None)?;
     check_admin_access(&caller, spec.admin_access)?;
     let (client, secret) = new_client(&caller.company, &spec, &state.secret, caller.username());
-    let mut fields = audit_view(&client);
+    let mut fields = client.audit_view();
     if client.secret_hash.is_some() {
         fields.insert("secret".into(), audit::CHANGED.into());
     }
-    let mut tx = state.db.begin().await?;
-    directory::insert_client(&mut tx, &client).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::CREATE,
-            resource_type: audit::CLIENT,
-            resource_id: &client.client_id,
-            version: Some(client.version),
-            changes: changes(None, Some(&fields)),
-        },
-    )
-    .await?;
+    let tx = state.db.begin().await?;
+    stored::create(&state, tx, &caller, &client, &fields).await?;
     Ok(HttpResponse::Created()
         .insert_header((
             "Location",
@@ -193,7 +186,7 @@ pub async fn replace(
     if_match: IfMatch,
     body: StrictJson<ClientBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &client_id).await?;
+    let current = stored::load::<OAuthClient>(&state, &caller.company, &client_id).await?;
     if body.client_id().is_some_and(|id| id != current.client_id) {
         return Err(ApiError::field(
             "client_id",
@@ -203,7 +196,7 @@ pub async fn replace(
     let spec = body.0.validate(Some(&current))?;
     // A body that would be refused anyway is refused for itself, whatever its precondition (RFC 9110,
     // section 13.2.1).
-    if_match.require("client", current.version)?;
+    if_match.require(OAuthClient::KIND, current.version)?;
     check_admin_access(&caller, current.admin_access || spec.admin_access)?;
     let mut client = current.clone();
     client.name = spec.name;
@@ -214,24 +207,9 @@ pub async fn replace(
     client.access_token_ttl = spec.access_token_ttl;
     client.refresh_token_ttl = spec.refresh_token_ttl;
     client.admin_access = spec.admin_access;
-    client.modified_on = Utc::now();
-    client.modified_by = caller.username().to_string();
-    client.version = current.version + 1;
-    let mut tx = state.db.begin().await?;
-    directory::update_client(&mut tx, &client).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::REPLACE,
-            resource_type: audit::CLIENT,
-            resource_id: &client.client_id,
-            version: Some(client.version),
-            changes: changes(Some(&audit_view(&current)), Some(&audit_view(&client))),
-        },
-    )
-    .await?;
+    client.stamp(caller.username(), Utc::now());
+    let tx = state.db.begin().await?;
+    stored::replace(&state, tx, &caller, &current, &client, &client.audit_view()).await?;
     Ok(ok_with_etag(client.version, client_view(&client)))
 }
 
@@ -252,38 +230,13 @@ pub async fn delete(
     client_id: Path<String>,
     if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &client_id).await?;
-    if_match.require("client", current.version)?;
+    let current = stored::load::<OAuthClient>(&state, &caller.company, &client_id).await?;
+    if_match.require(OAuthClient::KIND, current.version)?;
     check_admin_access(&caller, current.admin_access)?;
     let mut tx = state.db.begin().await?;
-    if !directory::delete_client_if_version(
-        &mut tx,
-        &caller.company,
-        &current.client_id,
-        current.version,
-    )
-    .await?
-    {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionFailed,
-            "the client was changed or deleted since you read it; read it again",
-        ));
-    }
     let now_ms = Utc::now().timestamp_millis();
     revoke::client_deleted(&mut tx, &caller.company, &current.client_id, now_ms).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::DELETE,
-            resource_type: audit::CLIENT,
-            resource_id: &current.client_id,
-            version: None,
-            changes: changes(Some(&audit_view(&current)), None),
-        },
-    )
-    .await?;
+    stored::delete(&state, tx, &caller, &current).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -308,8 +261,8 @@ pub async fn rotate_secret(
     if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     let keep_tokens = query.read()?.keep_tokens.unwrap_or(false);
-    let current = load(&state, &caller.company, &client_id).await?;
-    if_match.require("client", current.version)?;
+    let current = stored::load::<OAuthClient>(&state, &caller.company, &client_id).await?;
+    if_match.require(OAuthClient::KIND, current.version)?;
     check_admin_access(&caller, current.admin_access)?;
     if current.is_public() {
         return Err(ApiError::new(

@@ -16,8 +16,9 @@ use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
 use super::answer::{created, ok_with_etag};
-use crate::api::{changes, page};
-use crate::audit::{self, Change};
+use super::stored::{self, stored, Stored};
+use crate::api::page;
+use crate::audit;
 use crate::caller::{Caller, ManageRoles};
 use crate::precondition::IfMatch;
 use crate::query::{encode_cursor, KeyCursor, Limit, NameFilter, Query, StatusFilter};
@@ -26,6 +27,7 @@ use crate::state::AdminState;
 pub use body::{valid_role_name, RoleBody, RoleCreate};
 pub use record::{role_view, RolePage, RoleRecord};
 
+/// The fields an audit entry compares.
 fn audit_view(r: &Role) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("name".into(), r.name.clone().into());
@@ -34,11 +36,15 @@ fn audit_view(r: &Role) -> Map<String, Value> {
     map
 }
 
-async fn load(state: &AdminState, company: &str, name: &str) -> Result<Role, ApiError> {
-    directory::get_role(&state.db, company, name)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("role {name} not found")))
-}
+stored!(Role {
+    kind: audit::ROLE,
+    key: name,
+    audit: audit_view,
+    find: directory::get_role,
+    insert: directory::insert_role,
+    update: directory::update_role,
+    delete: directory::delete_role_if_version,
+});
 
 /// The query of the role listing.
 #[derive(Deserialize, IntoParams)]
@@ -104,7 +110,7 @@ pub async fn get(
     state: Data<AdminState>,
     name: Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let role = load(&state, &caller.company, &name).await?;
+    let role: Role = stored::load(&state, &caller.company, &name).await?;
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
@@ -135,21 +141,8 @@ pub async fn create(
         &permissions,
         caller.username(),
     );
-    let mut tx = state.db.begin().await?;
-    directory::insert_role(&mut tx, &role).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::CREATE,
-            resource_type: audit::ROLE,
-            resource_id: &role.name,
-            version: Some(role.version),
-            changes: changes(None, Some(&audit_view(&role))),
-        },
-    )
-    .await?;
+    let tx = state.db.begin().await?;
+    stored::create(&state, tx, &caller, &role, &role.audit_view()).await?;
     Ok(created(
         &format!("/admin/v1/roles/{}", encode_segment(&role.name)),
         role.version,
@@ -176,10 +169,10 @@ pub async fn replace(
     if_match: IfMatch,
     body: StrictJson<RoleBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &name).await?;
+    let current: Role = stored::load(&state, &caller.company, &name).await?;
     let input = body.0.validate()?;
     // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
-    if_match.require("role", current.version)?;
+    if_match.require(Role::KIND, current.version)?;
     if input.name.as_deref().is_some_and(|n| n != current.name) {
         return Err(ApiError::field(
             "name",
@@ -191,24 +184,9 @@ pub async fn replace(
     let mut role = current.clone();
     role.description = input.description;
     role.permissions = input.permissions;
-    role.modified_on = Utc::now();
-    role.modified_by = caller.username().to_string();
-    role.version = current.version + 1;
-    let mut tx = state.db.begin().await?;
-    directory::update_role(&mut tx, &role).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::REPLACE,
-            resource_type: audit::ROLE,
-            resource_id: &role.name,
-            version: Some(role.version),
-            changes: changes(Some(&audit_view(&current)), Some(&audit_view(&role))),
-        },
-    )
-    .await?;
+    role.stamp(caller.username(), Utc::now());
+    let tx = state.db.begin().await?;
+    stored::replace(&state, tx, &caller, &current, &role, &role.audit_view()).await?;
     Ok(ok_with_etag(role.version, role_view(&role)))
 }
 
@@ -229,8 +207,8 @@ pub async fn delete(
     name: Path<String>,
     if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &name).await?;
-    if_match.require("role", current.version)?;
+    let current: Role = stored::load(&state, &caller.company, &name).await?;
+    if_match.require(Role::KIND, current.version)?;
     caller.require_all(&current.permissions, &format!("role {}", current.name))?;
     // The check and the deletion are one transaction; the foreign key of the user's roles backs it.
     let mut tx = state.db.begin().await?;
@@ -254,27 +232,7 @@ pub async fn delete(
             ),
         ));
     }
-    if !directory::delete_role_if_version(&mut tx, &caller.company, &current.name, current.version)
-        .await?
-    {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionFailed,
-            "the role was changed or deleted since you read it; read it again",
-        ));
-    }
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::DELETE,
-            resource_type: audit::ROLE,
-            resource_id: &current.name,
-            version: None,
-            changes: changes(Some(&audit_view(&current)), None),
-        },
-    )
-    .await?;
+    stored::delete(&state, tx, &caller, &current).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -19,8 +19,9 @@ use serde_json::{json, Map, Value};
 use utoipa::IntoParams;
 
 use super::answer::{created, ok_with_etag};
-use crate::api::{changes, hash_password, page};
-use crate::audit::{self, Change};
+use super::stored::{self, stored, Stored};
+use crate::api::{hash_password, page};
+use crate::audit;
 use crate::caller::{Caller, ManageUsers};
 use crate::precondition::IfMatch;
 use crate::query::{encode_cursor, KeyCursor, Limit, NameFilter, Query, StatusFilter};
@@ -67,6 +68,16 @@ fn audit_view(u: &User) -> Map<String, Value> {
         _ => Map::new(),
     }
 }
+
+stored!(User {
+    kind: audit::USER,
+    key: username,
+    audit: audit_view,
+    find: directory::get_user,
+    insert: directory::insert_user,
+    update: directory::update_user,
+    delete: directory::delete_user_if_version,
+});
 
 /// Every role the input names must exist in the company, and the caller must hold every permission they
 /// grant.
@@ -130,12 +141,6 @@ fn apply(user: &mut User, input: UserInput) {
     if let Some(api_access) = input.api_access {
         user.api_access = api_access;
     }
-}
-
-async fn load(state: &AdminState, company: &str, username: &str) -> Result<User, ApiError> {
-    directory::get_user(&state.db, company, username)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("user {username} not found")))
 }
 
 /// The query of the user listing.
@@ -215,7 +220,7 @@ pub async fn get(
     let user = match state.users.get(&key) {
         Some(user) => user,
         None => {
-            let user = Arc::new(load(&state, &caller.company, &key.1).await?);
+            let user = Arc::new(stored::load::<User>(&state, &caller.company, &key.1).await?);
             state.users.insert(key, user.clone());
             user
         }
@@ -275,7 +280,7 @@ pub async fn create(
     );
     let password = input.password.clone();
     apply(&mut user, input);
-    let mut audit_fields = audit_view(&user);
+    let mut audit_fields = user.audit_view();
     match password {
         Some(p) => {
             user.password_hash = Some(hash_password(p).await?);
@@ -284,21 +289,8 @@ pub async fn create(
         }
         None => user.password_not_set_reason = Some(PASSWORD_NOT_SET.into()),
     }
-    let mut tx = state.db.begin().await?;
-    directory::insert_user(&mut tx, &user).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::CREATE,
-            resource_type: audit::USER,
-            resource_id: &user.username,
-            version: Some(user.version),
-            changes: changes(None, Some(&audit_fields)),
-        },
-    )
-    .await?;
+    let tx = state.db.begin().await?;
+    stored::create(&state, tx, &caller, &user, &audit_fields).await?;
     Ok(created(
         &format!("/admin/v1/users/{}", user.username),
         user.version,
@@ -327,10 +319,10 @@ pub async fn replace(
     if_match: IfMatch,
     body: StrictJson<UserBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &username).await?;
+    let current = stored::load::<User>(&state, &caller.company, &username).await?;
     let input = body.0.validate()?;
     // As for clients: the body first, then the precondition (RFC 9110, section 13.2.1).
-    if_match.require("user", current.version)?;
+    if_match.require(User::KIND, current.version)?;
     if input
         .username
         .as_deref()
@@ -351,14 +343,12 @@ pub async fn replace(
     let mut user = current.clone();
     apply(&mut user, input);
     let now = Utc::now();
-    user.modified_on = now;
-    user.modified_by = caller.username().to_string();
-    user.version = current.version + 1;
+    user.stamp(caller.username(), now);
     // Blocking, deactivating or re-activating ends every session, code and refresh token of the user.
     if current.can_log_in() != user.can_log_in() {
         user.sessions_valid_after_ms = Some(now.timestamp_millis());
     }
-    let mut after = audit_view(&user);
+    let mut after = user.audit_view();
     let password_hash = match password {
         Some(p) => {
             after.insert("password".into(), audit::CHANGED.into());
@@ -366,8 +356,14 @@ pub async fn replace(
         }
         None => None,
     };
+    if password_hash.is_some() {
+        user.password_last_set = Some(now);
+        user.password_not_set_reason = None;
+        user.failed_login_count = 0;
+        user.locked_until_ms = None;
+        user.sessions_valid_after_ms = Some(now.timestamp_millis());
+    }
     let mut tx = state.db.begin().await?;
-    directory::update_user(&mut tx, &user).await?;
     // Blocking or deactivating also ends the access tokens the user holds, in every service.
     if current.can_log_in() && !user.can_log_in() {
         let ended_ms = user
@@ -375,27 +371,11 @@ pub async fn replace(
             .unwrap_or_else(|| now.timestamp_millis());
         revoke::user_shut_out(&mut tx, &caller.company, &user.id, ended_ms).await?;
     }
+    // The profile's update leaves the password alone: it is written here, its login facts with it.
     if let Some(hash) = &password_hash {
         directory::set_password(&mut tx, &caller.company, &user.id, hash, now).await?;
-        user.password_last_set = Some(now);
-        user.password_not_set_reason = None;
-        user.failed_login_count = 0;
-        user.locked_until_ms = None;
-        user.sessions_valid_after_ms = Some(now.timestamp_millis());
     }
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::REPLACE,
-            resource_type: audit::USER,
-            resource_id: &user.username,
-            version: Some(user.version),
-            changes: changes(Some(&audit_view(&current)), Some(&after)),
-        },
-    )
-    .await?;
+    stored::replace(&state, tx, &caller, &current, &user, &after).await?;
     Ok(ok_with_etag(
         user.version,
         user_view(&user, allowed(&caller, &user)),
@@ -418,43 +398,18 @@ pub async fn delete(
     username: Path<String>,
     if_match: IfMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let current = load(&state, &caller.company, &username).await?;
+    let current = stored::load::<User>(&state, &caller.company, &username).await?;
     if current.id == caller.user().id {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
             "you cannot delete your own account",
         ));
     }
-    if_match.require("user", current.version)?;
+    if_match.require(User::KIND, current.version)?;
     check_target(&state, &caller, &current).await?;
     let mut tx = state.db.begin().await?;
-    if !directory::delete_user_if_version(
-        &mut tx,
-        &caller.company,
-        &current.username,
-        current.version,
-    )
-    .await?
-    {
-        return Err(ApiError::new(
-            ErrorCode::PreconditionFailed,
-            "the user was changed or deleted since you read it; read it again",
-        ));
-    }
     let now_ms = Utc::now().timestamp_millis();
     revoke::user_deleted(&mut tx, &caller.company, &current.id, now_ms).await?;
-    audit::commit(
-        &state,
-        tx,
-        &caller,
-        Change {
-            action: audit::DELETE,
-            resource_type: audit::USER,
-            resource_id: &current.username,
-            version: None,
-            changes: changes(Some(&audit_view(&current)), None),
-        },
-    )
-    .await?;
+    stored::delete(&state, tx, &caller, &current).await?;
     Ok(HttpResponse::NoContent().finish())
 }
