@@ -154,26 +154,23 @@ impl<T> Settled for Result<T, StoreError> {
 /// differ by database names a function for each: `dispatch!(h, events_pg::read | events_sqlite::read(args..))`.
 #[macro_export]
 macro_rules! dispatch {
-    ($handle:expr, $statements:ident :: $f:ident ( $($arg:expr),* $(,)? )) => {{
+    (@run $handle:expr, [$($pg:tt)+], [$($lite:tt)+], ($($arg:expr),*)) => {{
         let handle: $crate::db::Handle<'_> = ::core::convert::Into::into($handle);
         let mut conn = handle.conn().await?;
         let result = match conn.exec() {
-            $crate::db::Exec::Postgres(c) => $statements::<::sqlx::Postgres>::$f(c, $($arg),*).await,
-            $crate::db::Exec::Sqlite(c) => $statements::<::sqlx::Sqlite>::$f(c, $($arg),*).await,
+            $crate::db::Exec::Postgres(c) => $($pg)+(c, $($arg),*).await,
+            $crate::db::Exec::Sqlite(c) => $($lite)+(c, $($arg),*).await,
         };
         conn.finish($crate::db::Settled::connection_sound(&result));
         result
     }};
-    ($handle:expr, $pg:ident :: $pg_f:ident | $lite:ident :: $lite_f:ident ( $($arg:expr),* $(,)? )) => {{
-        let handle: $crate::db::Handle<'_> = ::core::convert::Into::into($handle);
-        let mut conn = handle.conn().await?;
-        let result = match conn.exec() {
-            $crate::db::Exec::Postgres(c) => $pg::$pg_f(c, $($arg),*).await,
-            $crate::db::Exec::Sqlite(c) => $lite::$lite_f(c, $($arg),*).await,
-        };
-        conn.finish($crate::db::Settled::connection_sound(&result));
-        result
-    }};
+    ($handle:expr, $statements:ident :: $f:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::dispatch!(@run $handle,
+            [$statements::<::sqlx::Postgres>::$f], [$statements::<::sqlx::Sqlite>::$f], ($($arg),*))
+    };
+    ($handle:expr, $pg:ident :: $pg_f:ident | $lite:ident :: $lite_f:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::dispatch!(@run $handle, [$pg::$pg_f], [$lite::$lite_f], ($($arg),*))
+    };
 }
 
 #[cfg(test)]
