@@ -1,10 +1,11 @@
 //! `analytics-service`: the analytics API with its bus workers, configured from the environment (see
 //! `AnalyticsConfig`). `analytics-service worker` runs the workers alone, to scale them apart from the API;
-//! it then answers only `/healthz`, `/readyz` and `/metrics` on its address. `dead-letters <topic>` and
+//! it then answers only `/healthz`, `/readyz` and `/metrics` on its address. Either waits for a dependency
+//! it cannot reach at start, answering that it is starting (`common::service`). `dead-letters <topic>` and
 //! `replay-dead <topic>` list a topic's dead letters and put them back in its queue (`jobs::dead`).
 
 use analytics::AnalyticsService;
-use common::service::Service;
+use common::service::{connect_patiently, Service};
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
 #[global_allocator]
@@ -33,16 +34,22 @@ async fn main() -> anyhow::Result<()> {
     };
     let addr = config.common.addr.clone();
     let run_workers = config.run_workers || worker_only;
-    let service = AnalyticsService::connect(config).await?;
+    let listener = common::http::bind(&addr)?;
+    tracing::info!(%addr, "analytics-service listening");
+    let stop = common::http::wait_for_signal();
+    let Some(service) = connect_patiently::<AnalyticsService, _>(config, &listener, stop).await?
+    else {
+        return Ok(());
+    };
     let workers = run_workers.then(|| service.spawn_workers());
     if worker_only {
         // The workers' process answers the operational endpoints only, for its probes.
-        let server = service.serve_operations(common::http::bind(&addr)?)?;
+        let server = service.serve_operations(listener)?;
         tracing::info!(%addr, "analytics workers running");
         common::http::run_until_signal(vec![server]).await?;
     } else {
-        let server = service.serve(common::http::bind(&addr)?)?;
-        tracing::info!(%addr, "analytics-service listening");
+        let server = service.serve(listener)?;
+        tracing::info!(%addr, "analytics-service ready");
         common::http::run_until_signal(vec![server]).await?;
     }
     if let Some(workers) = workers {

@@ -1,9 +1,13 @@
 //! The skeleton of a service. Each of the four fills in what is its own (its configuration, the
 //! migrations it needs, its state on a database, what it serves on a listener); the start-up they share
 //! is written here once: loading and checking the configuration, telemetry, the open-files limit, the
-//! database, the listener, and serving until a signal.
+//! database, the listener, and serving until a signal. A dependency that cannot be reached at start
+//! (the database, the broker, the search engine, the object store) is waited for, with backoff, while the
+//! address answers that the service is starting; only a wrong setting ends the process.
 
+use std::future::Future;
 use std::net::TcpListener;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use async_trait::async_trait;
@@ -16,7 +20,7 @@ use crate::telemetry::TelemetryGuard;
 pub trait Service: Sized + Send {
     /// The service's name in logs and metrics (`admin` for `admin-service`).
     const NAME: &'static str;
-    type Config: ServiceConfig + Send + 'static;
+    type Config: ServiceConfig + Clone + Send + 'static;
 
     /// Applies the migrations the service needs, in order: its own tables' and those it reads.
     async fn migrate(db: &Database) -> anyhow::Result<()>;
@@ -49,13 +53,75 @@ pub fn start<S: Service>() -> anyhow::Result<(S::Config, TelemetryGuard)> {
     Ok((config, telemetry))
 }
 
-/// The life of a service binary: `start`, connect, serve on the configured address until a signal.
+/// The life of a service binary: `start`, bind the configured address, connect (answering there that
+/// the service is starting until it can), serve until a signal.
 pub async fn run<S: Service>() -> anyhow::Result<()> {
     let (config, _telemetry) = start::<S>()?;
     let addr = config.common().addr.clone();
-    let service = S::connect(config).await?;
-    let server = service.serve(crate::http::bind(&addr)?)?;
+    let listener = crate::http::bind(&addr)?;
     tracing::info!(%addr, "{}-service listening", S::NAME);
+    let stop = crate::http::wait_for_signal();
+    let Some(service) = connect_patiently::<S, _>(config, &listener, stop).await? else {
+        return Ok(());
+    };
+    let server = service.serve(listener)?;
+    tracing::info!(%addr, "{}-service ready", S::NAME);
     crate::http::run_until_signal(vec![server]).await?;
     Ok(())
 }
+
+/// The first wait after an attempt that found a dependency unreachable; it doubles up to the second.
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+const LONGEST_RETRY: Duration = Duration::from_secs(30);
+
+/// Connects `S`, trying again with backoff while a dependency is unreachable, and meanwhile answers on
+/// `listener` as a starting service (`serve_starting`). `None` when `stop` resolves first (a signal);
+/// an error when the configuration is wrong (`is_wrong_setting`), which waiting would not mend.
+pub async fn connect_patiently<S: Service, F: Future<Output = ()>>(
+    config: S::Config,
+    listener: &TcpListener,
+    stop: F,
+) -> anyhow::Result<Option<S>> {
+    let starting = crate::http::Starting::default();
+    let server = crate::http::serve_starting(listener.try_clone()?, starting.clone())?;
+    let handle = server.handle();
+    let answering = tokio::spawn(server);
+    tokio::pin!(stop);
+    let mut wait = FIRST_RETRY;
+    let outcome = loop {
+        let attempt = tokio::select! {
+            attempt = S::connect(config.clone()) => attempt,
+            () = &mut stop => break Ok(None),
+        };
+        match attempt {
+            Ok(service) => break Ok(Some(service)),
+            Err(e) if is_wrong_setting(&e) => break Err(e),
+            Err(e) => {
+                starting.failed();
+                tracing::warn!(error = %format!("{e:#}"), retry_in_ms = wait.as_millis() as u64,
+                    "{}-service cannot reach a dependency yet", S::NAME);
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = &mut stop => break Ok(None),
+        }
+        wait = (wait * 2).min(LONGEST_RETRY);
+    };
+    handle.stop(true).await;
+    let _ = answering.await;
+    outcome
+}
+
+/// Whether a failed start is the configuration's fault rather than a dependency's absence: the database
+/// refused the configured credentials, or has no database of the configured name.
+pub fn is_wrong_setting(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<sqlx::Error>()
+            .and_then(sqlx::Error::as_database_error)
+            .and_then(|e| e.code())
+            .is_some_and(|code| matches!(code.as_ref(), "28P01" | "28000" | "3D000"))
+    })
+}
+

@@ -20,6 +20,7 @@ mod poison;
 mod receiver;
 mod scoring;
 mod search;
+mod start_up;
 mod stats;
 mod support;
 mod tenancy;

@@ -3,7 +3,8 @@
 //! OpenAPI document, request metrics, JSON extractor errors in the
 //! platform's error format, a JSON body extractor that refuses repeated keys, the limits every server keeps
 //! (connections, with a reserve for the operational endpoints; a deadline on request bodies; the process's
-//! open files), and signal handling for graceful shutdown.
+//! open files), what a service answers while it waits for its dependencies, and signal handling for
+//! graceful shutdown.
 
 mod body_deadline;
 mod connections;
@@ -16,6 +17,7 @@ mod openapi;
 mod ops;
 mod server;
 mod shutdown;
+mod starting;
 mod strict_json;
 
 pub use extract::{form_config, json_config, path_config, query_config};
@@ -28,4 +30,5 @@ pub use openapi::{
 pub use ops::Readiness;
 pub use server::{bind, serve, ServerSpec};
 pub use shutdown::{run_until_signal, wait_for_signal};
+pub use starting::{serve_starting, Starting};
 pub use strict_json::{check_json, is_json_object, StrictJson, MAX_JSON_BODY};
