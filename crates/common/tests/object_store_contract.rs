@@ -1,8 +1,9 @@
 //! The object store contract, which every adapter passes: objects round-trip byte for byte, are replaced
-//! whole, are deleted idempotently, list in order by prefix with a resumable cursor, are replaced by a
-//! conditional write only while unchanged since read, are written and removed side by side in one folder
-//! without failing, and no key reaches outside the store. Run against the local-directory adapter and against the S3 adapter talking to a
-//! real S3-protocol server (s3s-fs over loopback HTTP, with SigV4 signatures).
+//! whole, are deleted idempotently, list in order by prefix with a resumable cursor and with when each
+//! was written, are replaced by a conditional write only while unchanged since read, are written and
+//! removed side by side in one folder without failing, and no key reaches outside the store. Run against
+//! the local-directory adapter and against the S3 adapter talking to a real S3-protocol server (s3s-fs
+//! over loopback HTTP, with SigV4 signatures).
 
 use common::objects::{LocalDirectory, ObjectError, ObjectStore, S3Options, S3Store};
 use common::testing::s3::S3Server;
@@ -66,6 +67,33 @@ async fn listings_follow_prefixes_in_order_and_resume(store: &dyn ObjectStore) {
     assert_eq!(rest, vec!["acme/org1/f2/c2", "acme/org10/f1/c9"]);
     assert_eq!(store.list("", None, 100).await.unwrap().len(), 5);
     assert!(store.list("initech/", None, 10).await.unwrap().is_empty());
+}
+
+async fn listings_say_when_each_object_was_written(store: &dyn ObjectStore) {
+    use std::time::{Duration, SystemTime};
+    // The store's clock may keep whole seconds only (S3's LastModified does).
+    let before = SystemTime::now() - Duration::from_secs(2);
+    store.put("dated/a", b"a".to_vec()).await.unwrap();
+    store.put_unsynced("dated/b", b"b".to_vec()).await.unwrap();
+    store.sync().await.unwrap();
+    let after = SystemTime::now() + Duration::from_secs(2);
+    let listed = store.list_written("dated/", None, 10).await.unwrap();
+    let keys: Vec<&str> = listed.iter().map(|l| l.key.as_str()).collect();
+    assert_eq!(keys, ["dated/a", "dated/b"]);
+    assert_eq!(store.list("dated/", None, 10).await.unwrap(), keys);
+    for l in &listed {
+        assert!(
+            before <= l.written && l.written <= after,
+            "{} written {:?}, between {before:?} and {after:?}",
+            l.key,
+            l.written
+        );
+    }
+    let rest = store
+        .list_written("dated/", Some("dated/a"), 10)
+        .await
+        .unwrap();
+    assert_eq!(rest, listed[1..].to_vec());
 }
 
 async fn keys_cannot_leave_the_store(store: &dyn ObjectStore) {
@@ -255,6 +283,8 @@ async fn the_local_directory_keeps_the_contract() {
     racing_conditional_writes_leave_one_winner(&store).await;
     let (_i, store) = local();
     writes_and_removals_racing_in_one_folder_all_succeed(&store).await;
+    let (_j, store) = local();
+    listings_say_when_each_object_was_written(&store).await;
 }
 
 /// The directories a removal leaves empty go with it, up to the store's root, so that the folders of
@@ -322,6 +352,7 @@ async fn the_s3_store_keeps_the_contract() {
     unsynced_writes_are_objects_like_the_others(&server.store().await.unwrap()).await;
     a_conditional_write_replaces_only_what_was_read(&server.store().await.unwrap()).await;
     writes_and_removals_racing_in_one_folder_all_succeed(&server.store().await.unwrap()).await;
+    listings_say_when_each_object_was_written(&server.store().await.unwrap()).await;
 }
 
 #[tokio::test]

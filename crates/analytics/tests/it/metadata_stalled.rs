@@ -8,7 +8,7 @@ use std::sync::Arc;
 use analytics::{AnalyticsState, Ports};
 use analytics_store as store;
 use async_trait::async_trait;
-use common::objects::{ObjectError, ObjectStore, Version};
+use common::objects::{Listed, ObjectError, ObjectStore, Version};
 use serde_json::json;
 use tokio::sync::{Notify, Semaphore};
 
@@ -79,13 +79,13 @@ impl ObjectStore for HeldStore {
         self.inner.delete(key).await
     }
 
-    async fn list(
+    async fn list_written(
         &self,
         prefix: &str,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<String>, ObjectError> {
-        self.inner.list(prefix, after, limit).await
+    ) -> Result<Vec<Listed>, ObjectError> {
+        self.inner.list_written(prefix, after, limit).await
     }
 }
 

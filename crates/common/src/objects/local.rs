@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 
-use super::{check_key, check_prefix, ObjectError, ObjectStore, Version};
+use super::{check_key, check_prefix, Listed, ObjectError, ObjectStore, Version};
 
 /// How many lock files the keys are spread over.
 const STRIPES: u64 = 64;
@@ -186,7 +186,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Every key under `dir`, relative to `root`, skipping the temporary directory.
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+fn walk(root: &Path, dir: &Path, out: &mut Vec<Listed>) -> std::io::Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -201,7 +201,14 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
         if entry.file_type()?.is_dir() {
             walk(root, &path, out)?;
         } else if let Ok(relative) = path.strip_prefix(root) {
-            out.push(relative.to_string_lossy().replace('\\', "/"));
+            // A file removed since the directory was read is simply not listed.
+            let Ok(written) = entry.metadata().and_then(|m| m.modified()) else {
+                continue;
+            };
+            out.push(Listed {
+                key: relative.to_string_lossy().replace('\\', "/"),
+                written,
+            });
         }
     }
     Ok(())
@@ -269,12 +276,12 @@ impl ObjectStore for LocalDirectory {
         .await
     }
 
-    async fn list(
+    async fn list_written(
         &self,
         prefix: &str,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<String>, ObjectError> {
+    ) -> Result<Vec<Listed>, ObjectError> {
         check_prefix(prefix)?;
         let root = self.root.clone();
         let prefix = prefix.to_string();
@@ -285,12 +292,14 @@ impl ObjectStore for LocalDirectory {
                 Some(i) => root.join(&prefix[..i]),
                 None => root.clone(),
             };
-            let mut keys = Vec::new();
-            walk(&root, &start, &mut keys)?;
-            keys.retain(|k| k.starts_with(&prefix) && after.as_ref().is_none_or(|a| k > a));
-            keys.sort();
-            keys.truncate(limit);
-            Ok(keys)
+            let mut listed = Vec::new();
+            walk(&root, &start, &mut listed)?;
+            listed.retain(|l| {
+                l.key.starts_with(&prefix) && after.as_ref().is_none_or(|a| &l.key > a)
+            });
+            listed.sort_by(|a, b| a.key.cmp(&b.key));
+            listed.truncate(limit);
+            Ok(listed)
         })
         .await
     }

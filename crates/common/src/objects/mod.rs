@@ -10,6 +10,8 @@
 mod local;
 mod s3;
 
+use std::time::SystemTime;
+
 use async_trait::async_trait;
 
 pub use local::LocalDirectory;
@@ -102,11 +104,31 @@ pub trait ObjectStore: Send + Sync {
     /// is run again finishes).
     async fn delete(&self, key: &str) -> Result<(), ObjectError>;
 
-    /// The keys that start with `prefix` (`""` for all), in byte order, after `after`, at most `limit`.
+    /// The objects whose keys start with `prefix` (`""` for all), in byte order of their keys, after
+    /// `after`, at most `limit`, each with when it was written.
+    async fn list_written(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Listed>, ObjectError>;
+
+    /// The keys of what `list_written` gives.
     async fn list(
         &self,
         prefix: &str,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<String>, ObjectError>;
+    ) -> Result<Vec<String>, ObjectError> {
+        let listed = self.list_written(prefix, after, limit).await?;
+        Ok(listed.into_iter().map(|l| l.key).collect())
+    }
+}
+
+/// An object as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub key: String,
+    /// When the object was last written, as the store's clock had it.
+    pub written: SystemTime,
 }

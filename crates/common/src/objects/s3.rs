@@ -6,6 +6,8 @@
 //! DNS for virtual hosts), and checksums only where the operation requires them, so servers that do not
 //! implement the newer checksum headers still accept the uploads.
 
+use std::time::SystemTime;
+
 use async_trait::async_trait;
 use aws_sdk_s3::config::{
     BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
@@ -17,7 +19,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
 use aws_sdk_s3::Client;
 
-use super::{check_key, check_prefix, ObjectError, ObjectStore, Version};
+use super::{check_key, check_prefix, Listed, ObjectError, ObjectStore, Version};
 use crate::config::Confidential;
 
 /// S3 answers at most this many keys per listing request.
@@ -206,17 +208,17 @@ impl ObjectStore for S3Store {
         Ok(())
     }
 
-    async fn list(
+    async fn list_written(
         &self,
         prefix: &str,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<String>, ObjectError> {
+    ) -> Result<Vec<Listed>, ObjectError> {
         check_prefix(prefix)?;
-        let mut keys = Vec::new();
+        let mut listed: Vec<Listed> = Vec::new();
         let mut after = after.map(str::to_string);
-        while keys.len() < limit {
-            let want = (limit - keys.len()).min(PAGE);
+        while listed.len() < limit {
+            let want = (limit - listed.len()).min(PAGE);
             let mut request = self
                 .client
                 .list_objects_v2()
@@ -232,18 +234,23 @@ impl ObjectStore for S3Store {
                 .send()
                 .await
                 .map_err(|e| service_error(&format!("listing {prefix:?}"), e))?;
-            let before = keys.len();
-            keys.extend(
-                page.contents()
-                    .iter()
-                    .filter_map(|o| o.key().map(String::from)),
-            );
-            if keys.len() == before || !page.is_truncated().unwrap_or(false) {
+            let before = listed.len();
+            listed.extend(page.contents().iter().filter_map(|o| {
+                Some(Listed {
+                    key: o.key()?.to_string(),
+                    written: o
+                        .last_modified()
+                        .and_then(|t| SystemTime::try_from(*t).ok())
+                        // Undated is taken as new: nothing is ever thought older than it is.
+                        .unwrap_or_else(SystemTime::now),
+                })
+            }));
+            if listed.len() == before || !page.is_truncated().unwrap_or(false) {
                 break;
             }
-            after = keys.last().cloned();
+            after = listed.last().map(|l| l.key.clone());
         }
-        keys.truncate(limit);
-        Ok(keys)
+        listed.truncate(limit);
+        Ok(listed)
     }
 }
