@@ -90,3 +90,15 @@ pub async fn delete_requests<'a>(
 ) -> Result<(), StoreError> {
     dispatch!(h, Statements::delete_requests(ids))
 }
+
+/// The ids among `ids` that a request holds, as its own id or as the id of the call it becomes: the
+/// owners of objects under `<company>/_requests/<id>/` and of audio under a call's prefix.
+pub async fn held_by_requests<'a>(
+    h: impl Into<Handle<'a>>,
+    ids: &[&str],
+) -> Result<Vec<String>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    dispatch!(h, Statements::held_by_requests(ids))
+}

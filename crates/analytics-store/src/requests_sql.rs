@@ -3,7 +3,7 @@
 use common::db::{Binds, Dialect, Reads, StoreError};
 
 use crate::rows::{Outcome, RequestKeys, RequestRow};
-use crate::sql::Statements;
+use crate::sql::{placeholders, Statements, ROWS_PER_STATEMENT};
 
 const COLUMNS: &str =
     "id, company, organization, folder, call_id, filename, output, diarize, metadata, \
@@ -20,6 +20,7 @@ where
     for<'q> &'q str: Binds<'q, D>,
     for<'q> String: Binds<'q, D>,
     (i64,): Reads<D>,
+    (String,): Reads<D>,
     RequestKeys: Reads<D>,
     RequestRow: Reads<D>,
 {
@@ -162,5 +163,25 @@ where
                 .await?;
         }
         Ok(())
+    }
+
+    pub(crate) async fn held_by_requests(
+        c: &mut D::Connection,
+        ids: &[&str],
+    ) -> Result<Vec<String>, StoreError> {
+        let mut held = Vec::new();
+        for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+            let list = placeholders(1, chunk.len());
+            let sql = format!(
+                "SELECT id FROM analytics_requests WHERE id IN ({list}) \
+                 UNION SELECT call_id FROM analytics_requests WHERE call_id IN ({list})"
+            );
+            let mut query = sqlx::query_as::<D, (String,)>(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            held.extend(query.fetch_all(&mut *c).await?.into_iter().map(|(id,)| id));
+        }
+        Ok(held)
     }
 }

@@ -95,6 +95,13 @@ pub struct AnalyticsConfig {
     /// character against one (`SPEECH_ANALYTICS_SCAN_BUDGET_STEPS`); past it the call is not scored by
     /// that application, and `/appmatches` says so.
     pub scan_budget_steps: u64,
+    /// How often, in seconds, the deletion workers remove the objects that no call or transcription
+    /// request owns, left by a process that died between writing an upload's object and committing its
+    /// row (`SPEECH_ANALYTICS_ORPHAN_SWEEP_S`); 0 never.
+    pub orphan_sweep_s: u64,
+    /// How old, in seconds, such an object must be to go (`SPEECH_ANALYTICS_ORPHAN_GRACE_S`): longer
+    /// than an upload takes from writing its object to committing its row.
+    pub orphan_grace_s: u64,
 }
 
 /// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
@@ -138,6 +145,8 @@ impl Default for AnalyticsConfig {
             asr_model_dir: PathBuf::from("/usr/share/pocketsphinx/model/en-us"),
             asr_workers: 0,
             max_audio_seconds: 1800.0,
+            orphan_sweep_s: 3600,
+            orphan_grace_s: 3600,
         }
     }
 }

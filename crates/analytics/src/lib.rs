@@ -14,6 +14,7 @@ pub mod group_commit;
 pub mod jobs;
 pub mod metadata;
 pub mod openapi;
+pub mod orphans;
 pub mod ports;
 pub mod provision;
 pub mod routes;

@@ -12,6 +12,7 @@ pub mod score;
 pub mod transcribe;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -45,7 +46,8 @@ pub fn windows() -> Vec<(String, u32)> {
 
 /// Starts the workers of the configured topics (all by default): reindexing and scoring in batches (an
 /// index write, a transaction per batch), deletions and rescore jobs one at a time, one transcription
-/// per recognizer slot, and several callback posts at once.
+/// per recognizer slot, and several callback posts at once. The deletion workers also sweep the object
+/// store of what nothing owns (`crate::orphans`).
 pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
     let (stop, stopped) = watch::channel(false);
     let wanted = state.config.topics();
@@ -85,6 +87,15 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
             Batching::up_to(score::BATCH),
             stopped.clone(),
             score::process,
+        ));
+    }
+    let sweep_every = state.config.orphan_sweep_s;
+    if runs(Topic::Delete) && sweep_every > 0 {
+        handles.push(crate::orphans::spawn(
+            state.clone(),
+            Duration::from_secs(sweep_every),
+            Duration::from_secs(state.config.orphan_grace_s),
+            stopped.clone(),
         ));
     }
     if runs(Topic::Rescore) {
