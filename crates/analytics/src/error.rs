@@ -78,7 +78,9 @@ impl From<StoreError> for AnalyticsError {
 impl From<ObjectError> for AnalyticsError {
     fn from(e: ObjectError) -> Self {
         match e {
-            ObjectError::Service(_) => AnalyticsError::Unavailable(e.to_string()),
+            ObjectError::Service(_) | ObjectError::Refused(_) => {
+                AnalyticsError::Unavailable(e.to_string())
+            }
             other => AnalyticsError::internal(other),
         }
     }

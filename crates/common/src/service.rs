@@ -114,14 +114,37 @@ pub async fn connect_patiently<S: Service, F: Future<Output = ()>>(
 }
 
 /// Whether a failed start is the configuration's fault rather than a dependency's absence: the database
-/// refused the configured credentials, or has no database of the configured name.
+/// refused the configured credentials or has no database of the configured name, or the object store
+/// refused the configured key.
 pub fn is_wrong_setting(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
+        let database = cause
             .downcast_ref::<sqlx::Error>()
             .and_then(sqlx::Error::as_database_error)
             .and_then(|e| e.code())
-            .is_some_and(|code| matches!(code.as_ref(), "28P01" | "28000" | "3D000"))
+            .is_some_and(|code| matches!(code.as_ref(), "28P01" | "28000" | "3D000"));
+        let objects = matches!(
+            cause.downcast_ref::<crate::objects::ObjectError>(),
+            Some(crate::objects::ObjectError::Refused(_))
+        );
+        database || objects
     })
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::ObjectError;
+
+    #[test]
+    fn a_refused_key_is_a_wrong_setting_and_an_unreachable_store_is_not() {
+        let refused = anyhow::Error::new(ObjectError::Refused("bucket speech".into()))
+            .context("connecting the object store");
+        assert!(is_wrong_setting(&refused));
+        let unreachable = anyhow::Error::new(ObjectError::Service("connection refused".into()));
+        assert!(!is_wrong_setting(&unreachable));
+        assert!(!is_wrong_setting(&anyhow::anyhow!(
+            "the broker closed the connection"
+        )));
+    }
+}

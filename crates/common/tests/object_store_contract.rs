@@ -390,14 +390,14 @@ async fn the_s3_store_creates_its_bucket_once_and_refuses_wrong_credentials() {
         ..options
     };
     match S3Store::connect(wrong).await {
-        Err(ObjectError::Service(message)) => {
+        Err(ObjectError::Refused(message)) => {
             assert!(message.contains("speech-objects"), "{message}");
             assert!(
                 !message.contains("not-the-secret"),
                 "no secret in errors: {message}"
             );
         }
-        Err(other) => panic!("expected a service error, got {other}"),
+        Err(other) => panic!("expected the key refused, got {other}"),
         Ok(_) => panic!("a wrong secret was accepted"),
     }
 }

@@ -29,6 +29,9 @@ pub enum ObjectError {
     /// The S3 service failed or refused the request (the operation and key are in the text).
     #[error("object store: {0}")]
     Service(String),
+    /// The S3 service refused the configured key (403): a wrong setting, which waiting does not mend.
+    #[error("object store: {0}")]
+    Refused(String),
 }
 
 /// Refuses keys that are empty, too long, or could name something outside the store.

@@ -48,13 +48,21 @@ where
     E: std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    ObjectError::Service(format!("{what}: {}", DisplayErrorContext(err)))
+    ObjectError::Service(describe(what, err))
+}
+
+fn describe<E, R>(what: &str, err: SdkError<E, R>) -> String
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    format!("{what}: {}", DisplayErrorContext(err))
 }
 
 impl S3Store {
     /// A client for `options.bucket`; the bucket is created when it does not exist yet, so a fresh
-    /// MinIO is usable at once. Fails when the service cannot be reached or refuses the credentials, so a
-    /// misconfigured service stops at start-up.
+    /// MinIO is usable at once. Fails when the service cannot be reached (`Service`: the caller may try
+    /// again) or refuses the credentials (`Refused`: a wrong setting).
     pub async fn connect(options: S3Options) -> Result<S3Store, ObjectError> {
         let credentials = Credentials::new(
             &options.access_key_id,
@@ -84,6 +92,14 @@ impl S3Store {
         match self.client.head_bucket().bucket(&self.bucket).send().await {
             Ok(_) => return Ok(()),
             Err(err) if matches!(err.as_service_error(), Some(HeadBucketError::NotFound(_))) => {}
+            Err(err)
+                if err
+                    .raw_response()
+                    .is_some_and(|r| r.status().as_u16() == 403) =>
+            {
+                let what = format!("bucket {} (the key was refused)", self.bucket);
+                return Err(ObjectError::Refused(describe(&what, err)));
+            }
             Err(err) => return Err(service_error(&format!("bucket {}", self.bucket), err)),
         }
         let mut create = self.client.create_bucket().bucket(&self.bucket);
