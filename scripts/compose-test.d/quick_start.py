@@ -1,13 +1,15 @@
 """The quick start of deploy/README.md against the stack scripts/compose-test started: every container
 running and healthy, `docker-compose run --rm bootstrap`, a client-credentials token, a call uploaded that
 becomes searchable and scored, a LibriVox clip transcribed by the transcription workers, an event tracked
-and read back. Exits non-zero, saying which step failed, at the first that does."""
+and read back, and the admin signed in through a real browser. Exits non-zero, saying which step failed,
+at the first that does."""
 
 import json
 import os
 import time
 import urllib.parse
 
+import browser
 from stack import ANALYTICS, INGEST, WORK, all_healthy, compose, containers, eventually, fail, multipart, request, step, token
 
 CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
@@ -89,6 +91,13 @@ def main():
 
     eventually("the tracked event read back", read_back)
     step("event tracked and read back")
+
+    user_token = browser.sign_in(boot)
+    status, body = request("GET", f"http://127.0.0.1:8082/admin/v1/users/{boot['admin_username']}",
+                           headers={"Authorization": f"Bearer {user_token}"})
+    if status != 200:
+        fail(f"the signed-in admin reads its record: {status} {body[:300]!r}")
+    step("the admin signed in through the browser and read its record at the administration API")
     step(f"quick start passed in {time.time() - started:.0f} s")
 
 
