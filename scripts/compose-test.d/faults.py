@@ -17,8 +17,8 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from stack import (ANALYTICS, DOCKER, INGEST, PROJECT, WORK, all_healthy, compose, eventually, fail, multipart,
-                   request, step, token)
+from stack import (ANALYTICS, DOCKER, PROJECT, WORK, all_healthy, compose, eventually, fail, ingest_urls,
+                   multipart, request, step, token)
 
 CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
 RECEIVER_PORT = 35980
@@ -38,9 +38,13 @@ def docker(*args):
         fail(f"docker {' '.join(args)}: {run.stderr.strip()}")
 
 
-def healthy_again(what):
+def healthy_again(what, load):
+    """Waits for every container to be healthy, then points the event load at the ingest replicas as
+    published now (a restarted replica may get another port of INGEST_PORTS)."""
     started = time.time()
     eventually(f"every container healthy after {what}", all_healthy, limit=300)
+    with load.lock:
+        load.ingest = ingest_urls()
     step(f"{what}: healthy again in {time.time() - started:.0f} s")
 
 
@@ -55,6 +59,7 @@ class Load:
         self.requests = set()  # transcription request ids accepted with a callback
         self.callbacks = {}    # request id -> posts received
         self.unanswered = {"calls": 0, "events": 0, "tokens": 0}  # attempts refused or cut by the faults
+        self.ingest = ingest_urls()  # the ingest replicas, taken in turn
 
 
 def uploads(load, boot, access, run):
@@ -83,7 +88,9 @@ def tracking(load, boot, run):
             seq += 1
             batch.append({"event_name": f"fault-{run}", "user_id": f"u-{seq % 7}", "insert_id": f"{run}-{seq}",
                           "event_timestamp_epoch": int(time.time() * 1000), "seq": str(seq)})
-        status, body = request("POST", f"{INGEST}/v3/{boot['app_key']}/track",
+        with load.lock:
+            ingest = load.ingest[seq % len(load.ingest)]
+        status, body = request("POST", f"{ingest}/v3/{boot['app_key']}/track",
                                urllib.parse.quote(json.dumps({"events": batch})).encode(),
                                {"Content-Type": "application/x-www-form-urlencoded"})
         with load.lock:
@@ -165,17 +172,19 @@ def main():
             docker("kill", container(service))
             time.sleep(2)
             compose("up", "-d", "--no-build", "--no-recreate", service)
-            healthy_again(f"{service} killed and started")
+            healthy_again(f"{service} killed and started", load)
         for service in ("rabbitmq", "postgres"):
             docker("restart", container(service))
-            healthy_again(f"{service} restarted")
+            healthy_again(f"{service} restarted", load)
         worker = container("analytics-worker")
         docker("network", "disconnect", network, worker)
         time.sleep(20)
         docker("network", "connect", network, worker)
-        healthy_again("analytics-worker cut off its network for 20 s")
-        compose("up", "-d", "--no-build", "--no-recreate", "--scale", "analytics-transcriber=3")
-        healthy_again("analytics-transcriber scaled to 3")
+        healthy_again("analytics-worker cut off its network for 20 s", load)
+        compose("up", "-d", "--no-build", "--no-recreate", "--scale", "analytics-transcriber=3", "--scale", "ingest=2")
+        healthy_again("analytics-transcriber scaled to 3 and ingest to 2", load)
+        if len(load.ingest) != 2:
+            fail(f"two ingest replicas published, found {load.ingest}")
         time.sleep(5)
     finally:
         stop.set()
@@ -218,7 +227,7 @@ def check(load, boot, access, run):
         cursor = ""
         while True:
             q = urllib.parse.urlencode({"event_name": f"fault-{run}", "limit": 1000, "cursor": cursor})
-            status, body = request("GET", f"{INGEST}/v3/{boot['app_key']}/events?{q}",
+            status, body = request("GET", f"{load.ingest[0]}/v3/{boot['app_key']}/events?{q}",
                                    headers={"Authorization": f"Bearer {access}"})
             if status != 200:
                 return (False, (status, body[:200]))

@@ -10,7 +10,7 @@ import time
 import urllib.parse
 
 import browser
-from stack import ANALYTICS, INGEST, WORK, all_healthy, compose, containers, eventually, fail, multipart, request, step, token
+from stack import ANALYTICS, WORK, all_healthy, compose, containers, eventually, fail, ingest_urls, multipart, request, step, token
 
 CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
 
@@ -77,16 +77,17 @@ def main():
         fail(f"transcription of the LibriVox clip: {status} {body[:300]!r}")
     step(f"clip transcribed: {body.decode().strip()}")
 
+    ingest = ingest_urls()[0]
     batch = {"events": [{"event_name": "signup", "user_id": "u-1", "event_timestamp_epoch": "2026-11-20T10:15:00",
                          "plan": "pro"}]}
-    status, body = request("POST", f"{INGEST}/v3/{boot['app_key']}/track",
+    status, body = request("POST", f"{ingest}/v3/{boot['app_key']}/track",
                            urllib.parse.quote(json.dumps(batch)).encode(),
                            {"Content-Type": "application/x-www-form-urlencoded"})
     if status != 200 or json.loads(body).get("results", {}).get("stored") != 1:
         fail(f"track: {status} {body[:300]!r}")
 
     def read_back():
-        status, body = request("GET", f"{INGEST}/v3/{boot['app_key']}/events", headers={"Authorization": f"Bearer {access}"})
+        status, body = request("GET", f"{ingest}/v3/{boot['app_key']}/events", headers={"Authorization": f"Bearer {access}"})
         return (status == 200 and b"signup" in body, (status, body[:200]))
 
     eventually("the tracked event read back", read_back)

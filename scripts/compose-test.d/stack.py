@@ -16,7 +16,7 @@ PROJECT = os.environ["COMPOSE_TEST_PROJECT"]
 ENV_FILE = os.environ["COMPOSE_TEST_ENV"]
 DOCKER = os.environ.get("DOCKER", "docker")
 WORK = os.environ["COMPOSE_TEST_WORK"]
-AUTH, ANALYTICS, INGEST = "http://127.0.0.1:8081", "http://127.0.0.1:8083", "http://127.0.0.1:8084"
+AUTH, ANALYTICS = "http://127.0.0.1:8081", "http://127.0.0.1:8083"
 
 
 def step(text):
@@ -98,3 +98,16 @@ def token(boot):
     status, body = request("POST", f"{AUTH}/oauth/{boot['company']}/token", b"grant_type=client_credentials",
                            {"Authorization": f"Basic {basic}", "Content-Type": "application/x-www-form-urlencoded"})
     return json.loads(body)["access_token"] if status == 200 else None
+
+
+def ingest_urls():
+    """The address of each ingest replica, as published on the host (a port of INGEST_PORTS each)."""
+    urls = []
+    for index in range(1, 10):
+        run = subprocess.run(["docker-compose", "--project-name", PROJECT, "--env-file", ENV_FILE, "port",
+                              "--index", str(index), "ingest", "8084"], capture_output=True, text=True)
+        port = run.stdout.strip().rpartition(":")[2]
+        if run.returncode != 0 or not port.isdigit():
+            break
+        urls.append(f"http://127.0.0.1:{port}")
+    return urls
