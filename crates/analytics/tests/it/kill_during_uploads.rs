@@ -4,36 +4,12 @@
 //! answered 200 before the kill is still a call with its transcript.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::binary::{free_port, DataDir, Process};
 use crate::support::{transcript, within, World, COMPANY, FOLDER, ORG};
-
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-struct DataDir(PathBuf);
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `analytics-service` on `port` beside the world's token service and database; waits until ready.
 async fn start(world: &World, port: u16, data: &Path, sweep: &[(&str, &str)]) -> Process {
@@ -107,10 +83,7 @@ async fn transcripts_of_uploads_cut_by_a_kill_are_swept() {
         .create_folder(ORG, FOLDER, serde_json::json!({}))
         .await;
     let port = free_port();
-    let data = DataDir(std::env::temp_dir().join(format!(
-        "speech-kill-uploads-{}",
-        uuid::Uuid::new_v4().simple()
-    )));
+    let data = DataDir::new("kill-uploads");
     let mut service = start(&world, port, &data.0, &[]).await;
 
     let url = format!("http://127.0.0.1:{port}/transcribe/{COMPANY}/{ORG}/{FOLDER}");

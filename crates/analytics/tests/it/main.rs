@@ -6,6 +6,7 @@
 mod appmatches;
 mod apps;
 mod appstats;
+mod binary;
 mod callback_secret;
 mod callbacks;
 mod calls;

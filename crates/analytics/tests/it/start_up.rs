@@ -3,48 +3,14 @@
 //! starting — alive, not ready, every API request 503 with `Retry-After` — and becomes ready by itself
 //! once each comes back. A wrong setting (a database that does not exist) still ends it.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::testing::proxy::TcpProxy;
 use common::testing::{Backend, TestDb};
 
+use crate::binary::{free_port, DataDir, Process};
 use crate::support::within;
-
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The service's data directory, removed after the test.
-struct DataDir(std::path::PathBuf);
-
-impl DataDir {
-    fn new(port: u16) -> DataDir {
-        let dir =
-            std::env::temp_dir().join(format!("speech-start-up-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        DataDir(dir)
-    }
-}
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `analytics-service` on `port`, on the database at `database_url` and the broker at `amqp_url`.
 fn spawn(port: u16, database_url: &str, amqp_url: &str, data_dir: &std::path::Path) -> Process {
@@ -117,7 +83,7 @@ async fn analytics_waits_for_its_database_and_broker_then_becomes_ready() {
     proxied.set_port(Some(port.parse().unwrap())).unwrap();
     let (broker, amqp_url) = TcpProxy::to_broker(false).await;
     let port = free_port();
-    let data = DataDir::new(port);
+    let data = DataDir::new("start-up");
     let mut service = spawn(port, proxied.as_str(), &amqp_url, &data.0);
 
     let answering = within(Duration::from_secs(20), || get(port, "/healthz")).await;
@@ -151,7 +117,7 @@ async fn analytics_exits_on_a_database_that_does_not_exist() {
     let mut url = url::Url::parse(&db.url).unwrap();
     url.set_path("no_such_database_here");
     let port = free_port();
-    let data = DataDir::new(port);
+    let data = DataDir::new("start-up");
     let mut service = spawn(port, url.as_str(), &common::testing::amqp_url(), &data.0);
     let mut exited = None;
     for _ in 0..300 {
