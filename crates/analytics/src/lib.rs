@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod metadata;
 pub mod openapi;
 pub mod orphans;
+pub mod outbox;
 pub mod ports;
 pub mod provision;
 pub mod routes;

@@ -17,7 +17,7 @@ use common::db::Tx;
 use serde_json::{Map, Value};
 
 use crate::error::AnalyticsError;
-use crate::jobs::announce;
+use crate::outbox;
 use crate::state::AnalyticsState;
 use analytics_store::{self as store, CallRow};
 use scoring::model::{parse_timezone, FolderSettings, Stamp, Transcript};
@@ -168,8 +168,8 @@ pub async fn insert_many(
                 fields.push((row.id.as_str(), field.as_str(), value.as_str()));
             }
         }
-        messages.push(announce::reindex_message(row));
-        messages.push(announce::score_message(row));
+        messages.push(outbox::reindex_message(row));
+        messages.push(outbox::score_message(row));
         outcomes.push(Ok(()));
     }
     store::insert_calls(&mut *tx, &rows).await?;

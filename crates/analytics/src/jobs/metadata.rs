@@ -35,7 +35,7 @@ use common::bus::Delivery;
 use messages::v1::WriteMetadata;
 use tracing::Instrument;
 
-use super::announce;
+use crate::outbox;
 use crate::state::AnalyticsState;
 use crate::worker::{by_call, settle_all, Batching, JobError};
 use analytics_store::{self as store, CallMetadata};
@@ -244,7 +244,7 @@ impl Claim {
                 Ok(()) if call.row.last_modified == claimed.row.last_modified => cleared.push(id),
                 Ok(()) => {
                     // Changed while it was written: the newer change is announced now.
-                    messages.push(announce::write_metadata_message(&call.row));
+                    messages.push(outbox::write_metadata_message(&call.row));
                     released.push(id);
                 }
                 Err(e) => {

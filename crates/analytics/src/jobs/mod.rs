@@ -2,7 +2,6 @@
 //! runs them, in batches or one at a time. Workers run in the service process (`run_workers`) or on
 //! their own (`analytics-service worker`).
 
-pub mod announce;
 pub mod dead;
 pub mod delete;
 pub mod metadata;

@@ -38,7 +38,7 @@ pub async fn handle(state: Arc<AnalyticsState>, body: Vec<u8>) -> Result<(), Job
         let settings: FolderSettings =
             serde_json::from_str(&folder.settings).map_err(JobError::retry)?;
         if settings.apps.contains(&job.app) {
-            super::announce::rescore_folder(
+            crate::outbox::rescore_folder(
                 &state,
                 &mut tx,
                 &folder.company,

@@ -17,10 +17,10 @@ use speech::audio;
 use speech::output::{Output, UnknownFormat};
 use speech::SpeechError;
 
-use super::announce;
 use crate::callbacks::body;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
+use crate::outbox;
 use crate::state::AnalyticsState;
 use crate::worker::JobError;
 use analytics_store::requests::{self, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED};
@@ -267,7 +267,7 @@ async fn finish(
         if callback {
             let file_name = format!("{}.{}", row.id, output.extension());
             let post = body::result(&row.id, &file_name, output.content_type(), &rendered);
-            announce::callback(state, &mut tx, row, post).await?;
+            outbox::callback(state, &mut tx, row, post).await?;
         }
         tx.commit().await?;
         Ok::<(), AnalyticsError>(())
@@ -306,7 +306,7 @@ async fn fail(state: &AnalyticsState, row: &RequestRow, why: &str) -> Result<(),
     .await
     .map_err(JobError::retry)?;
     if ended && callback {
-        announce::callback(state, &mut tx, row, body::error(&row.id, why))
+        outbox::callback(state, &mut tx, row, body::error(&row.id, why))
             .await
             .map_err(JobError::retry)?;
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::request::{Answer, Change, Request};
 use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
-use crate::jobs::announce;
+use crate::outbox;
 use crate::state::AnalyticsState;
 use analytics_store::{self as store, CallRow};
 use common::db::Tx;
@@ -205,10 +205,10 @@ async fn write(
     let mut messages = Vec::new();
     for ((working, _), indexed) in changed.iter().zip(indexed) {
         if working.needs_writing {
-            messages.push(announce::write_metadata_message(&working.row));
+            messages.push(outbox::write_metadata_message(&working.row));
         }
         if indexed && !working.reindex_due {
-            messages.push(announce::reindex_message(&working.row));
+            messages.push(outbox::reindex_message(&working.row));
         }
     }
     state

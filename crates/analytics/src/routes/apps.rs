@@ -229,7 +229,7 @@ pub async fn put_app(
                 updated: common::time::now_rfc3339(),
             };
             store::put_app(&mut tx, &row).await?;
-            crate::jobs::announce::rescore_app(&state, &mut tx, &company, &name).await?;
+            crate::outbox::rescore_app(&state, &mut tx, &company, &name).await?;
             tx.commit().await?;
             row
         }
@@ -260,7 +260,7 @@ pub async fn delete_app(
         .await?
         .ok_or_else(|| app_not_found(&name))?;
     store::delete_app(&mut tx, &company, &name).await?;
-    crate::jobs::announce::rescore_app(&state, &mut tx, &company, &name).await?;
+    crate::outbox::rescore_app(&state, &mut tx, &company, &name).await?;
     tx.commit().await?;
     Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
 }

@@ -93,7 +93,7 @@ async fn start_deletion(
         organization: scope.organization.clone().unwrap_or_default(),
         folder: scope.folder.clone().unwrap_or_default(),
     };
-    let message = crate::jobs::announce::message(messages::topics::DELETE, &job.company, &job);
+    let message = crate::outbox::message(messages::topics::DELETE, &job.company, &job);
     state
         .bus
         .publish(tx, &message)
@@ -461,23 +461,12 @@ async fn write_folder(
             let had =
                 store::remove_folder_fields(&mut tx, &company, &organization, &folder, &dropped)
                     .await?;
-            crate::jobs::announce::reindex_calls(
-                state,
-                &mut tx,
-                (&company, &organization, &folder),
-                &had,
-            )
-            .await?;
+            crate::outbox::reindex_calls(state, &mut tx, (&company, &organization, &folder), &had)
+                .await?;
             // Its calls are scored by other applications now: a rescore job, committed with the change.
             if before.apps != settings.apps {
-                crate::jobs::announce::rescore_folder(
-                    state,
-                    &mut tx,
-                    &company,
-                    &organization,
-                    &folder,
-                )
-                .await?;
+                crate::outbox::rescore_folder(state, &mut tx, &company, &organization, &folder)
+                    .await?;
             }
         }
         Some(_) => {

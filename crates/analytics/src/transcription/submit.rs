@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use speech::output::Output;
 
 use crate::error::AnalyticsError;
-use crate::jobs::announce;
+use crate::outbox;
 use crate::state::AnalyticsState;
 use analytics_store as store;
 use analytics_store::requests::{self, CALLBACK_NONE, QUEUED};
@@ -85,7 +85,7 @@ async fn queue(state: &AnalyticsState, row: &RequestRow) -> Result<(), Analytics
             .usable_settings()?;
     }
     requests::insert_request(&mut tx, row).await?;
-    announce::transcribe(state, &mut tx, row).await?;
+    outbox::transcribe(state, &mut tx, row).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! The messages a change publishes inside its own transaction (docs/scoring.md, The pipeline), so a call,
-//! metadata or application change is announced exactly when it commits. Each names its company as its
-//! share of the bus, so workers take the companies' messages in turn.
+//! The outbox's messages: what a change publishes on the bus inside its own transaction (docs/scoring.md,
+//! The pipeline), so that a call, metadata, application or transcription change is announced exactly
+//! when it commits. Each names its company as its share of the bus, so workers take the companies'
+//! messages in turn.
 
 use common::bus::Message;
 use messages::v1::{
