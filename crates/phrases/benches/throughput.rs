@@ -18,6 +18,11 @@
 //! application is after its first calls; both must find the same hits. Beside them, a new scanner for
 //! every call, which learns every word of each call anew. The naive way scans only the first calls (200
 //! KB: at a few KB/s it takes half a minute), and both must find the same hits there, or the bench fails.
+//! And the peer one would reach for first, measured the same way: `aho-corasick` finding the phrases'
+//! literal word sequences in the same turns (both of its fast automata). It does less than the language
+//! asks (no wildcards, operators, speakers, times or word boundaries), so its figure is a floor of what
+//! the work costs; an optimized build of the bench fails when the retuned matcher is not at least
+//! `PEER_RATIO` (1.5) times as fast as the faster of the two.
 //! Times are the thread's time on the CPU, read around each scan, so that the figures hold on a machine
 //! shared with other work; the wall-clock figures are printed beside them.
 //!
@@ -27,9 +32,14 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use rustix::time::{clock_gettime, ClockId};
 
 use phrases::{reference, Hit, MatcherBuilder, Phrase, Speaker, TimedWord, Turn};
+
+/// How many times as fast as `aho-corasick` on the literal word sequences the retuned matcher must be, in
+/// an optimized build.
+const PEER_RATIO: f64 = 1.5;
 
 fn main() {
     let phrase_count = setting("PHRASES_BENCH_PHRASES", 10_000);
@@ -39,15 +49,19 @@ fn main() {
 
     let mut rng = Rng(0x5eed_cafe_f00d_0001);
     let language = Language::new(&mut rng);
+    let mut literals = HashSet::new();
     let phrases: Vec<(u32, Phrase, Option<Speaker>)> = (0..phrase_count)
         .map(|id| {
             let (text, speaker) = language.phrase(&mut rng);
+            literals.extend(literal_sequences(&text));
             match Phrase::parse(&text) {
                 Ok(phrase) => (id as u32, phrase, speaker),
                 Err(e) => panic!("the generator made an invalid phrase: {e}"),
             }
         })
         .collect();
+    let mut literals: Vec<String> = literals.into_iter().collect();
+    literals.sort();
     let mut calls = Vec::new();
     let mut bytes = 0;
     while bytes < megabytes * 1_000_000 {
@@ -113,6 +127,28 @@ fn main() {
         fresh_hits, hit_count,
         "a new scanner per call found other hits"
     );
+
+    // The peer: aho-corasick's two fast automata, every occurrence (overlapping), as the matcher reports
+    // every hit.
+    let peers = [
+        (AhoCorasickKind::ContiguousNFA, "contiguous NFA"),
+        (AhoCorasickKind::DFA, "DFA"),
+    ]
+    .map(|(kind, name)| {
+        let automaton = AhoCorasick::builder()
+            .kind(Some(kind))
+            .build(&literals)
+            .expect("an automaton of the literal word sequences");
+        let what = format!("aho-corasick, {name}");
+        let (cpu, wall, found) =
+            timed_runs(runs, bytes, &calls, Calls::Copied, &what, |turns, _, _| {
+                turns
+                    .iter()
+                    .map(|t| automaton.find_overlapping_iter(&t.text).count())
+                    .sum()
+            });
+        (name, cpu, wall, found)
+    });
 
     // The naive way on the first calls, and both must find the same hits there.
     let mut order: Vec<usize> = (0..phrases.len()).collect();
@@ -208,6 +244,55 @@ fn main() {
         figure(compiled_wall),
         compiled / naive
     );
+    for (name, cpu, wall, found) in &peers {
+        println!(
+            "| aho-corasick ({name}): the {} literal word sequences of the phrases, every occurrence ({:.1} per call) | {} | {} | {:.0} |",
+            literals.len(),
+            *found as f64 / calls.len() as f64,
+            figure(*cpu),
+            figure(*wall),
+            cpu / naive
+        );
+    }
+    let peer = peers.iter().map(|p| p.1).fold(0.0, f64::max);
+    let ratio = compiled / peer;
+    println!();
+    println!("The retuned matcher is {ratio:.2} times as fast as aho-corasick's faster automaton (target: at least {PEER_RATIO}).");
+    if ratio < PEER_RATIO && !cfg!(debug_assertions) {
+        eprintln!(
+            "the compiled matcher fell below {PEER_RATIO} times aho-corasick's speed: {ratio:.2}"
+        );
+        std::process::exit(1);
+    }
+}
+
+/// The literal word sequences of a phrase's text: of each `|` alternative and `&` operand, without the
+/// exclusion sign, the anchors, the time windows and the gap allowance, the runs of words between the
+/// words with a wildcard.
+fn literal_sequences(text: &str) -> Vec<String> {
+    let body = text.trim_start_matches('-');
+    let body = body.split(" ~s<").next().unwrap_or(body);
+    let body = body.split(" ~e<").next().unwrap_or(body);
+    let mut sequences = Vec::new();
+    for operand in body.split(['|', '&']) {
+        let operand = operand.trim().trim_start_matches('^').trim_end_matches('$');
+        let operand = operand.split('~').next().unwrap_or(operand);
+        let mut run: Vec<&str> = Vec::new();
+        for word in operand.split_whitespace() {
+            if word.contains(['*', '?']) {
+                if !run.is_empty() {
+                    sequences.push(run.join(" "));
+                    run.clear();
+                }
+            } else {
+                run.push(word);
+            }
+        }
+        if !run.is_empty() {
+            sequences.push(run.join(" "));
+        }
+    }
+    sequences
 }
 
 /// How a run hands each call to the scan.
