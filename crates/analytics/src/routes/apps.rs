@@ -1,8 +1,7 @@
 //! `/apps/<company>/<app>`: a company's applications (docs/analytics-api.md, Applications; docs/scoring.md).
-//! `PUT` checks the tree and every phrase (on the matching pool), stores its normalized JSON with its
-//! revision and, in the same transaction, publishes a rescore job, so the folders using the application
-//! are rescored exactly when the change commits; sending the stored definition again changes nothing and
-//! publishes nothing. `DELETE` removes it with a rescore job likewise.
+//! `PUT` checks the tree and every phrase (on the matching pool) and stores its normalized JSON with its
+//! revision; `DELETE` removes it. Both through `apps::changes`, which publishes the rescore job of the
+//! folders using the application in the change's transaction.
 
 use actix_web::web::{Data, Path};
 use actix_web::HttpResponse;
@@ -12,10 +11,11 @@ use utoipa::ToSchema;
 
 use super::body::{json_body, Body};
 use crate::access::{Authorized, Read, Write};
+use crate::apps::changes;
 use crate::error::AnalyticsError;
 use crate::routes::paths::AppPath;
 use crate::state::AnalyticsState;
-use analytics_store::{self as store, AppRow, STATUS_OK};
+use analytics_store::{self as store, AppRow};
 use scoring::apps::Definition;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
@@ -208,32 +208,7 @@ pub async fn put_app(
         })
         .await??;
 
-    // The company's row is locked until the end, so changes of its applications take turns.
-    let mut tx = state.db.begin().await?;
-    let parent = store::get_company(&mut tx, &company)
-        .await?
-        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
-    if parent.status != STATUS_OK {
-        return Err(AnalyticsError::Conflict(format!(
-            "company {company} is being deleted; nothing can be added to it or changed in it"
-        )));
-    }
-    let row = match store::get_app(&mut tx, &company, &name).await? {
-        Some(stored) if stored.definition == normalized => stored,
-        _ => {
-            let row = AppRow {
-                company: company.to_string(),
-                name: name.to_string(),
-                definition: normalized,
-                revision,
-                updated: common::time::now_rfc3339(),
-            };
-            store::put_app(&mut tx, &row).await?;
-            crate::outbox::rescore_app(&state, &mut tx, &company, &name).await?;
-            tx.commit().await?;
-            row
-        }
-    };
+    let row = changes::save(&state, &company, &name, normalized, revision).await?;
     Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
 }
 
@@ -252,15 +227,8 @@ pub async fn delete_app(
     path: Path<AppPath>,
 ) -> Answer {
     let AppPath { company, app: name } = path.into_inner();
-    let mut tx = state.db.begin().await?;
-    store::get_company(&mut tx, &company)
-        .await?
-        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
-    let row = store::get_app(&mut tx, &company, &name)
+    let row = changes::remove(&state, &company, &name)
         .await?
         .ok_or_else(|| app_not_found(&name))?;
-    store::delete_app(&mut tx, &company, &name).await?;
-    crate::outbox::rescore_app(&state, &mut tx, &company, &name).await?;
-    tx.commit().await?;
     Ok(HttpResponse::Ok().json(AppRecord::of(&row)?))
 }
