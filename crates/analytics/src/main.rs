@@ -5,7 +5,7 @@
 //! `replay-dead <topic>` list a topic's dead letters and put them back in its queue (`jobs::dead`).
 
 use analytics::AnalyticsService;
-use common::service::{connect_patiently, Service};
+use common::service::{listen_and_connect, Service};
 
 /// mimalloc rather than glibc's malloc: see the workspace manifest.
 #[global_allocator]
@@ -34,11 +34,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let addr = config.common.addr.clone();
     let run_workers = config.run_workers || worker_only;
-    let listener = common::http::bind(&addr)?;
-    tracing::info!(%addr, "analytics-service listening");
-    let stop = common::http::wait_for_signal();
-    let Some(service) = connect_patiently::<AnalyticsService, _>(config, &listener, stop).await?
-    else {
+    let Some((service, listener)) = listen_and_connect::<AnalyticsService>(config).await? else {
         return Ok(());
     };
     let workers = run_workers.then(|| service.spawn_workers());

@@ -58,16 +58,26 @@ pub fn start<S: Service>() -> anyhow::Result<(S::Config, TelemetryGuard)> {
 pub async fn run<S: Service>() -> anyhow::Result<()> {
     let (config, _telemetry) = start::<S>()?;
     let addr = config.common().addr.clone();
-    let listener = crate::http::bind(&addr)?;
-    tracing::info!(%addr, "{}-service listening", S::NAME);
-    let stop = crate::http::wait_for_signal();
-    let Some(service) = connect_patiently::<S, _>(config, &listener, stop).await? else {
+    let Some((service, listener)) = listen_and_connect::<S>(config).await? else {
         return Ok(());
     };
     let server = service.serve(listener)?;
     tracing::info!(%addr, "{}-service ready", S::NAME);
     crate::http::run_until_signal(vec![server]).await?;
     Ok(())
+}
+
+/// Binds the configured address and connects `S` (`connect_patiently`, until a signal): the service and
+/// the listener to serve it on, or `None` when a signal came first.
+pub async fn listen_and_connect<S: Service>(
+    config: S::Config,
+) -> anyhow::Result<Option<(S, TcpListener)>> {
+    let addr = config.common().addr.clone();
+    let listener = crate::http::bind(&addr)?;
+    tracing::info!(%addr, "{}-service listening", S::NAME);
+    let stop = crate::http::wait_for_signal();
+    let service = connect_patiently::<S, _>(config, &listener, stop).await?;
+    Ok(service.map(|service| (service, listener)))
 }
 
 /// The first wait after an attempt that found a dependency unreachable; it doubles up to the second.
