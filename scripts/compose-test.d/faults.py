@@ -17,10 +17,9 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from stack import (ANALYTICS, DOCKER, PROJECT, WORK, all_healthy, compose, eventually, fail, ingest_urls,
-                   multipart, request, step, token)
+from stack import (ANALYTICS, CLIP, DOCKER, PROJECT, WORK, all_healthy, compose, eventually, fail,
+                   ingest_urls, multipart, request, step, token)
 
-CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
 RECEIVER_PORT = 35980
 stop = threading.Event()
 

@@ -10,9 +10,8 @@ import time
 import urllib.parse
 
 import browser
-from stack import ANALYTICS, WORK, all_healthy, compose, containers, eventually, fail, ingest_urls, multipart, request, step, token
-
-CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
+from stack import (ANALYTICS, CLIP, WORK, all_healthy, compose, containers, eventually, fail, ingest_urls,
+                   multipart, request, step, token)
 
 
 def main():

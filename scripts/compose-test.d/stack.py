@@ -17,6 +17,8 @@ ENV_FILE = os.environ["COMPOSE_TEST_ENV"]
 DOCKER = os.environ.get("DOCKER", "docker")
 WORK = os.environ["COMPOSE_TEST_WORK"]
 AUTH, ANALYTICS = "http://127.0.0.1:8081", "http://127.0.0.1:8083"
+# A LibriVox clip of pocketsphinx-testdata: "he was not an ill disposed young man".
+CLIP = "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"
 
 
 def step(text):
@@ -28,10 +30,14 @@ def fail(text):
     sys.exit(1)
 
 
-def compose(*args):
+def compose(*args, required=True):
+    """docker-compose on the test's project: its output; a failure fails the test, or, not `required`,
+    is None."""
     run = subprocess.run(["docker-compose", "--project-name", PROJECT, "--env-file", ENV_FILE, *args],
                          capture_output=True, text=True)
     if run.returncode != 0:
+        if not required:
+            return None
         fail(f"docker-compose {' '.join(args)}: {run.stderr.strip()[-800:]}")
     return run.stdout
 
@@ -104,10 +110,9 @@ def ingest_urls():
     """The address of each ingest replica, as published on the host (a port of INGEST_PORTS each)."""
     urls = []
     for index in range(1, 10):
-        run = subprocess.run(["docker-compose", "--project-name", PROJECT, "--env-file", ENV_FILE, "port",
-                              "--index", str(index), "ingest", "8084"], capture_output=True, text=True)
-        port = run.stdout.strip().rpartition(":")[2]
-        if run.returncode != 0 or not port.isdigit():
+        published = compose("port", "--index", str(index), "ingest", "8084", required=False)
+        port = (published or "").strip().rpartition(":")[2]
+        if not port.isdigit():
             break
         urls.append(f"http://127.0.0.1:{port}")
     return urls
