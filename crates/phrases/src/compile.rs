@@ -6,6 +6,7 @@
 
 use crate::error::TooLarge;
 use crate::hash::{Seed, SeededMap, WordMap};
+use crate::numbers::{PatternId, ProgramOffset};
 use crate::phrase::{Pattern, Phrase};
 use crate::program::{self, Seq};
 use crate::turn::Speaker;
@@ -45,18 +46,20 @@ impl MatcherBuilder {
             ..Matcher::default()
         };
         // The phrase's sequences, each with its patterns' numbers, and an alternative's distinct patterns.
-        let mut seqs: Vec<(&crate::phrase::Seq, bool, Vec<u32>)> = Vec::new();
+        let mut seqs: Vec<(&crate::phrase::Seq, bool, Vec<PatternId>)> = Vec::new();
         let mut distinct = Vec::new();
         for (index, (id, phrase, speaker)) in entries.iter().enumerate() {
             let offset = u32::try_from(matcher.program.len())
                 .ok()
                 .filter(|&offset| (offset as usize) < MAX_PROGRAM)
+                .map(ProgramOffset::new)
                 .ok_or(TooLarge::new("programs of 2^30 numbers in all"))?;
             seqs.clear();
             for all in &phrase.alternatives {
                 distinct.clear();
                 for (i, seq) in all.iter().enumerate() {
-                    let numbers: Vec<u32> = seq.words.iter().map(|w| patterns.intern(w)).collect();
+                    let numbers: Vec<PatternId> =
+                        seq.words.iter().map(|w| patterns.intern(w)).collect();
                     distinct.extend(&numbers);
                     seqs.push((seq, i + 1 == all.len(), numbers));
                 }
@@ -80,13 +83,13 @@ impl MatcherBuilder {
                     ends: seq.ends,
                     closes: *closes,
                     within: seq.within,
-                    patterns: numbers,
+                    patterns: numbers.as_slice(),
                 }),
             )?;
         }
         matcher.guesses = patterns.guesses(&matcher);
         let guesses = matcher.guesses.clone();
-        matcher.choose_triggers(|pattern| (0, guesses[pattern as usize]));
+        matcher.choose_triggers(|pattern| (0, guesses[pattern.index()]));
         matcher.wildcards = Wildcards::new(&patterns, seed);
         matcher.literals = patterns.literals;
         Ok(matcher)
@@ -109,13 +112,13 @@ fn next_id() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// The rows of `(row, value)` pairs as offsets and values: row `r`'s values are
-/// `values[starts[r]..starts[r + 1]]`, in ascending order.
-fn csr<T: Ord>(rows: usize, mut pairs: Vec<(u32, T)>) -> (Vec<u32>, Vec<T>) {
+/// The rows of `(pattern, value)` pairs as offsets and values: pattern `p`'s values are
+/// `values[starts[p]..starts[p + 1]]`, in ascending order.
+fn csr<T: Ord>(rows: usize, mut pairs: Vec<(PatternId, T)>) -> (Vec<u32>, Vec<T>) {
     pairs.sort_unstable();
     let mut starts = vec![0u32; rows + 1];
     for &(row, _) in &pairs {
-        starts[row as usize + 1] += 1;
+        starts[row.index() + 1] += 1;
     }
     for r in 0..rows {
         starts[r + 1] += starts[r];
@@ -125,10 +128,10 @@ fn csr<T: Ord>(rows: usize, mut pairs: Vec<(u32, T)>) -> (Vec<u32>, Vec<T>) {
 
 /// The distinct word patterns of all phrases, numbered.
 struct Patterns {
-    numbers: SeededMap<String, u32>,
+    numbers: SeededMap<String, PatternId>,
     texts: Vec<String>,
     /// The patterns without wildcards, by their text.
-    literals: WordMap<u32>,
+    literals: WordMap<PatternId>,
 }
 
 impl Patterns {
@@ -140,11 +143,11 @@ impl Patterns {
         }
     }
 
-    fn intern(&mut self, pattern: &Pattern) -> u32 {
+    fn intern(&mut self, pattern: &Pattern) -> PatternId {
         if let Some(&number) = self.numbers.get(&pattern.text) {
             return number;
         }
-        let number = self.texts.len() as u32;
+        let number = PatternId::new(self.texts.len() as u32);
         self.numbers.insert(pattern.text.clone(), number);
         self.texts.push(pattern.text.clone());
         if !pattern.has_wildcards() {
@@ -161,7 +164,7 @@ impl Patterns {
         let mut shared = vec![0u32; self.texts.len()];
         for alternative in &matcher.alternatives {
             for &pattern in matcher.patterns_of_alternative(alternative) {
-                shared[pattern as usize] += 1;
+                shared[pattern.index()] += 1;
             }
         }
         let weight = |number: u32| {
@@ -188,7 +191,7 @@ impl Patterns {
 /// else after their last (its suffix), else tried on every word.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Wildcards {
-    pub(crate) texts: Vec<(u32, Box<str>)>,
+    pub(crate) texts: Vec<(PatternId, Box<str>)>,
     pub(crate) by_prefix: WordMap<Vec<u32>>,
     /// The distinct byte lengths of the prefixes, ascending.
     pub(crate) prefix_lengths: Vec<usize>,
@@ -209,7 +212,7 @@ impl Wildcards {
             let Some(first) = text.find(['*', '?']) else {
                 continue;
             };
-            let number = number as u32;
+            let number = PatternId::new(number as u32);
             let index = wildcards.texts.len() as u32;
             wildcards.texts.push((number, text.as_str().into()));
             let last = text.rfind(['*', '?']).unwrap_or(first);
@@ -241,11 +244,9 @@ fn push_to(map: &mut WordMap<Vec<u32>>, key: &str, index: u32) {
     }
 }
 
-/// No second pattern (see [`Trigger`]).
-pub(crate) const NONE: u32 = u32::MAX;
-
 /// A phrase triggered by a pattern present in a turn: it is evaluated when its speaker restriction allows
-/// the turn's speaker and, unless it is [`NONE`], its second pattern `also` is present in the turn too.
+/// the turn's speaker and, unless it is [`PatternId::NONE`], its second pattern `also` is present in the
+/// turn too.
 /// Both checks take no more than the trigger and the turn's patterns, so most phrases triggered by a
 /// frequent word are skipped without reading the phrase. Eight bytes: the speaker restriction is in the
 /// top bits of the phrase's program offset.
@@ -254,7 +255,7 @@ pub(crate) struct Trigger {
     /// Offset of the phrase's program in `Matcher::program`, below [`MAX_PROGRAM`], with [`AGENT_ONLY`]
     /// or [`CLIENT_ONLY`].
     packed: u32,
-    pub(crate) also: u32,
+    pub(crate) also: PatternId,
 }
 
 /// How long the programs of a matcher's phrases are in all, at most: their offsets leave two bits to the
@@ -264,22 +265,22 @@ const AGENT_ONLY: u32 = 1 << 30;
 const CLIENT_ONLY: u32 = 1 << 31;
 
 impl Trigger {
-    fn new(program: u32, also: u32, speaker: Option<Speaker>) -> Self {
+    fn new(program: ProgramOffset, also: PatternId, speaker: Option<Speaker>) -> Self {
         let restriction = match speaker {
             None => 0,
             Some(Speaker::Agent) => AGENT_ONLY,
             Some(Speaker::Client) => CLIENT_ONLY,
         };
         Trigger {
-            packed: program | restriction,
+            packed: program.number() | restriction,
             also,
         }
     }
 
     /// Offset of the phrase's program in `Matcher::program`.
     #[inline]
-    pub(crate) fn program(self) -> u32 {
-        self.packed & !(AGENT_ONLY | CLIENT_ONLY)
+    pub(crate) fn program(self) -> ProgramOffset {
+        ProgramOffset::new(self.packed & !(AGENT_ONLY | CLIENT_ONLY))
     }
 
     /// Whether the phrase may match a turn of `speaker`.
@@ -320,7 +321,7 @@ pub struct Matcher {
     /// The seed of its maps' hash, and of its scanners' (see the hash module).
     pub(crate) seed: Seed,
     /// Patterns without wildcards, by their text.
-    pub(crate) literals: WordMap<u32>,
+    pub(crate) literals: WordMap<PatternId>,
     pub(crate) wildcards: Wildcards,
     phrase_count: usize,
     /// The phrases' programs, sorted by id, then by the order they were added: a program's offset orders
@@ -332,7 +333,7 @@ pub struct Matcher {
     /// Every alternative of every phrase, for choosing their triggers.
     alternatives: Vec<Alternative>,
     /// The distinct patterns of each alternative, ascending.
-    alternative_patterns: Vec<u32>,
+    alternative_patterns: Vec<PatternId>,
     /// Per pattern: its rank from the least likely to occur, guessed from the phrases alone.
     guesses: Vec<u32>,
 }
@@ -341,7 +342,7 @@ pub struct Matcher {
 #[derive(Debug, Clone, Copy)]
 struct Alternative {
     /// The offset of its phrase's program.
-    program: u32,
+    program: ProgramOffset,
     /// A range of `Matcher::alternative_patterns`.
     patterns: (u32, u32),
     speaker: Option<Speaker>,
@@ -369,27 +370,27 @@ impl Matcher {
 
     /// The triggers of the phrases `pattern` triggers.
     #[inline]
-    pub(crate) fn triggered(&self, pattern: u32) -> &[Trigger] {
-        let p = pattern as usize;
+    pub(crate) fn triggered(&self, pattern: PatternId) -> &[Trigger] {
+        let p = pattern.index();
         &self.trigger_phrases[self.trigger_starts[p] as usize..self.trigger_starts[p + 1] as usize]
     }
 
     /// The distinct patterns of an alternative.
-    fn patterns_of_alternative(&self, alternative: &Alternative) -> &[u32] {
+    fn patterns_of_alternative(&self, alternative: &Alternative) -> &[PatternId] {
         &self.alternative_patterns[alternative.patterns.0 as usize..alternative.patterns.1 as usize]
     }
 
     /// Chooses the triggers of every alternative: its two patterns with the least `rarity` (the first
     /// triggers it, the second must be present too).
-    fn choose_triggers(&mut self, rarity: impl Fn(u32) -> (u32, u32)) {
+    fn choose_triggers(&mut self, rarity: impl Fn(PatternId) -> (u32, u32)) {
         let mut all = Vec::new();
-        let mut triggers: Vec<(u32, Trigger)> = Vec::with_capacity(self.alternatives.len());
+        let mut triggers: Vec<(PatternId, Trigger)> = Vec::with_capacity(self.alternatives.len());
         for alternative in &self.alternatives {
             all.clear();
             all.extend_from_slice(self.patterns_of_alternative(alternative));
             all.sort_unstable_by_key(|&pattern| (rarity(pattern), pattern));
-            let pattern = all.first().copied().unwrap_or(0);
-            let also = all.get(1).copied().unwrap_or(NONE);
+            let pattern = all.first().copied().unwrap_or_default();
+            let also = all.get(1).copied().unwrap_or(PatternId::NONE);
             triggers.push((
                 pattern,
                 Trigger::new(alternative.program, also, alternative.speaker),
@@ -408,8 +409,8 @@ impl Matcher {
     pub fn retuned(&self, observed: &Observed) -> Matcher {
         let mut matcher = self.clone();
         matcher.id = next_id();
-        let seen = |pattern: u32| observed.words.get(pattern as usize).copied().unwrap_or(0);
-        matcher.choose_triggers(|pattern| (seen(pattern), self.guesses[pattern as usize]));
+        let seen = |pattern: PatternId| observed.words.get(pattern.index()).copied().unwrap_or(0);
+        matcher.choose_triggers(|pattern| (seen(pattern), self.guesses[pattern.index()]));
         matcher
     }
 }
@@ -459,7 +460,7 @@ mod tests {
         let m = builder.build().unwrap();
         // Patterns in order of appearance: a, refund, refund*, x, *fund, pay, refunds.
         let number = |text: &str| *m.literals.get(text).unwrap();
-        let triggered = |pattern: u32| {
+        let triggered = |pattern: PatternId| {
             m.triggered(pattern)
                 .iter()
                 .map(|t| (phrase(&m, t), t.also, t.speaker()))
@@ -467,20 +468,30 @@ mod tests {
         };
         assert_eq!(triggered(number("refund")), [(0, number("a"), None)]);
         // "a a" has one distinct pattern: no second one to check.
-        assert_eq!(triggered(number("a")), [(3, NONE, Some(Speaker::Client))]);
+        assert_eq!(
+            triggered(number("a")),
+            [(3, PatternId::NONE, Some(Speaker::Client))]
+        );
         // "x" is a literal, so it beats "refund*"; "*fund" alone triggers the second alternative.
-        assert_eq!(triggered(number("x")), [(1, 2, Some(Speaker::Agent))]);
-        assert_eq!(triggered(4), [(1, NONE, Some(Speaker::Agent))]);
+        let (refund_star, star_fund) = (PatternId::new(2), PatternId::new(4));
+        assert_eq!(
+            triggered(number("x")),
+            [(1, refund_star, Some(Speaker::Agent))]
+        );
+        assert_eq!(
+            triggered(star_fund),
+            [(1, PatternId::NONE, Some(Speaker::Agent))]
+        );
         assert_eq!(triggered(number("refunds")), [(2, number("pay"), None)]);
         assert_eq!(triggered(number("pay")), []);
-        assert_eq!(triggered(2), []);
+        assert_eq!(triggered(refund_star), []);
     }
 
     #[test]
     fn a_pattern_few_phrases_use_triggers_before_a_longer_shared_one() {
         let m = matcher_of(&["account xy", "account* zq | account hi", "account", "xy zq"]);
         let number = |text: &str| *m.literals.get(text).unwrap();
-        let triggered = |pattern: u32| {
+        let triggered = |pattern: PatternId| {
             m.triggered(pattern)
                 .iter()
                 .map(|t| (phrase(&m, t), t.also))
@@ -488,9 +499,10 @@ mod tests {
         };
         // Patterns account, xy, account*, zq, hi: "account" is in three alternatives, "xy" and "zq" in
         // two, "account*" and "hi" in one.
-        assert_eq!(triggered(number("account")), [(2, NONE)]);
+        assert_eq!(triggered(number("account")), [(2, PatternId::NONE)]);
         assert_eq!(triggered(number("hi")), [(1, number("account"))]);
-        assert_eq!(triggered(2), [(1, number("zq"))]);
+        let account_star = PatternId::new(2);
+        assert_eq!(triggered(account_star), [(1, number("zq"))]);
         // Equally shared: the literal with more characters first, then the first pattern.
         assert_eq!(
             triggered(number("xy")),
@@ -504,7 +516,7 @@ mod tests {
         use crate::Turn;
         let m = matcher_of(&["refund please", "please help", "refund policy"]);
         let number = |text: &str| *m.literals.get(text).unwrap();
-        let triggered = |m: &Matcher, pattern: u32| {
+        let triggered = |m: &Matcher, pattern: PatternId| {
             m.triggered(pattern)
                 .iter()
                 .map(|t| (phrase(m, t), t.also))
@@ -531,7 +543,7 @@ mod tests {
         let mut scanner = m.scanner();
         scanner.scan(&turns, 10.0);
         let observed = scanner.observed();
-        let seen = |text: &str| observed.words[number(text) as usize];
+        let seen = |text: &str| observed.words[number(text).index()];
         assert_eq!(
             [seen("refund"), seen("please"), seen("help"), seen("policy")],
             [1, 3, 1, 2]
@@ -571,9 +583,9 @@ mod tests {
         let mut order: Vec<(u32, String)> = Vec::new();
         let mut offset = 0;
         while offset < m.program.len() {
-            let p = program::Program::at(&m.program, offset as u32);
+            let p = program::Program::at(&m.program, ProgramOffset::new(offset as u32));
             assert_eq!(p.index() as usize, order.len());
-            let pattern = p.seqs().next().unwrap().patterns[0];
+            let pattern = p.seqs().next().unwrap().patterns.get(0);
             let text = m.literals.words().find(|(_, &n)| n == pattern).unwrap().0;
             order.push((p.id(), text));
             offset += m.program[offset + 2] as usize;

@@ -8,6 +8,8 @@
 
 use std::hint::select_unpredictable;
 
+use crate::numbers::{PatternId, Position};
+
 /// The link of the last occurrence of a pattern in a turn.
 const END: u32 = u32::MAX;
 
@@ -15,7 +17,7 @@ const END: u32 = u32::MAX;
 /// occurrence ([`END`] for none).
 #[derive(Debug, Clone, Copy, Default)]
 struct Link {
-    position: u32,
+    position: Position,
     next: u32,
 }
 
@@ -47,10 +49,10 @@ pub(crate) struct Positions<'a> {
 }
 
 impl Iterator for Positions<'_> {
-    type Item = u32;
+    type Item = Position;
 
     #[inline]
-    fn next(&mut self) -> Option<u32> {
+    fn next(&mut self) -> Option<Position> {
         let link = self.links.get(self.at as usize)?;
         self.at = link.next;
         Some(link.position)
@@ -74,8 +76,8 @@ impl Found {
 
     /// The index of the first occurrence of a pattern of the current turn, if the turn has it.
     #[inline]
-    fn first_of(&self, pattern: u32) -> Option<u32> {
-        let slot = *self.slots.get(pattern as usize)?;
+    fn first_of(&self, pattern: PatternId) -> Option<u32> {
+        let slot = *self.slots.get(pattern.index())?;
         ((slot >> 32) as u32 == self.stamp).then_some(slot as u32)
     }
 
@@ -98,7 +100,7 @@ impl Found {
     /// number the table was made for. They are linked from the last to the first, so that each one's
     /// next is the one its pattern's slot names already (when the slot is of this turn): whether an
     /// occurrence is its pattern's last, which varies from word to word, is chosen without a branch.
-    pub(crate) fn group(&mut self, patterns: &[u32], positions: &[u32]) {
+    pub(crate) fn group(&mut self, patterns: &[PatternId], positions: &[Position]) {
         debug_assert_eq!(patterns.len(), positions.len());
         let count = patterns.len().min(positions.len());
         self.start(count);
@@ -110,7 +112,7 @@ impl Found {
             .enumerate()
             .rev();
         for (index, (link, (&pattern, &position))) in occurrences {
-            let held = &mut slots[pattern as usize];
+            let held = &mut slots[pattern.index()];
             let later = (*held >> 32) as u32 == stamp;
             *link = Link {
                 position,
@@ -120,29 +122,32 @@ impl Found {
         }
     }
 
-    /// [`Self::group`] of (pattern, position) pairs.
+    /// [`Self::group`] of (pattern, position) pairs, as numbers.
     #[cfg(test)]
     pub(crate) fn group_pairs(&mut self, occurrences: &[(u32, u32)]) {
-        let (patterns, positions): (Vec<u32>, Vec<u32>) = occurrences.iter().copied().unzip();
+        let (patterns, positions): (Vec<PatternId>, Vec<Position>) = occurrences
+            .iter()
+            .map(|&(pattern, position)| (PatternId::new(pattern), Position::new(position)))
+            .unzip();
         self.group(&patterns, &positions);
     }
 
     /// Whether a word of the turn matches the pattern.
     #[inline]
-    pub(crate) fn has(&self, pattern: u32) -> bool {
+    pub(crate) fn has(&self, pattern: PatternId) -> bool {
         self.first_of(pattern).is_some()
     }
 
     /// The position of the first word of the turn matching the pattern.
     #[inline]
-    pub(crate) fn first_position(&self, pattern: u32) -> Option<u32> {
+    pub(crate) fn first_position(&self, pattern: PatternId) -> Option<Position> {
         let index = self.first_of(pattern)?;
         Some(self.links.get(index as usize)?.position)
     }
 
     /// The positions of the turn's words matching the pattern, ascending.
     #[inline]
-    pub(crate) fn positions_of(&self, pattern: u32) -> Positions<'_> {
+    pub(crate) fn positions_of(&self, pattern: PatternId) -> Positions<'_> {
         Positions {
             links: &self.links,
             at: self.first_of(pattern).unwrap_or(END),
@@ -158,7 +163,20 @@ mod tests {
     const PATTERNS: usize = 200_000;
 
     fn positions(found: &Found, pattern: u32) -> Vec<u32> {
-        found.positions_of(pattern).collect()
+        found
+            .positions_of(PatternId::new(pattern))
+            .map(Position::number)
+            .collect()
+    }
+
+    fn has(found: &Found, pattern: u32) -> bool {
+        found.has(PatternId::new(pattern))
+    }
+
+    fn first_position(found: &Found, pattern: u32) -> Option<u32> {
+        found
+            .first_position(PatternId::new(pattern))
+            .map(Position::number)
     }
 
     #[test]
@@ -168,22 +186,22 @@ mod tests {
         assert_eq!(positions(&found, 7), [0, 2]);
         assert_eq!(positions(&found, 3), [1, 4]);
         assert_eq!(positions(&found, 9000), [2]);
-        assert_eq!(found.first_position(3), Some(1));
-        assert!(found.has(9000) && !found.has(8) && !found.has(u32::MAX));
+        assert_eq!(first_position(&found, 3), Some(1));
+        assert!(has(&found, 9000) && !has(&found, 8) && !has(&found, u32::MAX));
         // A number past the matcher's patterns is not in any turn.
-        assert!(!found.has(PATTERNS as u32) && positions(&found, PATTERNS as u32).is_empty());
-        assert_eq!(found.first_position(PATTERNS as u32), None);
+        assert!(!has(&found, PATTERNS as u32) && positions(&found, PATTERNS as u32).is_empty());
+        assert_eq!(first_position(&found, PATTERNS as u32), None);
         // The next turn forgets the last one's patterns.
         found.group_pairs(&[(8, 0)]);
         assert_eq!(positions(&found, 8), [0]);
-        assert!(positions(&found, 7).is_empty() && !found.has(3));
-        assert_eq!(found.first_position(7), None);
+        assert!(positions(&found, 7).is_empty() && !has(&found, 3));
+        assert_eq!(first_position(&found, 7), None);
         // A turn with more patterns than the table had room for: it grows.
         let many: Vec<(u32, u32)> = (0..1000).map(|i| (i * 97, i)).collect();
         found.group_pairs(&many);
         assert!(found.links.len() >= 1000);
         assert!((0..1000).all(|i| positions(&found, i * 97) == [i]));
-        assert!(!found.has(1) && !found.has(8));
+        assert!(!has(&found, 1) && !has(&found, 8));
         // After a very long turn, a short one gives the room back.
         let long: Vec<(u32, u32)> = (0..100_000).map(|i| (i, i)).collect();
         found.group_pairs(&long);
@@ -228,7 +246,7 @@ mod tests {
         // The next turn forgets them.
         found.group_pairs(&[(7, 0), (7, 1)]);
         assert_eq!(positions(&found, 7), [0, 1]);
-        assert!(!found.has(3));
+        assert!(!has(&found, 3));
         let again: Vec<(u32, u32)> = (0..20).map(|i| (3, i)).collect();
         found.group_pairs(&again);
         assert_eq!(positions(&found, 3), (0..20).collect::<Vec<_>>());
@@ -250,6 +268,6 @@ mod tests {
         found.stamp = u32::MAX;
         found.group_pairs(&[(6, 0)]);
         assert_eq!(found.stamp, 1);
-        assert!(found.has(6) && !found.has(5));
+        assert!(has(&found, 6) && !has(&found, 5));
     }
 }

@@ -7,20 +7,84 @@
 
 use std::hint::select_unpredictable;
 
-use crate::compile::{Matcher, NONE};
+use crate::compile::Matcher;
 use crate::glob::glob_match;
 use crate::hash::{Seed, WordMap};
+use crate::numbers::PatternId;
 use crate::turn::Speaker;
 
 /// Where a word's list is, as the lexicon hands it out (a place): the offset of the list in the low 32
 /// bits, the number of the word's patterns above them, so that a turn's pairs of pattern and position are
-/// counted without reading the lists. The place of a word without patterns: the empty list that starts
-/// `lists`, with no patterns and no triggers, read like any other so that the scan has no branch for it.
-pub(crate) const NO_PATTERNS: u64 = 0;
+/// counted without reading the lists.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct Place(u64);
 
-/// Where the triggers of a word without any for the turn are: an alone count and a second count of 0
-/// ([`read`]), after the empty list's head.
-pub(crate) const NO_TRIGGERS: usize = PATTERNS + 1;
+impl Place {
+    /// The place of a word without patterns: the empty list that starts `lists`, with no patterns and no
+    /// triggers, read like any other so that the scan has no branch for it.
+    pub(crate) const NO_PATTERNS: Place = Place(0);
+
+    fn new(offset: usize, patterns: usize) -> Place {
+        Place(offset as u64 | ((patterns as u64) << 32))
+    }
+
+    /// The offset in `lists` of its list.
+    #[inline]
+    fn offset(self) -> usize {
+        self.0 as u32 as usize
+    }
+
+    /// How many patterns its word has (none for [`Place::NO_PATTERNS`]).
+    #[inline]
+    pub(crate) fn pattern_count(self) -> usize {
+        (self.0 >> 32) as usize
+    }
+
+    /// Its bits, to be kept in a wider key.
+    #[inline]
+    pub(crate) const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// The place of [`Place::to_bits`].
+    #[inline]
+    pub(crate) const fn from_bits(bits: u64) -> Place {
+        Place(bits)
+    }
+}
+
+/// Where [`read`] says a word's triggers for its turn are in the lexicon's numbers ([`Triggers`]): the
+/// offset of their alone count, or, when they are not copied (see [`MANY`]), the word's place marked as
+/// shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct TriggersAt(u64);
+
+impl TriggersAt {
+    /// The triggers of a word without any for the turn: an alone count and a second count of 0, after the
+    /// empty list's head.
+    pub(crate) const NONE: TriggersAt = TriggersAt(NO_TRIGGERS as u64);
+
+    /// Set for a word whose triggers are not copied: the rest is its place.
+    const SHARED: u64 = 1 << 63;
+
+    /// Whether its word's triggers are not copied in the lexicon: read them from the matcher
+    /// (`Matcher::triggered`) for each of the word's patterns.
+    #[inline]
+    pub(crate) fn is_shared(self) -> bool {
+        self.0 & Self::SHARED != 0
+    }
+
+    /// The offset of the triggers' alone count in the lexicon's numbers, when they are copied.
+    #[inline]
+    pub(crate) fn offset(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The offset in `lists` of [`TriggersAt::NONE`].
+const NO_TRIGGERS: usize = PATTERNS + 1;
 
 /// The offset of the first list learnt, after the empty list and [`NO_TRIGGERS`].
 const FIRST_LIST: usize = NO_TRIGGERS + 2;
@@ -29,18 +93,6 @@ const FIRST_LIST: usize = NO_TRIGGERS + 2;
 /// pairs of triggers as blocks of a fixed length ([`Lexicon::numbers`]), whatever their number, rather
 /// than in loops whose ends, different for each word, the processor mispredicts.
 pub(crate) const SLACK: usize = 16;
-
-/// The offset in `lists` of a place's list.
-#[inline]
-fn at(place: u64) -> usize {
-    place as u32 as usize
-}
-
-/// How many patterns the word at a place has (none for [`NO_PATTERNS`]).
-#[inline]
-pub(crate) fn pattern_count(place: u64) -> u32 {
-    (place >> 32) as u32
-}
 
 /// The most distinct words, numbers in their lists and bytes of words longer than an inline key a lexicon
 /// keeps; past any of them the scanner starts a new one.
@@ -51,8 +103,8 @@ const MAX_LONG_BYTES: usize = 1 << 26;
 pub(crate) struct Lexicon {
     /// A buffer for normalizing a token.
     pub(crate) word: String,
-    /// Each word met: its place (see [`NO_PATTERNS`]).
-    known: WordMap<u64>,
+    /// Each word met: its place.
+    known: WordMap<Place>,
     /// From each word's offset: how many times a scan read it, the stamp of the last turn that read it,
     /// how many numbers its triggers for an agent's turn take, its number of patterns, the patterns, then
     /// its triggers for an agent's turn and for a client's ([`Triggers`]).
@@ -144,8 +196,8 @@ impl Lexicon {
     /// Asks for the head of the list at `place` and the line after it: a list of a few patterns and their
     /// triggers takes one or two lines.
     #[inline]
-    pub(crate) fn prefetch_list(&self, place: u64) {
-        let head = self.lists.as_ptr().wrapping_add(at(place));
+    pub(crate) fn prefetch_list(&self, place: Place) {
+        let head = self.lists.as_ptr().wrapping_add(place.offset());
         prefetch::prefetch(head);
         prefetch::prefetch(head.wrapping_add(16));
     }
@@ -155,13 +207,13 @@ impl Lexicon {
     /// word without patterns is kept only when the matcher has wildcard patterns: without them, finding
     /// its patterns again is one lookup, as cheap as the lexicon's, and keeping it would only take room.
     #[inline]
-    pub(crate) fn place_of_key(&mut self, key: u128, hash: u64, matcher: &Matcher) -> u64 {
+    pub(crate) fn place_of_key(&mut self, key: u128, hash: u64, matcher: &Matcher) -> Place {
         if let Some(&place) = self.known.get_inline_hashed(key, hash) {
             return place;
         }
         crate::hash::with_inline_word(key, |word| {
             let place = learn(matcher, word, &mut self.lists, &mut self.budget);
-            if place != NO_PATTERNS || matcher.has_wildcards() {
+            if place != Place::NO_PATTERNS || matcher.has_wildcards() {
                 self.known.insert(word, place);
             }
             place
@@ -172,12 +224,12 @@ impl Lexicon {
     /// new. It is kept on the same terms as a short word, and the bytes of those kept are counted
     /// ([`Self::is_full`]), so that a transcript of endless long made-up words starts a new lexicon
     /// rather than filling memory.
-    pub(crate) fn place_of_word(&mut self, matcher: &Matcher) -> u64 {
+    pub(crate) fn place_of_word(&mut self, matcher: &Matcher) -> Place {
         if let Some(&place) = self.known.get(&self.word) {
             return place;
         }
         let place = learn(matcher, &self.word, &mut self.lists, &mut self.budget);
-        if place != NO_PATTERNS || matcher.has_wildcards() {
+        if place != Place::NO_PATTERNS || matcher.has_wildcards() {
             self.known.insert(&self.word, place);
             self.long_bytes += self.word.len();
         }
@@ -200,21 +252,20 @@ impl Lexicon {
         }
     }
 
-    /// The triggers at `block`, as [`read`] gave it; None when its word's patterns trigger too many
-    /// phrases to be copied (read them from the matcher, `Matcher::triggered`), the word's place then
-    /// being the rest of `block`.
+    /// The triggers where [`read`] said; None when its word's patterns trigger too many phrases to be
+    /// copied (read them from the matcher, `Matcher::triggered`).
     #[cfg(test)]
-    pub(crate) fn triggers(&self, block: u64) -> Option<Triggers<'_>> {
-        if block & SHARED != 0 {
+    pub(crate) fn triggers(&self, at: TriggersAt) -> Option<Triggers<'_>> {
+        if at.is_shared() {
             return None;
         }
-        Some(Triggers::at(&self.lists[block as usize..]))
+        Some(Triggers::at(&self.lists[at.offset()..]))
     }
 
     /// The patterns of the word at `place`.
     #[cfg(test)]
-    pub(crate) fn patterns(&self, place: u64) -> &[u32] {
-        let at = at(place);
+    pub(crate) fn patterns(&self, place: Place) -> &[u32] {
+        let at = place.offset();
         &self.lists[at + PATTERNS + 1..at + PATTERNS + 1 + self.lists[at + PATTERNS] as usize]
     }
 
@@ -248,13 +299,18 @@ impl Lexicon {
 
 /// Counts one more reading of the word at `place` of the lexicon's `numbers` ([`Lexicon::numbers`]) by
 /// the turn of `stamp`, whose speaker is `speaker`: the offset in `numbers` of its patterns
-/// (`pattern_count(place)` of them), and where its triggers for that speaker are: [`NO_TRIGGERS`] when it
-/// has none or the turn has read it already, [`SHARED`] with its place when they are not copied.
-/// Triggers are an alone count, the programs triggered alone, a second count and that many pairs of a
-/// program and the pattern that must be present too.
+/// (`place.pattern_count()` of them), and where its triggers for that speaker are: [`TriggersAt::NONE`]
+/// when it has none or the turn has read it already, shared ([`TriggersAt::is_shared`]) when they are
+/// not copied. Triggers are an alone count, the programs triggered alone, a second count and that many
+/// pairs of a program and the pattern that must be present too.
 #[inline]
-pub(crate) fn read(numbers: &mut [u32], place: u64, stamp: u32, speaker: Speaker) -> (usize, u64) {
-    let at = at(place);
+pub(crate) fn read(
+    numbers: &mut [u32],
+    place: Place,
+    stamp: u32,
+    speaker: Speaker,
+) -> (usize, TriggersAt) {
+    let at = place.offset();
     // The head taken apart at once: one check of the list's length where each number read by its
     // index had its own.
     let [reads, last_stamp, triggers, count, ..] = &mut numbers[at..] else {
@@ -264,14 +320,15 @@ pub(crate) fn read(numbers: &mut [u32], place: u64, stamp: u32, speaker: Speaker
     let first_in_turn = *last_stamp != stamp;
     *last_stamp = stamp;
     let client = usize::from(speaker == Speaker::Client);
-    let own = (at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64;
+    let own =
+        TriggersAt((at + PATTERNS + 1 + *count as usize + client * *triggers as usize) as u64);
     // Selected without a branch but for the rare shared triggers (shared words read again by the turn
     // fall through to the select, false for them): whether a word has triggers, and whether its turn
     // read it before, vary from word to word.
     if *triggers == MANY && first_in_turn {
-        return (at + PATTERNS + 1, SHARED | place);
+        return (at + PATTERNS + 1, TriggersAt(TriggersAt::SHARED | place.0));
     }
-    let block = select_unpredictable(first_in_turn & (*triggers != 0), own, NO_TRIGGERS as u64);
+    let block = select_unpredictable(first_in_turn & (*triggers != 0), own, TriggersAt::NONE);
     (at + PATTERNS + 1, block)
 }
 
@@ -290,9 +347,6 @@ const _: () = assert!(READS == 0 && STAMP == 1 && TRIGGERS == 2 && PATTERNS == 3
 /// however many phrases share them (a pattern common to thousands of phrases, met in a million words).
 const MANY: u32 = u32::MAX;
 pub(crate) const MAX_COPIED: usize = 32;
-
-/// Set in what [`read`] gives for a word whose triggers are not copied: the rest is its place.
-pub(crate) const SHARED: u64 = 1 << 63;
 
 /// The triggers of a word for the turns of one speaker, those of phrases restricted to the other left
 /// out: the programs of the phrases it triggers alone (they have one distinct pattern), then the phrases
@@ -321,9 +375,9 @@ impl<'a> Triggers<'a> {
     }
 }
 
-/// Appends the list of a word met for the first time to `lists`: its place there, or [`NO_PATTERNS`]
-/// when no pattern matches it.
-fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> u64 {
+/// Appends the list of a word met for the first time to `lists`: its place there, or
+/// [`Place::NO_PATTERNS`] when no pattern matches it.
+fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> Place {
     lists.truncate(lists.len() - SLACK);
     let place = learn_list(matcher, word, lists, budget);
     lists.extend([0; SLACK]);
@@ -331,21 +385,21 @@ fn learn(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budge
 }
 
 /// [`learn`], on `lists` without its slack.
-fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> u64 {
+fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut Budget) -> Place {
     let start = lists.len();
     lists.extend([0; PATTERNS + 1]);
     matcher.patterns_of(word, lists, budget);
     let count = lists.len() - start - PATTERNS - 1;
     if count == 0 {
         lists.truncate(start);
-        return NO_PATTERNS;
+        return Place::NO_PATTERNS;
     }
     lists[start + PATTERNS] = count as u32;
-    let place = start as u64 | ((count as u64) << 32);
+    let place = Place::new(start, count);
     let patterns = start + PATTERNS + 1..start + PATTERNS + 1 + count;
     let triggered: usize = patterns
         .clone()
-        .map(|i| matcher.triggered(lists[i]).len())
+        .map(|i| matcher.triggered(PatternId::new(lists[i])).len())
         .sum();
     if triggered > MAX_COPIED {
         lists[start + TRIGGERS] = MANY;
@@ -358,11 +412,11 @@ fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut 
             let at = lists.len();
             lists.push(0);
             for i in patterns.clone() {
-                for trigger in matcher.triggered(lists[i]) {
-                    if trigger.allows(speaker) && (trigger.also == NONE) == alone {
-                        lists.push(trigger.program());
+                for trigger in matcher.triggered(PatternId::new(lists[i])) {
+                    if trigger.allows(speaker) && (trigger.also == PatternId::NONE) == alone {
+                        lists.push(trigger.program().number());
                         if !alone {
-                            lists.push(trigger.also);
+                            lists.push(trigger.also.number());
                         }
                     }
                 }
@@ -384,11 +438,11 @@ fn learn_list(matcher: &Matcher, word: &str, lists: &mut Vec<u32>, budget: &mut 
 }
 
 impl Matcher {
-    /// Every pattern matching a normalized word, appended to `out`: its literal, and the wildcard
-    /// patterns sharing its prefix or suffix or having neither, as long as `budget` lasts.
+    /// The number of every pattern matching a normalized word, appended to `out`: its literal, and the
+    /// wildcard patterns sharing its prefix or suffix or having neither, as long as `budget` lasts.
     fn patterns_of(&self, word: &str, out: &mut Vec<u32>, budget: &mut Budget) {
         if let Some(&pattern) = self.literals.get(word) {
-            out.push(pattern);
+            out.push(pattern.number());
         }
         let wildcards = &self.wildcards;
         let mut try_pattern = |index: u32| {
@@ -399,7 +453,7 @@ impl Matcher {
             let (pattern, text) = &wildcards.texts[index as usize];
             let mut steps = 0;
             if glob_match(text, word, &mut steps) {
-                out.push(*pattern);
+                out.push(pattern.number());
             }
             budget.left = budget.left.saturating_sub(steps);
         };

@@ -32,6 +32,7 @@ mod glob;
 mod hash;
 mod lexicon;
 mod normalize;
+mod numbers;
 mod parse;
 mod phrase;
 mod program;

@@ -10,6 +10,7 @@
 //! patterns.
 
 use crate::error::TooLarge;
+use crate::numbers::{PatternId, ProgramOffset};
 
 /// Set in the second number when the phrase has `~s<T`, and `~e<T`.
 const START_WINDOW: u32 = 1 << 31;
@@ -31,7 +32,7 @@ pub(crate) fn write<'a>(
     id: u32,
     index: u32,
     windows: (Option<f64>, Option<f64>),
-    seqs: impl IntoIterator<Item = Seq<'a>>,
+    seqs: impl IntoIterator<Item = Seq<&'a [PatternId]>>,
 ) -> Result<(), TooLarge> {
     if index >= ONE_WORD {
         return Err(TooLarge::new("more than 2^29 phrases"));
@@ -61,7 +62,7 @@ pub(crate) fn write<'a>(
             .filter(|(set, _)| *set)
             .fold(0, |all, (_, flag)| all | flag);
         out.extend([count | flags, seq.within]);
-        out.extend_from_slice(seq.patterns);
+        out.extend(seq.patterns.iter().map(|pattern| pattern.number()));
     }
     out[at + 2] = (out.len() - at) as u32;
     if out.len() == first_seq + 3 && out[first_seq] == (1 | CLOSES) {
@@ -79,8 +80,8 @@ pub(crate) struct Program<'a> {
 impl<'a> Program<'a> {
     /// The program at `offset` of the matcher's array.
     #[inline]
-    pub(crate) fn at(all: &'a [u32], offset: u32) -> Self {
-        let offset = offset as usize;
+    pub(crate) fn at(all: &'a [u32], offset: ProgramOffset) -> Self {
+        let offset = offset.index();
         let length = all[offset + 2] as usize;
         Program {
             words: &all[offset..offset + length],
@@ -99,8 +100,8 @@ impl<'a> Program<'a> {
 
     /// The pattern of a phrase that is one word pattern anywhere in the turn.
     #[inline]
-    pub(crate) fn one_word(self) -> Option<u32> {
-        (self.words[1] & ONE_WORD != 0).then(|| self.words[self.words.len() - 1])
+    pub(crate) fn one_word(self) -> Option<PatternId> {
+        (self.words[1] & ONE_WORD != 0).then(|| PatternId::new(self.words[self.words.len() - 1]))
     }
 
     fn f64_at(self, at: usize) -> f64 {
@@ -132,20 +133,45 @@ pub(crate) struct Seqs<'a> {
     words: &'a [u32],
 }
 
-/// One sequence of a program, as written ([`write`]) and read ([`Program::seqs`]).
-pub(crate) struct Seq<'a> {
+/// One sequence of a program: its `^`, its `$`, whether it is the last of its alternative, its `~N`, and
+/// its patterns, `P`: a slice of them as written ([`write`]), a [`SeqPatterns`] as read
+/// ([`Program::seqs`]).
+pub(crate) struct Seq<P> {
     pub(crate) starts: bool,
     pub(crate) ends: bool,
     pub(crate) closes: bool,
     pub(crate) within: u32,
-    pub(crate) patterns: &'a [u32],
+    pub(crate) patterns: P,
+}
+
+/// The patterns of a sequence where its program holds them, among numbers of other kinds.
+#[derive(Clone, Copy)]
+pub(crate) struct SeqPatterns<'a>(&'a [u32]);
+
+impl SeqPatterns<'_> {
+    #[inline]
+    pub(crate) fn len(self) -> usize {
+        self.0.len()
+    }
+
+    /// The `i`th pattern of the sequence.
+    #[inline]
+    pub(crate) fn get(self, i: usize) -> PatternId {
+        PatternId::new(self.0[i])
+    }
+
+    /// Its patterns, in order.
+    #[cfg(test)]
+    pub(crate) fn to_vec(self) -> Vec<PatternId> {
+        self.0.iter().copied().map(PatternId::new).collect()
+    }
 }
 
 impl<'a> Iterator for Seqs<'a> {
-    type Item = Seq<'a>;
+    type Item = Seq<SeqPatterns<'a>>;
 
     #[inline]
-    fn next(&mut self) -> Option<Seq<'a>> {
+    fn next(&mut self) -> Option<Self::Item> {
         let (&header, rest) = self.words.split_first()?;
         let (&within, rest) = rest.split_first()?;
         let (patterns, rest) = rest.split_at((header & COUNT) as usize);
@@ -155,7 +181,7 @@ impl<'a> Iterator for Seqs<'a> {
             ends: header & ENDS != 0,
             closes: header & CLOSES != 0,
             within,
-            patterns,
+            patterns: SeqPatterns(patterns),
         })
     }
 }
@@ -164,11 +190,16 @@ impl<'a> Iterator for Seqs<'a> {
 mod tests {
     use super::*;
 
+    /// The pattern ids of numbers.
+    fn ids(numbers: &[u32]) -> Vec<PatternId> {
+        numbers.iter().copied().map(PatternId::new).collect()
+    }
+
     #[test]
     fn a_program_reads_back_what_was_written() {
         let mut all = vec![7, 7];
         write(&mut all, 42, 3, (None, None), []).unwrap();
-        let with_windows = all.len() as u32;
+        let with_windows = ProgramOffset::new(all.len() as u32);
         write(
             &mut all,
             9,
@@ -180,19 +211,19 @@ mod tests {
                     ends: false,
                     closes: false,
                     within: 1,
-                    patterns: &[5, 6],
+                    patterns: &ids(&[5, 6])[..],
                 },
                 Seq {
                     starts: false,
                     ends: true,
                     closes: true,
                     within: 3,
-                    patterns: &[8],
+                    patterns: &ids(&[8])[..],
                 },
             ],
         )
         .unwrap();
-        let empty = Program::at(&all, 2);
+        let empty = Program::at(&all, ProgramOffset::new(2));
         assert_eq!(
             (empty.id(), empty.index(), empty.seqs().count()),
             (42, 3, 0)
@@ -205,28 +236,29 @@ mod tests {
         assert!(!p.in_windows(30.0, 40.0));
         let mut end = Vec::new();
         write(&mut end, 1, 0, (None, Some(60.0)), []).unwrap();
-        let e = Program::at(&end, 0);
+        let e = Program::at(&end, ProgramOffset::new(0));
         assert!(e.in_windows(40.0, 100.0) && !e.in_windows(39.9, 100.0));
         assert!(e.in_windows(0.0, 50.0));
         assert_eq!((empty.one_word(), p.one_word()), (None, None));
         // One word pattern anywhere, with or without windows; anchored, or one of two, it is not.
+        let (eight, nine) = (ids(&[8]), ids(&[9]));
         let one = |starts: bool, windows: (Option<f64>, Option<f64>), closes: bool| {
             let mut out = vec![0];
-            let seq = |patterns: &'static [u32], closes: bool| Seq {
+            let seq = |patterns, closes: bool| Seq {
                 starts,
                 ends: false,
                 closes,
                 within: 1,
                 patterns,
             };
-            let mut seqs = vec![seq(&[8], closes)];
+            let mut seqs = vec![seq(&eight[..], closes)];
             if !closes {
-                seqs.push(seq(&[9], true));
+                seqs.push(seq(&nine[..], true));
             }
             write(&mut out, 5, 6, windows, seqs).unwrap();
-            let program = Program::at(&out, 1);
+            let program = Program::at(&out, ProgramOffset::new(1));
             assert_eq!(program.index(), 6);
-            program.one_word()
+            program.one_word().map(PatternId::number)
         };
         assert_eq!(one(false, (None, None), true), Some(8));
         assert_eq!(one(false, (Some(3.0), Some(4.0)), true), Some(8));
@@ -239,8 +271,8 @@ mod tests {
         assert_eq!(
             seqs,
             [
-                (true, false, false, 1, vec![5, 6]),
-                (false, true, true, 3, vec![8])
+                (true, false, false, 1, ids(&[5, 6])),
+                (false, true, true, 3, ids(&[8]))
             ]
         );
     }
@@ -253,13 +285,13 @@ mod tests {
             too_many.unwrap_err().to_string(),
             "too many phrases for one matcher: more than 2^29 phrases"
         );
-        let patterns = vec![0u32; COUNT as usize + 1];
+        let patterns = vec![PatternId::default(); COUNT as usize + 1];
         let seq = Seq {
             starts: false,
             ends: false,
             closes: true,
             within: 1,
-            patterns: &patterns,
+            patterns: &patterns[..],
         };
         let too_long = write(&mut out, 1, 0, (None, None), [seq]);
         assert_eq!(
