@@ -19,6 +19,7 @@ pub mod outbox;
 pub mod ports;
 pub mod provision;
 pub mod routes;
+pub mod scopes;
 pub mod state;
 pub mod topics;
 pub mod transcription;
