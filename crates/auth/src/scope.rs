@@ -1,5 +1,7 @@
 //! Scopes of the authorization-code flow (docs/token-service.md). Without a `scope` parameter the grant
-//! lists every scope below; `scope=refreshToken` asks for a refresh token and is echoed as given.
+//! lists every user scope below; `scope=refreshToken` asks for a refresh token and is echoed as given.
+//! An API scope (`analytics:read`, ...) is granted to a user only when asked for and allowed to the
+//! client: the web console's client asks for the analytics scopes this way.
 
 use crate::error::{OAuthError, OAuthErrorCode};
 
@@ -24,8 +26,9 @@ pub struct Granted {
     pub refresh_requested: bool,
 }
 
-/// The grant for the `scope` parameter of an authorization request.
-pub fn grant(requested: Option<&str>) -> Result<Granted, OAuthError> {
+/// The grant for the `scope` parameter of an authorization request by a client allowed `client_scopes`
+/// (its API scopes).
+pub fn grant(requested: Option<&str>, client_scopes: &[String]) -> Result<Granted, OAuthError> {
     let Some(requested) = requested else {
         return Ok(Granted {
             scope: USER_SCOPES.join(" "),
@@ -34,7 +37,7 @@ pub fn grant(requested: Option<&str>) -> Result<Granted, OAuthError> {
     };
     let mut scopes: Vec<&str> = Vec::new();
     for s in requested.split_ascii_whitespace() {
-        if !USER_SCOPES.contains(&s) {
+        if !USER_SCOPES.contains(&s) && !client_scopes.iter().any(|allowed| allowed == s) {
             return Err(OAuthError::new(
                 OAuthErrorCode::InvalidScope,
                 format!("unknown scope {s}"),
@@ -66,18 +69,34 @@ mod tests {
 
     #[test]
     fn default_lists_every_scope_without_asking_for_refresh() {
-        let g = grant(None).unwrap();
+        let g = grant(None, &[]).unwrap();
         assert_eq!(g.scope, "refreshToken openid email profile phone address");
         assert!(!g.refresh_requested);
     }
 
     #[test]
+    fn an_api_scope_is_granted_only_when_asked_for_and_allowed_to_the_client() {
+        let allowed = vec!["analytics:read".to_string()];
+        assert_eq!(
+            grant(Some("openid analytics:read"), &allowed)
+                .unwrap()
+                .scope,
+            "openid analytics:read"
+        );
+        assert!(grant(Some("analytics:write"), &allowed).is_err());
+        assert!(grant(Some("analytics:read"), &[]).is_err());
+        assert!(!grant(None, &allowed).unwrap().scope.contains("analytics"));
+    }
+
+    #[test]
     fn refresh_token_scope_is_echoed() {
-        let g = grant(Some("refreshToken")).unwrap();
+        let g = grant(Some("refreshToken"), &[]).unwrap();
         assert_eq!(g.scope, "refreshToken");
         assert!(g.refresh_requested);
         assert_eq!(
-            grant(Some("openid refreshToken openid")).unwrap().scope,
+            grant(Some("openid refreshToken openid"), &[])
+                .unwrap()
+                .scope,
             "openid refreshToken"
         );
     }
@@ -85,7 +104,7 @@ mod tests {
     #[test]
     fn unknown_scopes_are_refused() {
         assert_eq!(
-            grant(Some("openid admin")).unwrap_err().code,
+            grant(Some("openid admin"), &[]).unwrap_err().code,
             OAuthErrorCode::InvalidScope
         );
     }

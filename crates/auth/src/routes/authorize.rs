@@ -201,8 +201,8 @@ async fn validate(
             "the client is not allowed the authorization_code grant",
         ));
     }
-    let granted =
-        scope::grant(query.scope.as_deref()).map_err(|e| refuse(e.code, &e.description))?;
+    let granted = scope::grant(query.scope.as_deref(), &client.scopes)
+        .map_err(|e| refuse(e.code, &e.description))?;
     let code_challenge = match &query.code_challenge {
         Some(challenge) => {
             let method = query.code_challenge_method.as_deref().and_then(variant);
