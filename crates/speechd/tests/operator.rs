@@ -2,11 +2,13 @@
 //! idempotent, keeps no secret on disk and prints new working credentials each run; `serve` runs the services, answers the operational
 //! endpoints and stops gracefully on SIGTERM.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+use support::*;
 
 const CONTRACT_FIELDS: &[&str] = &[
     "company",
@@ -23,117 +25,6 @@ const CONTRACT_FIELDS: &[&str] = &[
     "app_key",
     "callback_secret",
 ];
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Ports {
-    auth: u16,
-    admin: u16,
-    analytics: u16,
-    ingest: u16,
-}
-
-impl Ports {
-    fn free() -> Ports {
-        Ports {
-            auth: free_port(),
-            admin: free_port(),
-            analytics: free_port(),
-            ingest: free_port(),
-        }
-    }
-}
-
-fn speechd(data: &Path, ports: &Ports) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_speechd"));
-    command
-        .env("SPEECH_DATA_DIR", data)
-        .env("SPEECH_AUTH_ADDR", format!("127.0.0.1:{}", ports.auth))
-        .env("SPEECH_ADMIN_ADDR", format!("127.0.0.1:{}", ports.admin))
-        .env(
-            "SPEECH_ANALYTICS_ADDR",
-            format!("127.0.0.1:{}", ports.analytics),
-        )
-        .env("SPEECH_INGEST_ADDR", format!("127.0.0.1:{}", ports.ingest))
-        .env("SPEECH_LOG_FORMAT", "text")
-        .env_remove("DATABASE_URL")
-        .env_remove("SPEECH_SECRET_KEY")
-        .env_remove("SPEECH_CONFIG");
-    command
-}
-
-fn bootstrap(data: &Path, ports: &Ports) -> Value {
-    bootstrap_with(data, ports, &[])
-}
-
-fn bootstrap_with(data: &Path, ports: &Ports, env: &[(&str, String)]) -> Value {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = speechd(data, ports)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .args([
-            "bootstrap",
-            "--company",
-            "acme",
-            "--redirect-uri",
-            "http://127.0.0.1:9/cb",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        status.success(),
-        "bootstrap failed: {}",
-        String::from_utf8_lossy(&stderr)
-    );
-    serde_json::from_slice(&stdout).expect("bootstrap --json prints one JSON object")
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-    }
-}
-
-async fn serve(data: &Path, ports: &Ports) -> Server {
-    serve_with(data, ports, &[]).await
-}
-
-async fn serve_with(data: &Path, ports: &Ports, env: &[(&str, String)]) -> Server {
-    let child = speechd(data, ports)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .arg("serve")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut server = Server(child);
-    // Up to 30 s, as the whole suite's load can slow the start past 10 s (seen once, when the suite
-    // ended with this test); a process that ended says so at once, with its status.
-    for _ in 0..300 {
-        if reqwest::get(format!("http://127.0.0.1:{}/healthz", ports.auth))
-            .await
-            .is_ok()
-        {
-            return server;
-        }
-        if let Some(status) = server.0.try_wait().unwrap() {
-            panic!("speechd serve ended before it answered: {status}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("speechd serve did not start within 30 s");
-}
 
 /// Every file under `dir` with its contents.
 fn walk(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
@@ -169,23 +60,6 @@ fn shared_with_others(dir: &Path) -> Vec<(std::path::PathBuf, u32)> {
         }
     }
     out
-}
-
-fn temp_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("speechd-test-{}", uuid_like()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn uuid_like() -> String {
-    format!(
-        "{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,7 +331,7 @@ async fn served_platform_accepts_the_bootstrap_credentials() {
 
     // SIGTERM stops the server gracefully with a zero exit status.
     let mut server = server;
-    Command::new("kill")
+    std::process::Command::new("kill")
         .args(["-TERM", &server.0.id().to_string()])
         .status()
         .unwrap();
@@ -675,26 +549,6 @@ async fn track_and_read_back(creds: &Value, token: &str) {
         .unwrap();
     assert_eq!(page["events"][0]["event_name"], "signup", "{page}");
     assert_eq!(page["events"][0]["properties"]["plan"], "pro", "{page}");
-}
-
-/// The token endpoint's answer to a client-credentials request of the bootstrap client.
-async fn client_token(creds: &Value) -> Value {
-    reqwest::Client::new()
-        .post(format!(
-            "{}/oauth/acme/token",
-            creds["auth_url"].as_str().unwrap()
-        ))
-        .basic_auth(
-            creds["client_id"].as_str().unwrap(),
-            creds["client_secret"].as_str(),
-        )
-        .form(&[("grant_type", "client_credentials")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 /// The quick start again with the object store and the search index chosen by the environment alone:
