@@ -73,6 +73,23 @@ ensure_chromium() {
   apt_install chromium chromium-driver
 }
 
+# axe-core (npm), the accessibility engine the console's browser test runs in its pages. Pinned; cached
+# under ~/.cache/speech-tools/axe-core. Sets AXE_JS.
+AXE_CORE_VERSION=4.11.0
+ensure_axe() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/speech-tools/axe-core"
+  if [ ! -f "$dir/axe.min.js" ] || [ "$(cat "$dir/VERSION" 2>/dev/null)" != "$AXE_CORE_VERSION" ]; then
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    log "fetching axe-core $AXE_CORE_VERSION from npm"
+    local work; work="$(mktemp -d)"
+    (cd "$work" && npm pack --silent "axe-core@$AXE_CORE_VERSION" >/dev/null && tar xzf ./*.tgz \
+      && mkdir -p "$dir" && cp package/axe.min.js "$dir/" && echo "$AXE_CORE_VERSION" > "$dir/VERSION")
+    rm -rf "$work"
+  fi
+  AXE_JS="$dir/axe.min.js"
+  export AXE_JS
+}
+
 # espeak-ng for the diarization tests (crates/diarize), which synthesise two-speaker calls with it.
 ensure_espeak() {
   apt_install espeak-ng

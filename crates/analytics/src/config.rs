@@ -102,6 +102,13 @@ pub struct AnalyticsConfig {
     /// How old, in seconds, such an object must be to go (`SPEECH_ANALYTICS_ORPHAN_GRACE_S`): longer
     /// than an upload takes from writing its object to committing its row.
     pub orphan_grace_s: u64,
+    /// The console's address as browsers reach it (`SPEECH_ANALYTICS_CONSOLE_URL`), without `/console`;
+    /// by default this service's own `addr` over HTTP. Its sign-in callback is
+    /// `<console_url>/console/<company>/callback` (docs/console.md).
+    pub console_url: Option<String>,
+    /// Where the console's server side calls this API (`SPEECH_ANALYTICS_CONSOLE_API_URL`); by default
+    /// this service's own `addr` over loopback.
+    pub console_api_url: Option<String>,
 }
 
 /// The longest a replaced callback secret may go on signing: a leaked secret must stop verifying soon.
@@ -147,6 +154,28 @@ impl Default for AnalyticsConfig {
             max_audio_seconds: 1800.0,
             orphan_sweep_s: 3600,
             orphan_grace_s: 3600,
+            console_url: None,
+            console_api_url: None,
+        }
+    }
+}
+
+impl AnalyticsConfig {
+    /// Where the console is and what it talks to.
+    pub fn console(&self) -> console::ConsoleSettings {
+        let own = format!(
+            "http://{}",
+            self.common.addr.replace("0.0.0.0", "127.0.0.1")
+        );
+        console::ConsoleSettings {
+            public_url: self.console_url.clone().unwrap_or_else(|| own.clone()),
+            api_url: self.console_api_url.clone().unwrap_or(own),
+            auth_url: self.auth_url.clone(),
+            public_auth_url: self
+                .common
+                .public_auth_url
+                .clone()
+                .unwrap_or_else(|| self.auth_url.clone()),
         }
     }
 }
@@ -160,6 +189,12 @@ impl ServiceConfig for AnalyticsConfig {
 
     fn validate(&self) -> Result<(), ConfigError> {
         require_http_url("auth_url", &self.auth_url)?;
+        if let Some(url) = &self.console_url {
+            require_http_url("console_url", url)?;
+        }
+        if let Some(url) = &self.console_api_url {
+            require_http_url("console_api_url", url)?;
+        }
         if self.max_upload_bytes < 1024 {
             return Err(ConfigError(format!(
                 "max_upload_bytes must be at least 1024, got {}",

@@ -49,6 +49,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 #[derive(Clone)]
 pub struct AnalyticsService {
     pub state: web::Data<AnalyticsState>,
+    /// The web console, served beside the API (none without a server key to derive its keys from).
+    pub console: Option<web::Data<console::Console>>,
 }
 
 impl AnalyticsService {
@@ -58,8 +60,13 @@ impl AnalyticsService {
         db: Database,
         ports: Ports,
     ) -> anyhow::Result<AnalyticsService> {
+        let console =
+            config.common.secret().ok().map(|key| {
+                web::Data::new(console::Console::new(config.console(), db.clone(), &key))
+            });
         Ok(AnalyticsService {
             state: web::Data::new(AnalyticsState::new(config, db, ports)?),
+            console,
         })
     }
 
@@ -76,6 +83,7 @@ impl AnalyticsService {
 
     fn serve_with(&self, listener: TcpListener, api: bool) -> std::io::Result<Server> {
         let state = self.state.clone();
+        let console = self.console.clone();
         let probe = state.clone();
         let counted = state.clone().into_inner();
         let waiting = counted.clone();
@@ -120,6 +128,9 @@ impl AnalyticsService {
             cfg.app_data(state.clone());
             if api {
                 cfg.configure(routes::configure);
+                if let Some(console) = &console {
+                    cfg.configure(console::configure(console.clone()));
+                }
             }
         })
     }
@@ -160,6 +171,7 @@ impl Service for AnalyticsService {
         }
         db.migrate(&common::bus::MIGRATIONS).await?;
         db.migrate(&revocation::MIGRATIONS).await?;
+        db.migrate(&console::MIGRATIONS).await?;
         Ok(())
     }
 

@@ -6,7 +6,9 @@
 use anyhow::Context;
 use chrono::Utc;
 use common::db::Tx;
-use common::secrets::{generate_client_secret, generate_password, hash_client_secret, SecretKey};
+use common::secrets::{
+    generate_client_secret, generate_password, hash_client_secret, verify_client_secret, SecretKey,
+};
 use directory::{
     grants, new_client, new_company, new_role, permissions, scopes, ClientSpec, User,
     DEFAULT_ACCESS_TOKEN_TTL, STATUS_ACTIVE,
@@ -43,6 +45,8 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     ensure_admin_role(&mut tx, company).await?;
     ensure_admin(&mut tx, company, &password_hash).await?;
     let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
+    let console_url = platform.base_url();
+    ensure_console_client(&mut tx, &secret, company, &console_url).await?;
     let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
     let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
     // The company's current callback secret, rotated or not (the overlap plays no part in it).
@@ -70,6 +74,7 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
         "authorize_url": format!("{auth_url}/oauth/{company}/authorize"),
         "api_url": platform.api_url(),
         "base_url": platform.base_url(),
+        "console_url": format!("{console_url}/console/{company}/"),
         "track_url": platform.track_url(),
         "client_id": client_id,
         "client_secret": client_secret,
@@ -213,6 +218,68 @@ async fn ensure_client(
     )
     .await?;
     Ok(client.client_id)
+}
+
+/// The console's client (`console::client`): its id and secret derived from the server key, the code
+/// grant with the analytics scopes, the console's sign-in callback and sign-out return registered.
+async fn ensure_console_client(
+    tx: &mut Tx,
+    key: &SecretKey,
+    company: &str,
+    console_url: &str,
+) -> anyhow::Result<()> {
+    let id = console::client::client_id(key, company);
+    let redirect_uris = vec![
+        console::client::redirect_uri(console_url, company),
+        console::client::signed_out_uri(console_url, company),
+    ];
+    let secret = console::client::client_secret(key, company);
+    let secret_hash = hash_client_secret(key, &secret);
+    match directory::get_client(&mut *tx, company, &id).await? {
+        None => {
+            let spec = ClientSpec {
+                name: console::client::CLIENT_NAME.into(),
+                grant_types: vec![grants::AUTHORIZATION_CODE.into()],
+                redirect_uris,
+                scopes: vec![
+                    scopes::ANALYTICS_READ.into(),
+                    scopes::ANALYTICS_WRITE.into(),
+                ],
+                issue_refresh_token: false,
+                access_token_ttl: DEFAULT_ACCESS_TOKEN_TTL,
+                refresh_token_ttl: None,
+                public: false,
+                admin_access: false,
+            };
+            let (mut client, _) = new_client(company, &spec, key, BY);
+            client.client_id = id;
+            client.secret_hash = Some(secret_hash);
+            directory::insert_client(&mut *tx, &client).await?;
+        }
+        Some(mut client) => {
+            let missing: Vec<String> = redirect_uris
+                .into_iter()
+                .filter(|uri| !client.has_redirect_uri(uri))
+                .collect();
+            if !missing.is_empty() {
+                client.redirect_uris.extend(missing);
+                client.modified_on = Utc::now();
+                client.modified_by = BY.into();
+                client.version += 1;
+                directory::update_client(&mut *tx, &client).await?;
+            }
+            // A new secret would revoke the tokens of the signed-in sessions: only a wrong one is set.
+            if !verify_client_secret(
+                key,
+                &secret,
+                client.secret_hash.as_deref().unwrap_or_default(),
+            ) {
+                directory::set_client_secret(&mut *tx, company, &id, &secret_hash, Utc::now())
+                    .await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Gives `client` everything bootstrap prints it for (every grant and scope, refresh tokens,

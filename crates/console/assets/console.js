@@ -1,0 +1,57 @@
+// The console's script: draws each chart from the figures its page carries (uPlot). The pages work
+// without it: every chart's figures are also a table.
+(function () {
+  "use strict";
+
+  var COLOURS = ["#1f5fae", "#b3471d", "#2e7d32", "#7b3fa0", "#8a6d00", "#00796b"];
+
+  function day(text) {
+    // YYYYMMDD, as the API writes dates, to seconds since the epoch (UTC midnight: a tick per day).
+    var y = +text.slice(0, 4), m = +text.slice(4, 6), d = +text.slice(6, 8);
+    return Date.UTC(y, m - 1, d) / 1000;
+  }
+
+  function clock(seconds) {
+    var s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    s = s % 60;
+    return h + ":" + (m < 10 ? "0" : "") + m + ":" + (s < 10 ? "0" : "") + s;
+  }
+
+  function draw(figure) {
+    var holder = figure.querySelector(".plot");
+    var source = figure.querySelector("script.chart-data");
+    if (!holder || !source || typeof uPlot === "undefined") return;
+    var chart = JSON.parse(source.textContent);
+    var data = [chart.dates.map(day)];
+    var series = [{}];
+    chart.series.forEach(function (line, i) {
+      data.push(line.values);
+      series.push({ label: line.label, stroke: COLOURS[i % COLOURS.length], width: 2,
+                    points: { show: true }, spanGaps: false });
+    });
+    var value = chart.unit === "seconds" ? function (u, v) { return v == null ? "" : clock(v); } : null;
+    var options = {
+      width: Math.max(260, holder.clientWidth || 600),
+      height: 220,
+      series: series,
+      axes: [
+        // Daily figures: a tick per day at most, written as the date.
+        { incrs: [86400, 2 * 86400, 7 * 86400, 30 * 86400],
+          values: function (u, vals) { return vals.map(function (v) { return new Date(v * 1000).toISOString().slice(0, 10); }); } },
+        value ? { incrs: [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600],
+                  values: function (u, vals) { return vals.map(function (v) { return clock(v); }); }, size: 70 } : {}
+      ],
+      scales: { x: { time: true } }
+    };
+    if (value) series.forEach(function (s, i) { if (i > 0) s.value = value; });
+    var plot = new uPlot(options, data, holder);
+    figure.classList.add("drawn");
+    window.addEventListener("resize", function () {
+      plot.setSize({ width: Math.max(260, holder.clientWidth || 600), height: 220 });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("figure.chart").forEach(draw);
+  });
+})();

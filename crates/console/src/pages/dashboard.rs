@@ -1,0 +1,304 @@
+//! A folder's dashboard: the date range picker, the charts of `/stats` (calls, average duration and
+//! silence, agent and client talk, emotions) and per application of the folder the agents' table and a
+//! trend line per category from `/appstats` (top-level categories). The API's answers are taken as they
+//! are: a figure the API left out is an empty cell, never one computed here.
+
+use maud::{html, Markup};
+use serde_json::Value;
+
+use super::charts::{figure, Chart, Series, Unit};
+
+/// The text of the figure at `path` in `day` (a number written as the API wrote it).
+fn text(day: &Value, path: &[&str]) -> String {
+    let mut value = day;
+    for key in path {
+        match value.get(key) {
+            Some(inner) => value = inner,
+            None => return String::new(),
+        }
+    }
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Number(number) => number.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn dates(days: &[Value]) -> Vec<String> {
+    days.iter().map(|day| text(day, &["date"])).collect()
+}
+
+fn series(days: &[Value], label: &str, path: &[&str], unit: Unit) -> Series {
+    Series::of(
+        label,
+        days.iter().map(|day| text(day, path)).collect(),
+        unit,
+    )
+}
+
+/// The charts of a folder's `/stats` answer.
+pub fn stats_charts(days: &[Value]) -> Vec<Chart> {
+    let chart = |id: &str, title: &str, unit: Unit, series: Vec<Series>| Chart {
+        id: id.into(),
+        title: title.into(),
+        unit,
+        dates: dates(days),
+        series,
+    };
+    let emotions = |who: &str| {
+        ["positive", "improving", "worsening", "negative"]
+            .iter()
+            .map(|emotion| series(days, emotion, &[who, "emotion", emotion], Unit::Count))
+            .collect()
+    };
+    vec![
+        chart(
+            "calls",
+            "Calls",
+            Unit::Count,
+            vec![series(days, "Calls", &["calls"], Unit::Count)],
+        ),
+        chart(
+            "duration",
+            "Average duration and silence",
+            Unit::Seconds,
+            vec![
+                series(days, "Duration", &["avgduration"], Unit::Seconds),
+                series(days, "Silence", &["avgsilence"], Unit::Seconds),
+            ],
+        ),
+        chart(
+            "talk",
+            "Average talk time",
+            Unit::Seconds,
+            vec![
+                series(days, "Agent", &["agent", "talk", "avg"], Unit::Seconds),
+                series(days, "Client", &["client", "talk", "avg"], Unit::Seconds),
+            ],
+        ),
+        chart(
+            "agent-emotion",
+            "Agent emotion (calls)",
+            Unit::Count,
+            emotions("agent"),
+        ),
+        chart(
+            "client-emotion",
+            "Client emotion (calls)",
+            Unit::Count,
+            emotions("client"),
+        ),
+    ]
+}
+
+/// The keys of a day's agent object that are figures of the application, not categories.
+const AGENT_FIELDS: &[&str] = &["calls", "overall"];
+/// The keys of a day that are not agents.
+const DAY_FIELDS: &[&str] = &["date", "agents"];
+
+/// An application's figures over the range, from its `/appstats` answer.
+pub struct AppFigures {
+    pub app: String,
+    /// Per date, per agent: the agent's object.
+    pub rows: Vec<(String, String, Value)>,
+    pub agents: Vec<String>,
+    pub categories: Vec<String>,
+    pub days: Vec<Value>,
+}
+
+impl AppFigures {
+    pub fn of(app: &str, days: Vec<Value>) -> AppFigures {
+        let mut rows = Vec::new();
+        let mut agents: Vec<String> = Vec::new();
+        let mut categories: Vec<String> = Vec::new();
+        for day in &days {
+            let date = text(day, &["date"]);
+            for (agent, figures) in day.as_object().into_iter().flatten() {
+                if DAY_FIELDS.contains(&agent.as_str()) || !figures.is_object() {
+                    continue;
+                }
+                if !agents.contains(agent) {
+                    agents.push(agent.clone());
+                }
+                for category in figures
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(key, _)| key)
+                {
+                    if !AGENT_FIELDS.contains(&category.as_str()) && !categories.contains(category)
+                    {
+                        categories.push(category.clone());
+                    }
+                }
+                rows.push((date.clone(), agent.clone(), figures.clone()));
+            }
+        }
+        AppFigures {
+            app: app.to_string(),
+            rows,
+            agents,
+            categories,
+            days,
+        }
+    }
+
+    /// A trend line per agent of the category's (or `overall`'s) hit/miss ratio.
+    pub fn trend(&self, index: usize, category: &str) -> Chart {
+        Chart {
+            id: format!("app-{}-{index}", slug(&self.app)),
+            title: format!("{} · {} hit/miss", self.app, category),
+            unit: Unit::Ratio,
+            dates: dates(&self.days),
+            series: self
+                .agents
+                .iter()
+                .map(|agent| {
+                    series(
+                        &self.days,
+                        agent,
+                        &[agent, category, "hitmiss"],
+                        Unit::Ratio,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An id-safe form of a name.
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The application's section: its agents' table and its trend charts.
+pub fn app_section(figures: &AppFigures) -> Markup {
+    let id = format!("app-{}", slug(&figures.app));
+    html! {
+        section.app aria-labelledby={ (id) "-title" } data-app=(figures.app) {
+            h2 id={ (id) "-title" } { "Application " (figures.app) }
+            @if figures.rows.is_empty() {
+                p { "No call of the range was scored by this application." }
+            } @else {
+                div.figures {
+                    table.agents {
+                        caption { "Agents of " (figures.app) }
+                        thead {
+                            tr {
+                                th scope="col" { "Date" }
+                                th scope="col" { "Agent" }
+                                th scope="col" { "Calls" }
+                                th scope="col" { "Hit/miss" }
+                                th scope="col" { "Coverage" }
+                                @for category in &figures.categories {
+                                    th scope="col" { (category) " hit/miss" }
+                                }
+                            }
+                        }
+                        tbody {
+                            @for (date, agent, row) in &figures.rows {
+                                tr {
+                                    td { (date) }
+                                    th scope="row" { (agent) }
+                                    td { (text(row, &["calls"])) }
+                                    td { (text(row, &["overall", "hitmiss"])) }
+                                    td { (text(row, &["overall", "coverage"])) }
+                                    @for category in &figures.categories {
+                                        td { (text(row, &[category, "hitmiss"])) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                (figure(&figures.trend(0, "overall")))
+                @for (index, category) in figures.categories.iter().enumerate() {
+                    (figure(&figures.trend(index + 1, category)))
+                }
+            }
+        }
+    }
+}
+
+/// The range picker: `from` and `to` as `YYYY-MM-DD`.
+pub fn range_form(from: &str, to: &str) -> Markup {
+    html! {
+        form.range method="get" {
+            label for="from" { "From" }
+            input id="from" type="date" name="from" value=(from) required;
+            label for="to" { "To" }
+            input id="to" type="date" name="to" value=(to) required;
+            button type="submit" { "Show" }
+        }
+    }
+}
+
+/// The whole dashboard.
+pub fn content(
+    from: &str,
+    to: &str,
+    stats: &[Chart],
+    apps: &[AppFigures],
+    no_calls: bool,
+) -> Markup {
+    html! {
+        (range_form(from, to))
+        @if no_calls {
+            p.notice role="status" { "No calls in this range." }
+        }
+        section.stats aria-labelledby="stats-title" {
+            h2 id="stats-title" { "Daily statistics" }
+            div.charts {
+                @for chart in stats { (figure(chart)) }
+            }
+        }
+        @for app in apps { (app_section(app)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_api_s_figures_are_shown_as_written() {
+        let days = vec![
+            json!({"date": "20261120", "calls": 3, "avgduration": "0:03:20",
+            "agent": {"talk": {"avg": "0:00:50"}, "emotion": {"positive": 1}}}),
+        ];
+        let charts = stats_charts(&days);
+        assert_eq!(charts[0].series[0].texts, vec!["3"]);
+        assert_eq!(charts[1].series[0].values, vec![Some(200.0)]);
+        assert_eq!(
+            charts[1].series[1].texts,
+            vec![""],
+            "a figure left out stays empty"
+        );
+        assert_eq!(charts[3].series[0].texts, vec!["1"]);
+    }
+
+    #[test]
+    fn agents_and_categories_come_from_the_days() {
+        let days = vec![
+            json!({"date": "20261120", "agents": 1,
+                   "a1": {"calls": 2, "overall": {"hitmiss": "1.0000"}, "Sales": {"hitmiss": "0.5000"}}}),
+            json!({"date": "20261121", "agents": 2, "a2": {"calls": 1, "overall": {"hitmiss": "0.0000"}},
+                   "a1": {"calls": 1, "overall": {"hitmiss": "0.5000"}, "Greeting": {"hitmiss": "1.0000"}}}),
+        ];
+        let figures = AppFigures::of("sales", days);
+        assert_eq!(figures.rows.len(), 3);
+        assert_eq!(figures.categories, vec!["Sales", "Greeting"]);
+        let trend = figures.trend(1, "Sales");
+        assert_eq!(trend.series.len(), 2);
+        assert_eq!(trend.series[0].texts, vec!["0.5000", ""]);
+    }
+}

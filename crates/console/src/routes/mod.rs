@@ -1,0 +1,37 @@
+//! The console's routes under `/console/`: the start page, sign-in and sign-out (`signin`), the
+//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`), each
+//! behind the session extractor (`session::Session`).
+
+pub mod assets;
+pub mod dashboard;
+pub mod folders;
+pub mod search;
+pub mod session;
+pub mod signin;
+
+use actix_web::web::{self, Data, ServiceConfig};
+
+use crate::state::Console;
+
+/// Mounts the console on `cfg` with its shared state.
+pub fn configure(console: Data<Console>) -> impl FnOnce(&mut ServiceConfig) {
+    move |cfg| {
+        cfg.service(
+            web::scope("/console")
+                .app_data(console)
+                .route("", web::get().to(signin::start))
+                .route("/", web::get().to(signin::start))
+                .route("/assets/{name}", web::get().to(assets::asset))
+                .route("/{company}/signin", web::get().to(signin::signin))
+                .route("/{company}/callback", web::get().to(signin::callback))
+                .route("/{company}/signout", web::post().to(signin::signout))
+                .route("/{company}/signedout", web::get().to(signin::signed_out))
+                .route("/{company}/", web::get().to(folders::folders))
+                .route("/{company}/search", web::get().to(search::search))
+                .route(
+                    "/{company}/{organization}/{folder}/",
+                    web::get().to(dashboard::dashboard),
+                ),
+        );
+    }
+}

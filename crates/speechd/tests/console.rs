@@ -1,0 +1,596 @@
+//! The web console in a real browser (headless Chromium over WebDriver, as docs/console.md describes
+//! it), served by `speechd serve`: the bootstrap admin signs in through the token service, opens the
+//! dashboard of a folder holding known calls and finds every chart's figures equal to `/stats` and
+//! `/appstats`, with no serious or critical accessibility violation (axe-core, run in the page); signs
+//! out, after which the session cookie opens nothing. A second company's admin sees none of the first's
+//! calls, and a session of one company opens none of the other's pages. With
+//! `SPEECH_CONSOLE_SCREENSHOTS=<dir>` the pages are saved there as PNG (docs/images/ holds them).
+//! Chromium, chromedriver and axe-core are installed by `scripts/test`; without them the test fails and
+//! says so.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use support::*;
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn browser() -> (Driver, Client) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver is needed: apt-get install chromium chromium-driver (scripts/test installs them)");
+    let driver = Driver(child);
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                        "--window-size=1280,1600"]}),
+    );
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = ClientBuilder::rustls()
+        .expect("a WebDriver client")
+        .capabilities(capabilities)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a Chromium session (is the chromium package installed?)");
+    (driver, client)
+}
+
+/// axe-core's script: `AXE_JS`, or where `scripts/test` puts it.
+fn axe_source() -> String {
+    let path = std::env::var("AXE_JS").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/speech-tools/axe-core/axe.min.js",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("axe-core is needed at {path} (scripts/test installs it; or set AXE_JS)")
+    })
+}
+
+/// The page's accessibility violations of impact serious or critical, as `rule: targets`.
+async fn serious_violations(browser: &Client, axe: &str) -> Vec<String> {
+    browser.execute(axe, vec![]).await.expect("axe-core loads");
+    let found = browser
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, {resultTypes: ['violations']})
+               .then(r => done(r.violations
+                 .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                 .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))))
+               .catch(e => done(['axe failed: ' + e]));",
+            vec![],
+        )
+        .await
+        .expect("axe-core runs");
+    serde_json::from_value(found).unwrap()
+}
+
+async fn screenshot(browser: &Client, name: &str) {
+    if let Ok(dir) = std::env::var("SPEECH_CONSOLE_SCREENSHOTS") {
+        let png = browser.screenshot().await.unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(format!("{dir}/{name}.png"), png).unwrap();
+    }
+}
+
+async fn sign_in(browser: &Client, creds: &Value) {
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Id("username"))
+        .await
+        .expect("the token service's sign-in form")
+        .send_keys(creds["admin_username"].as_str().unwrap())
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Id("password"))
+        .await
+        .unwrap()
+        .send_keys(creds["admin_password"].as_str().unwrap())
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// The texts of a table's body, row by row.
+async fn rows(browser: &Client, table: &str) -> Vec<Vec<String>> {
+    let found = browser
+        .execute(
+            "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr'))
+               .map(tr => Array.from(tr.children).map(c => c.textContent));",
+            vec![json!(table)],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(found).unwrap()
+}
+
+fn text(value: &Value, path: &[&str]) -> String {
+    let mut value = value;
+    for key in path {
+        value = &value[key];
+    }
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Number(number) => number.to_string(),
+        _ => String::new(),
+    }
+}
+
+struct Folder {
+    base: String,
+    org: String,
+    folder: String,
+    token: String,
+}
+
+impl Folder {
+    fn of(creds: &Value, token: &str) -> Folder {
+        Folder {
+            base: creds["base_url"].as_str().unwrap().to_string(),
+            org: creds["organization"].as_str().unwrap().to_string(),
+            folder: creds["folder"].as_str().unwrap().to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let response = reqwest::get(format!(
+            "{}{path}{separator}token={}",
+            self.base, self.token
+        ))
+        .await
+        .unwrap();
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
+        response.json().await.unwrap()
+    }
+
+    async fn put(&self, path: &str, body: Value) {
+        let response = reqwest::Client::new()
+            .put(format!("{}{path}?token={}", self.base, self.token))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.text().await.unwrap()
+        );
+    }
+
+    async fn upload(&self, call: Value) {
+        let form = reqwest::multipart::Form::new()
+            .text("token", self.token.clone())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(call.to_string().into_bytes())
+                    .file_name("call.json"),
+            );
+        let response = reqwest::Client::new()
+            .post(format!(
+                "{}/transcribe/acme/{}/{}",
+                self.base, self.org, self.folder
+            ))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "{}",
+            response.text().await.unwrap()
+        );
+    }
+}
+
+const RANGE: &str = "daterange=20261119-20261122";
+
+/// Three calls of two agents over two days, scored by application `sales`.
+async fn known_calls(acme: &Folder) -> (Value, Value) {
+    acme.put(
+        "/apps/acme/sales",
+        json!({"categories": {"Greeting": {"phrases": ["thank* for calling"]},
+                              "Sales": {"phrases": ["premium"]}}}),
+    )
+    .await;
+    let path = format!("/config/acme/{}/{}", acme.org, acme.folder);
+    let mut folder = acme.get(&path).await;
+    folder["apps"] = json!(["sales"]);
+    let folder: serde_json::Map<String, Value> = folder
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(key, _)| !["created", "status"].contains(&key.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    acme.put(&path, Value::Object(folder)).await;
+    let calls = [
+        (
+            "2026-11-20T09:00:00",
+            "a1",
+            "thank you for calling",
+            "I want the premium plan",
+        ),
+        (
+            "2026-11-20T11:30:00",
+            "a2",
+            "hello there",
+            "my invoice is wrong",
+        ),
+        (
+            "2026-11-21T10:00:00",
+            "a1",
+            "thanks for calling acme",
+            "no thanks",
+        ),
+    ];
+    for (index, (datetime, agent, said, heard)) in calls.iter().enumerate() {
+        acme.upload(json!({
+            "filename": format!("call-{index}.wav"), "datetime": datetime, "agent_id": agent,
+            "utterances": [
+                {"speaker": "agent", "start": 0.0, "end": 4.0 + index as f64, "text": said},
+                {"speaker": "client", "start": 5.0, "end": 9.5, "text": heard}]
+        }))
+        .await;
+    }
+    let stats_path = format!("/stats/acme/{}/{}?{RANGE}", acme.org, acme.folder);
+    let app_path = format!(
+        "/appstats/acme/{}/sales/{}?{RANGE}&depth=0",
+        acme.org, acme.folder
+    );
+    for _ in 0..200 {
+        let stats = acme.get(&stats_path).await;
+        let apps = acme.get(&app_path).await;
+        let calls: i64 = stats
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["calls"].as_i64().unwrap())
+            .sum();
+        let scored: i64 = apps
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|day| day.as_object().unwrap().values())
+            .filter_map(|agent| agent.get("calls").and_then(Value::as_i64))
+            .sum();
+        if calls == 3 && scored == 3 {
+            return (stats, apps);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the calls were not all counted and scored");
+}
+
+/// Every chart's table on the page holds the API's figures for its dates.
+async fn charts_show(browser: &Client, stats: &Value, apps: &Value) {
+    let days = stats.as_array().unwrap();
+    let charts: &[(&str, &[&[&str]])] = &[
+        ("#calls", &[&["calls"]]),
+        ("#duration", &[&["avgduration"], &["avgsilence"]]),
+        (
+            "#talk",
+            &[&["agent", "talk", "avg"], &["client", "talk", "avg"]],
+        ),
+        (
+            "#agent-emotion",
+            &[
+                &["agent", "emotion", "positive"],
+                &["agent", "emotion", "improving"],
+                &["agent", "emotion", "worsening"],
+                &["agent", "emotion", "negative"],
+            ],
+        ),
+        (
+            "#client-emotion",
+            &[
+                &["client", "emotion", "positive"],
+                &["client", "emotion", "improving"],
+                &["client", "emotion", "worsening"],
+                &["client", "emotion", "negative"],
+            ],
+        ),
+    ];
+    for (chart, paths) in charts {
+        let shown = rows(browser, &format!("{chart} .figures table")).await;
+        let expected: Vec<Vec<String>> = days
+            .iter()
+            .map(|day| {
+                std::iter::once(text(day, &["date"]))
+                    .chain(paths.iter().map(|path| text(day, path)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(shown, expected, "chart {chart}");
+    }
+    assert_eq!(days.len(), 2, "two days of calls: {stats}");
+
+    // The agents' table: one row per day and agent, in the API's order, a column per category the
+    // API named.
+    let header = browser
+        .execute(
+            "return Array.from(document.querySelectorAll('section[data-app=sales] table.agents thead th'))
+               .map(th => th.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let header: Vec<String> = serde_json::from_value(header).unwrap();
+    let categories: Vec<String> = header[5..]
+        .iter()
+        .map(|h| h.trim_end_matches(" hit/miss").to_string())
+        .collect();
+    let mut named = BTreeSet::new();
+    let mut expected = Vec::new();
+    for day in apps.as_array().unwrap() {
+        for (agent, figures) in day.as_object().unwrap() {
+            let Some(keys) = figures.as_object() else {
+                continue;
+            };
+            named.extend(
+                keys.keys()
+                    .filter(|k| *k != "calls" && *k != "overall")
+                    .cloned(),
+            );
+            let mut row = vec![
+                text(day, &["date"]),
+                agent.clone(),
+                text(figures, &["calls"]),
+                text(figures, &["overall", "hitmiss"]),
+                text(figures, &["overall", "coverage"]),
+            ];
+            row.extend(
+                categories
+                    .iter()
+                    .map(|category| text(figures, &[category, "hitmiss"])),
+            );
+            expected.push(row);
+        }
+    }
+    assert_eq!(
+        categories.iter().cloned().collect::<BTreeSet<_>>(),
+        named,
+        "{header:?}"
+    );
+    assert!(named.contains("Greeting"), "the calls hit Greeting: {apps}");
+    assert_eq!(
+        rows(browser, "section[data-app=sales] table.agents").await,
+        expected
+    );
+
+    // Every chart was drawn by the page's script, under the page's content security policy.
+    let drawn = browser
+        .execute(
+            "return [document.querySelectorAll('figure.chart').length,
+                     document.querySelectorAll('figure.chart.drawn canvas').length];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (figures, canvases): (u64, u64) = serde_json::from_value(drawn).unwrap();
+    assert!(
+        figures >= 5 + 3,
+        "the stats charts and a trend per category: {figures}"
+    );
+    assert_eq!(canvases, figures, "every chart drawn");
+}
+
+async fn session_cookie(browser: &Client) -> String {
+    browser
+        .get_named_cookie("console_session")
+        .await
+        .expect("the session cookie")
+        .value()
+        .to_string()
+}
+
+/// What the console answers `path` with for a bare request carrying `cookie`: status and location.
+async fn bare(base: &str, path: &str, cookie: &str) -> (u16, String) {
+    let response = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{base}{path}"))
+        .header("Cookie", format!("console_session={cookie}"))
+        .send()
+        .await
+        .unwrap();
+    let location = response
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (response.status().as_u16(), location)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
+    let axe = axe_source();
+    let data = temp_dir();
+    let ports = Ports::free();
+    let acme_creds = bootstrap_company(&data, &ports, "acme", &[]);
+    let globex_creds = bootstrap_company(&data, &ports, "globex", &[]);
+    let _server = serve(&data, &ports).await;
+    let token = client_token(&acme_creds).await;
+    let acme = Folder::of(&acme_creds, token["access_token"].as_str().unwrap());
+    let (stats, apps) = known_calls(&acme).await;
+    let base = acme.base.clone();
+    let (_driver, browser) = browser().await;
+
+    // Signing in: the console sends the browser to the token service and back to the folders.
+    let console = acme_creds["console_url"]
+        .as_str()
+        .expect("bootstrap prints the console's address");
+    assert_eq!(console, format!("{base}/console/acme/"));
+    browser.goto(console).await.unwrap();
+    sign_in(&browser, &acme_creds).await;
+    let folder_link = format!("/console/acme/{}/{}/", acme.org, acme.folder);
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(&format!("a[href='{folder_link}']")))
+        .await
+        .expect("the folders page lists the bootstrap folder");
+    assert_eq!(
+        serious_violations(&browser, &axe).await,
+        Vec::<String>::new(),
+        "folders page"
+    );
+
+    // The dashboard of the folder over the calls' days.
+    browser
+        .goto(&format!(
+            "{base}{folder_link}?from=2026-11-19&to=2026-11-22"
+        ))
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("figure.chart.drawn"))
+        .await
+        .expect("the charts are drawn");
+    charts_show(&browser, &stats, &apps).await;
+    assert_eq!(
+        serious_violations(&browser, &axe).await,
+        Vec::<String>::new(),
+        "dashboard"
+    );
+    screenshot(&browser, "console-dashboard").await;
+
+    // Search: the hit's snippet marks the word.
+    browser
+        .goto(&format!(
+            "{base}/console/acme/search?organization={}&q=premium",
+            acme.org
+        ))
+        .await
+        .unwrap();
+    let marked = browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("li.hit .snippet mark"))
+        .await
+        .expect("a hit with its match marked")
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(marked.to_lowercase(), "premium");
+    assert_eq!(
+        browser
+            .find(Locator::Css("p.total"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "1 call"
+    );
+    assert_eq!(
+        serious_violations(&browser, &axe).await,
+        Vec::<String>::new(),
+        "search page"
+    );
+
+    // A session of acme opens none of globex's pages: they ask to sign in to globex.
+    let acme_cookie = session_cookie(&browser).await;
+    let (status, location) = bare(&base, "/console/globex/", &acme_cookie).await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/console/globex/signin?back_to=%2Fconsole%2Fglobex%2F")
+    );
+    let (status, _) = bare(&base, &folder_link, &acme_cookie).await;
+    assert_eq!(status, 200, "the same cookie opens acme's page");
+
+    // Signing out ends the session here and at the token service.
+    browser
+        .find(Locator::Css("form.signout button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::XPath("//p[contains(., 'You are signed out')]"))
+        .await
+        .expect("the signed-out page");
+    let (status, location) = bare(&base, &folder_link, &acme_cookie).await;
+    assert_eq!(status, 303, "the old cookie opens nothing");
+    assert!(location.starts_with("/console/acme/signin"), "{location}");
+    browser.goto(console).await.unwrap();
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Id("username"))
+        .await
+        .expect("signing in again needs the form: the token service's session ended too");
+
+    // Globex's admin: the same organization and folder names, none of acme's calls.
+    let globex_console = globex_creds["console_url"].as_str().unwrap();
+    browser.goto(globex_console).await.unwrap();
+    sign_in(&browser, &globex_creds).await;
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("ul.folders a"))
+        .await
+        .expect("globex's folders");
+    let globex_folder = format!(
+        "{base}/console/globex/{}/{}/?from=2026-11-19&to=2026-11-22",
+        globex_creds["organization"].as_str().unwrap(),
+        globex_creds["folder"].as_str().unwrap()
+    );
+    browser.goto(&globex_folder).await.unwrap();
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("p.notice"))
+        .await
+        .expect("no calls in globex's folder");
+    assert!(rows(&browser, "#calls .figures table").await.is_empty());
+    let globex_cookie = session_cookie(&browser).await;
+    let (status, location) = bare(&base, &folder_link, &globex_cookie).await;
+    assert_eq!(status, 303, "globex's session opens no acme page");
+    assert!(location.starts_with("/console/acme/signin"), "{location}");
+    browser.close().await.unwrap();
+}
