@@ -161,6 +161,20 @@ impl Default for AnalyticsConfig {
 }
 
 impl AnalyticsConfig {
+    /// The callback settings of the deliverer.
+    pub fn callback_settings(&self) -> callbacks::CallbackSettings {
+        callbacks::CallbackSettings {
+            allow_loopback: self.callback_allow_loopback,
+            allow_private: self.callback_allow_private,
+            timeout_ms: self.callback_timeout_ms,
+            attempts: self.callback_attempts,
+            first_retry_ms: self.callback_first_retry_ms,
+            max_wait_ms: self.callback_max_wait_ms,
+            secret_overlap_s: self.callback_secret_overlap_s,
+            posts_per_receiver: self.callback_posts_per_receiver,
+        }
+    }
+
     /// Where the console is and what it talks to.
     pub fn console(&self) -> console::ConsoleSettings {
         let own = format!(

@@ -6,7 +6,6 @@
 
 pub mod access;
 pub mod apps;
-pub mod callbacks;
 pub mod calls;
 pub mod config;
 pub mod error;

@@ -8,8 +8,8 @@ use messages::v1::{
     CallbackDelivery, ReindexCall, RescoreScope, ScoreCall, TranscriptionJob, WriteMetadata,
 };
 
-use crate::callbacks::body::Body;
 use analytics_store::RequestRow;
+use callbacks::body::Body;
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;

@@ -15,10 +15,10 @@ use speech::Transcriber;
 
 use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
-use crate::callbacks::Deliverer;
 use crate::calls::upload::CallBatches;
 use crate::config::AnalyticsConfig;
 use crate::metadata::request::MetadataBatches;
+use callbacks::Deliverer;
 
 pub struct AnalyticsState {
     pub config: AnalyticsConfig,
@@ -72,7 +72,7 @@ impl AnalyticsState {
             )
             .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
-            callbacks: Deliverer::new(&config),
+            callbacks: Deliverer::new(&config.callback_settings(), config.common.secret().ok()),
             transcriber: speech::build(&config.speech())?,
             metadata_batches: MetadataBatches::new(
                 match db {

@@ -1,7 +1,7 @@
 //! The worker runtime every consumer of the bus shares: the receive loops (in batches, or many messages
 //! under way at once), and the settling of each message after its work: acknowledged once the work has
 //! committed, retried with growing waits when it failed, set aside as a dead letter at once when it can
-//! never be processed. The jobs (`crate::jobs`) and the callback posts (`crate::callbacks`) run on it.
+//! never be processed. The jobs (`crate::jobs`), the callback posts among them, run on it.
 
 use std::future::Future;
 use std::sync::Arc;

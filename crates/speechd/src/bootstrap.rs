@@ -50,13 +50,8 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
     let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
     // The company's current callback secret, rotated or not (the overlap plays no part in it).
-    let signing = analytics::callbacks::secrets::signing(
-        &mut tx,
-        &secret,
-        company,
-        std::time::Duration::ZERO,
-    )
-    .await?;
+    let signing =
+        callbacks::secrets::signing(&mut tx, &secret, company, std::time::Duration::ZERO).await?;
     tx.commit().await?;
     // Earlier versions kept the credentials in this file, in plain text.
     let _ = std::fs::remove_file(

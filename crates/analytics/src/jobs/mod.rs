@@ -2,6 +2,7 @@
 //! runs them, in batches or one at a time. Workers run in the service process (`run_workers`) or on
 //! their own (`analytics-service worker`).
 
+pub mod callback;
 pub mod dead;
 pub mod delete;
 pub mod metadata;
@@ -123,7 +124,7 @@ pub fn spawn(state: Arc<AnalyticsState>) -> Workers {
             Topic::Callback.name(),
             CALLBACK_POSTS,
             stopped.clone(),
-            crate::callbacks::deliver::handle,
+            callback::handle,
         ));
     }
     Workers::new(stop, handles)

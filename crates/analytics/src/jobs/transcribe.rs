@@ -17,7 +17,6 @@ use speech::audio;
 use speech::output::{Output, UnknownFormat};
 use speech::SpeechError;
 
-use crate::callbacks::body;
 use crate::calls::{self, Target};
 use crate::error::AnalyticsError;
 use crate::outbox;
@@ -25,6 +24,7 @@ use crate::state::AnalyticsState;
 use crate::worker::JobError;
 use analytics_store::requests::{self, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED};
 use analytics_store::{self as tables, Outcome, RequestRow};
+use callbacks::body;
 
 /// Why a transcription did not produce a transcript.
 enum Failure {

@@ -10,9 +10,9 @@ use actix_web::HttpResponse;
 use scoring::names::CompanyName;
 
 use crate::access::{Authorized, Write};
-use crate::callbacks::secrets::{self, SecretRecord, Signing};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
+use callbacks::secrets::{self, SecretRecord, Signing};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 

@@ -3,8 +3,8 @@
 //! do either: only the company's own tokens with `analytics:write`, each rotation counted once however
 //! many run at once.
 
-use analytics::callbacks::deliver::{attempt, Attempt};
-use analytics::callbacks::sign::CallbackSecret;
+use analytics::jobs::callback::{attempt, Attempt};
+use callbacks::sign::CallbackSecret;
 use messages::v1::CallbackDelivery;
 use serde_json::{json, Value};
 

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use analytics::callbacks::deliver::{attempt, Attempt};
-use analytics::callbacks::sign::CallbackSecret;
+use analytics::jobs::callback::{attempt, Attempt};
+use callbacks::sign::CallbackSecret;
 use common::bus::RetryPolicy;
 use messages::v1::CallbackDelivery;
 use serde_json::Value;

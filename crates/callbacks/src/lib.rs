@@ -4,11 +4,11 @@
 //! that was not stored. Each attempt is signed with the company's secrets as they stand (`sign`,
 //! `secrets`), goes only to addresses the operator allows
 //! (`guard`, checked on the addresses actually connected to), and is retried with doubling waits until
-//! the receiver answers 2xx or the request's attempt limit is reached (`deliver`). Each receiver takes
-//! a few posts at once at most (`destinations`), so a slow one cannot hold every delivery slot.
+//! the receiver answers 2xx or the request's attempt limit is reached (the analytics service's
+//! `jobs::callback`). Each receiver takes a few posts at once at most (`destinations`), so a slow one
+//! cannot hold every delivery slot. No HTTP server and no bus here: this crate is what a delivery needs.
 
 pub mod body;
-pub mod deliver;
 pub mod destinations;
 pub mod guard;
 pub mod secrets;
@@ -19,7 +19,6 @@ use std::time::Duration;
 use common::bus::RetryPolicy;
 use common::secrets::SecretKey;
 
-use crate::config::AnalyticsConfig;
 use destinations::Destinations;
 use guard::{AddressPolicy, GuardedResolver};
 
@@ -49,11 +48,30 @@ impl std::fmt::Debug for Deliverer {
     }
 }
 
+/// The operator's settings of callbacks (the analytics service's `callback_*` keys).
+#[derive(Debug, Clone)]
+pub struct CallbackSettings {
+    pub allow_loopback: bool,
+    pub allow_private: bool,
+    /// How long one attempt may take, connection to last byte of the answer's head.
+    pub timeout_ms: u64,
+    /// Attempts of a callback when neither the request nor its folder says.
+    pub attempts: u32,
+    /// The wait before the second attempt, doubling after each failure up to `max_wait_ms`.
+    pub first_retry_ms: u64,
+    pub max_wait_ms: u64,
+    /// How long a replaced secret goes on signing beside the new one.
+    pub secret_overlap_s: u64,
+    /// Posts under way at once to one receiver.
+    pub posts_per_receiver: usize,
+}
+
 impl Deliverer {
-    pub fn new(config: &AnalyticsConfig) -> Deliverer {
+    /// The deliverer of `config`; `server_key` derives the companies' secrets.
+    pub fn new(config: &CallbackSettings, server_key: Option<SecretKey>) -> Deliverer {
         let policy = AddressPolicy {
-            allow_loopback: config.callback_allow_loopback,
-            allow_private: config.callback_allow_private,
+            allow_loopback: config.allow_loopback,
+            allow_private: config.allow_private,
         };
         let client = reqwest::Client::builder()
             .dns_resolver(GuardedResolver::shared(policy))
@@ -61,7 +79,7 @@ impl Deliverer {
             .redirect(reqwest::redirect::Policy::none())
             // A proxy would connect on the service's behalf to addresses the guard never saw.
             .no_proxy()
-            .timeout(Duration::from_millis(config.callback_timeout_ms))
+            .timeout(Duration::from_millis(config.timeout_ms))
             .user_agent(concat!("speech-callbacks/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("a client with a resolver and no TLS options builds");
@@ -69,14 +87,14 @@ impl Deliverer {
             client,
             policy,
             schedule: RetryPolicy {
-                max_attempts: config.callback_attempts,
-                first_wait: Duration::from_millis(config.callback_first_retry_ms),
-                max_wait: Duration::from_millis(config.callback_max_wait_ms),
+                max_attempts: config.attempts,
+                first_wait: Duration::from_millis(config.first_retry_ms),
+                max_wait: Duration::from_millis(config.max_wait_ms),
             },
-            server_key: config.common.secret().ok(),
-            secret_overlap: Duration::from_secs(config.callback_secret_overlap_s),
-            destinations: Destinations::new(config.callback_posts_per_receiver),
-            busy_wait: Duration::from_millis(config.callback_timeout_ms),
+            server_key,
+            secret_overlap: Duration::from_secs(config.secret_overlap_s),
+            destinations: Destinations::new(config.posts_per_receiver),
+            busy_wait: Duration::from_millis(config.timeout_ms),
         }
     }
 

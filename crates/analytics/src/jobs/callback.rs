@@ -13,10 +13,10 @@ use common::bus::Delivery;
 use messages::v1::CallbackDelivery;
 use messages::Message as _;
 
-use super::secrets;
 use crate::state::AnalyticsState;
 use crate::worker::{self, JobError};
 use analytics_store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
+use callbacks::secrets;
 
 /// How one attempt went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +81,7 @@ fn describe(e: &reqwest::Error) -> String {
     use std::error::Error as _;
     let mut source = e.source();
     while let Some(inner) = source {
-        if let Some(refused) = inner.downcast_ref::<super::guard::Refused>() {
+        if let Some(refused) = inner.downcast_ref::<callbacks::guard::Refused>() {
             return refused.to_string();
         }
         source = inner.source();

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use common::db::{Handle, StoreError};
 use common::secrets::SecretKey;
 
-use super::sign::CallbackSecret;
+use crate::sign::CallbackSecret;
 use analytics_store::callback_secrets;
 use analytics_store::SecretGeneration;
 
