@@ -496,6 +496,37 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
     );
     screenshot(&browser, "console-dashboard").await;
 
+    // The keyboard's first stop is the skip link; at phone width nothing runs off the page's side.
+    browser
+        .find(Locator::Css("body"))
+        .await
+        .unwrap()
+        .send_keys("\u{E004}")
+        .await
+        .unwrap();
+    let focused = browser
+        .active_element()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(focused, "Skip to content");
+    browser.set_window_size(390, 844).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let overflow = browser
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        overflow.as_i64().unwrap() <= 0,
+        "the page is {overflow} px too wide at 390 px"
+    );
+    browser.set_window_size(1280, 1600).await.unwrap();
+
     // Search: the hit's snippet marks the word.
     browser
         .goto(&format!(
