@@ -18,6 +18,14 @@ pub async fn get_call_metadata<'a>(
     Ok(get_calls_metadata(h, &[id]).await?.into_iter().next())
 }
 
+/// The call with its metadata as its last change left it (`metadata`), for a reader: nothing is locked.
+pub async fn read_call_metadata<'a>(
+    h: impl Into<Handle<'a>>,
+    id: &str,
+) -> Result<Option<CallMetadata>, StoreError> {
+    dispatch!(h, Statements::read_call_metadata(id))
+}
+
 /// Sets the call's `last_modified` and its pending metadata change (`None`: the stored transcript holds
 /// it).
 pub async fn set_call_metadata<'a>(

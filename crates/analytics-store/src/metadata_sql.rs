@@ -57,6 +57,19 @@ where
         .await
     }
 
+    /// The call with its metadata as its last change left it, read without locking it.
+    pub(crate) async fn read_call_metadata(
+        c: &mut D::Connection,
+        id: &str,
+    ) -> Result<Option<CallMetadata>, StoreError> {
+        Ok(sqlx::query_as::<D, CallMetadata>(&format!(
+            "SELECT {CALL_COLUMNS}, {METADATA_COLUMNS} FROM analytics_calls WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?)
+    }
+
     /// The calls among `ids` that exist, each with its pending change, in the order of their ids; inside a
     /// transaction locked until it ends, in that order, so two batches never wait for each other in turn.
     pub(crate) async fn get_calls_metadata(

@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 
 use crate::routes::{
-    appmatches, apps, appstats, callback_secret, config, metadata, search, stats, transcribe,
+    appmatches, apps, appstats, callback_secret, calls, config, metadata, search, stats, transcribe,
 };
 use scoring::names;
 
@@ -103,6 +103,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         transcribe::progress::result,
         callback_secret::get_secret, callback_secret::rotate_secret,
         metadata::patch, metadata::delete,
+        calls::call, calls::audio::audio,
         search::search, search::search_folder,
         apps::get_app, apps::put_app, apps::delete_app,
         appmatches::app_matches,
@@ -110,7 +111,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     ),
     tags(
         (name = "config", description = "Companies, organizations and folders"),
-        (name = "calls", description = "Adding calls to folders"),
+        (name = "calls", description = "Adding calls to folders and reading them"),
         (name = "transcription", description = "Transcribing recordings, with result callbacks signed with the company's callback secret"),
         (name = "metadata", description = "A call's metadata"),
         (name = "search", description = "Full-text search over calls"),
@@ -185,7 +186,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 30);
+        assert_eq!(operations, 32);
     }
 
     /// The bounds the query checks enforce are in the document, so a client keeps within them.

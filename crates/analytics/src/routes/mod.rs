@@ -6,6 +6,7 @@ pub mod apps;
 pub mod appstats;
 pub mod body;
 pub mod callback_secret;
+pub mod calls;
 pub mod config;
 pub mod metadata;
 pub mod paths;
@@ -62,6 +63,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/metadata/{company}/{organization}/{call}")
                 .route(web::patch().to(metadata::patch))
                 .route(web::delete().to(metadata::delete)),
+        )
+        .service(
+            web::resource("/calls/{company}/{organization}/{call}")
+                .route(web::get().to(calls::call)),
+        )
+        .service(
+            web::resource("/calls/{company}/{organization}/{call}/audio")
+                .route(web::get().to(calls::audio::audio)),
         )
         .service(
             web::resource("/apps/{company}/{app}")

@@ -20,6 +20,7 @@ mod metadata;
 mod metadata_stalled;
 mod orphans;
 mod poison;
+mod reading_calls;
 mod receiver;
 mod scoring;
 mod search;

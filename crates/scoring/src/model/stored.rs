@@ -60,12 +60,30 @@ pub fn with_metadata(
     metadata: &BTreeMap<String, String>,
     last_modified: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let mut members: BTreeMap<String, &RawValue> = serde_json::from_slice(bytes)?;
-    let metadata = serde_json::value::to_raw_value(&metadata_json(metadata))?;
-    let last_modified = serde_json::value::to_raw_value(last_modified)?;
-    members.insert("metadata".into(), &metadata);
-    members.insert("last_modified".into(), &last_modified);
-    serde_json::to_vec(&members)
+    with_members(
+        bytes,
+        [
+            ("metadata", metadata_json(metadata)),
+            ("last_modified", Value::from(last_modified)),
+        ],
+    )
+}
+
+/// The transcript with the top-level `members` set, replacing those of the same names, everything else
+/// copied as the bytes it was.
+pub fn with_members<const N: usize>(
+    bytes: &[u8],
+    members: [(&str, Value); N],
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut all: BTreeMap<String, &RawValue> = serde_json::from_slice(bytes)?;
+    let raw = members
+        .into_iter()
+        .map(|(name, value)| Ok((name, serde_json::value::to_raw_value(&value)?)))
+        .collect::<Result<Vec<_>, serde_json::Error>>()?;
+    for (name, value) in &raw {
+        all.insert((*name).to_string(), value);
+    }
+    serde_json::to_vec(&all)
 }
 
 #[cfg(test)]
