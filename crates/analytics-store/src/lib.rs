@@ -344,6 +344,16 @@ pub async fn move_category_rollups(db: &Database) -> Result<usize, StoreError> {
     }
 }
 
+/// The folder's calls (company, organization, folder), and how many of them are scored with the
+/// fingerprint `scoring`: a rescoring is done when the two are equal.
+pub async fn scoring_progress<'a>(
+    h: impl Into<Handle<'a>>,
+    folder: [&str; 3],
+    scoring: &str,
+) -> Result<(i64, i64), StoreError> {
+    dispatch!(h, Statements::scoring_progress(folder, scoring))
+}
+
 /// The company's totals from the rollups, then from the per-call rows they sum; equal when every scored
 /// call is counted exactly once.
 pub async fn rollup_totals<'a>(

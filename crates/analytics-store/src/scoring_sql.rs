@@ -353,6 +353,26 @@ where
         Ok((rows.len(), left))
     }
 
+    /// The folder's calls, and how many of them are scored with `scoring`.
+    pub(crate) async fn scoring_progress(
+        c: &mut D::Connection,
+        folder: [&str; 3],
+        scoring: &str,
+    ) -> Result<(i64, i64), StoreError> {
+        Ok(sqlx::query_as::<D, (i64, i64)>(
+            "SELECT CAST(COUNT(*) AS BIGINT), \
+             CAST(COALESCE(SUM(CASE WHEN f.scoring = $4 THEN 1 ELSE 0 END), 0) AS BIGINT) \
+             FROM analytics_calls c LEFT JOIN analytics_call_facts f ON f.call_id = c.id \
+             WHERE c.company = $1 AND c.organization = $2 AND c.folder = $3",
+        )
+        .bind(folder[0])
+        .bind(folder[1])
+        .bind(folder[2])
+        .bind(scoring)
+        .fetch_one(&mut *c)
+        .await?)
+    }
+
     /// The company's totals, once from the rollups and once from the per-call rows they sum: the two agree
     /// when every scored call is counted exactly once.
     pub(crate) async fn rollup_totals(

@@ -4,7 +4,8 @@
 use utoipa::OpenApi;
 
 use crate::routes::{
-    appmatches, apps, appstats, callback_secret, calls, config, metadata, search, stats, transcribe,
+    appmatches, apps, appstats, callback_secret, calls, config, metadata, phrases, rescoring,
+    search, stats, transcribe,
 };
 use scoring::names;
 
@@ -105,7 +106,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
         metadata::patch, metadata::delete,
         calls::call, calls::audio::audio,
         search::search, search::search_folder,
-        apps::get_app, apps::put_app, apps::delete_app,
+        apps::list_apps, apps::get_app, apps::put_app, apps::delete_app,
+        rescoring::rescoring, phrases::check,
         appmatches::app_matches,
         stats::stats, stats::stats_folder, appstats::appstats, appstats::appstats_folder,
     ),
@@ -186,7 +188,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 32);
+        assert_eq!(operations, 35);
     }
 
     /// The bounds the query checks enforce are in the document, so a client keeps within them.

@@ -61,7 +61,7 @@ impl FolderApps {
 }
 
 /// `name@revision` of each application, joined by ','.
-fn fingerprint(rows: &[AppRow]) -> String {
+pub fn fingerprint(rows: &[AppRow]) -> String {
     rows.iter()
         .map(|a| format!("{}@{}", a.name, a.revision))
         .collect::<Vec<_>>()

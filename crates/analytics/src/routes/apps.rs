@@ -1,4 +1,4 @@
-//! `/apps/<company>/<app>`: a company's applications (docs/analytics-api.md, Applications; docs/scoring.md).
+//! `/apps/<company>[/<app>]`: a company's applications (docs/analytics-api.md, Applications; docs/scoring.md).
 //! `PUT` checks the tree and every phrase (on the matching pool) and stores its normalized JSON with its
 //! revision; `DELETE` removes it. Both through `apps::changes`, which publishes the rescore job of the
 //! folders using the application in the change's transaction.
@@ -17,6 +17,7 @@ use crate::routes::paths::AppPath;
 use crate::state::AnalyticsState;
 use analytics_store::{self as store, AppRow};
 use scoring::apps::Definition;
+use scoring::names::CompanyName;
 
 type Answer = Result<HttpResponse, AnalyticsError>;
 
@@ -148,8 +149,38 @@ fn category_schema(depth: usize) -> utoipa::openapi::RefOr<utoipa::openapi::sche
     OneOfBuilder::new().item(leaf).item(parent).into()
 }
 
-fn app_not_found(name: &str) -> AnalyticsError {
+pub(crate) fn app_not_found(name: &str) -> AnalyticsError {
     AnalyticsError::NotFound(format!("Application not found: {name}"))
+}
+
+/// A company's applications.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AppList {
+    pub company: String,
+    /// Their names, in order.
+    pub apps: Vec<String>,
+}
+
+/// List a company's applications
+#[utoipa::path(get, path = "/apps/{company}", tag = "apps",
+    security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
+    params(("company" = String, Path)),
+    responses((status = 200, body = AppList),
+        (status = 404, description = "Folder not found: <company>")))]
+pub async fn list_apps(
+    state: Data<AnalyticsState>,
+    _: Authorized<Read>,
+    path: Path<CompanyName>,
+) -> Answer {
+    let company = path.into_inner();
+    store::get_company(&state.db, &company)
+        .await?
+        .ok_or_else(|| AnalyticsError::scope_not_found(&company))?;
+    let apps = store::app_names(&state.db, &company).await?;
+    Ok(HttpResponse::Ok().json(AppList {
+        company: company.to_string(),
+        apps,
+    }))
 }
 
 /// Read an application

@@ -10,6 +10,8 @@ pub mod calls;
 pub mod config;
 pub mod metadata;
 pub mod paths;
+pub mod phrases;
+pub mod rescoring;
 pub mod search;
 pub mod stats;
 pub mod transcribe;
@@ -72,6 +74,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/calls/{company}/{organization}/{call}/audio")
                 .route(web::get().to(calls::audio::audio)),
         )
+        .service(web::resource("/apps/{company}").route(web::get().to(apps::list_apps)))
+        .service(
+            web::resource("/apps/{company}/{app}/rescoring")
+                .route(web::get().to(rescoring::rescoring)),
+        )
+        .service(web::resource("/phrases/{company}").route(web::post().to(phrases::check)))
         .service(
             web::resource("/apps/{company}/{app}")
                 .route(web::get().to(apps::get_app))

@@ -3,6 +3,7 @@
 //! adapters on PostgreSQL and on SQLite, and on the production adapters (PostgreSQL, RabbitMQ, an S3
 //! server and a Meilisearch server started by the test).
 
+mod app_editing;
 mod appmatches;
 mod apps;
 mod appstats;
