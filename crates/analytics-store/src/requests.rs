@@ -27,6 +27,15 @@ pub async fn insert_request<'a>(
     dispatch!(h, Statements::insert_request(row))
 }
 
+/// The company's latest `limit` requests, newest first.
+pub async fn recent_requests<'a>(
+    h: impl Into<Handle<'a>>,
+    company: &str,
+    limit: i64,
+) -> Result<Vec<RequestRow>, StoreError> {
+    dispatch!(h, Statements::recent_requests(company, limit))
+}
+
 /// The request of `id`; inside a transaction, locked until it ends.
 pub async fn get_request<'a>(
     h: impl Into<Handle<'a>>,

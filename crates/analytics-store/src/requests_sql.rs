@@ -71,6 +71,21 @@ where
         .await?)
     }
 
+    pub(crate) async fn recent_requests(
+        c: &mut D::Connection,
+        company: &str,
+        limit: i64,
+    ) -> Result<Vec<RequestRow>, StoreError> {
+        Ok(sqlx::query_as::<D, RequestRow>(&format!(
+            "SELECT {COLUMNS} FROM analytics_requests WHERE company = $1 \
+             ORDER BY created DESC, id DESC LIMIT $2"
+        ))
+        .bind(company)
+        .bind(limit)
+        .fetch_all(&mut *c)
+        .await?)
+    }
+
     pub(crate) async fn start_request(
         c: &mut D::Connection,
         id: &str,

@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 
 use crate::routes::{
-    appmatches, apps, appstats, callback_secret, calls, config, metadata, phrases, rescoring,
+    appmatches, apps, appstats, callback_secret, calls, config, jobs, metadata, phrases, rescoring,
     search, stats, transcribe,
 };
 use scoring::names;
@@ -102,6 +102,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         transcribe::direct::transcribe,
         transcribe::progress::progress,
         transcribe::progress::result,
+        jobs::jobs,
         callback_secret::get_secret, callback_secret::rotate_secret,
         metadata::patch, metadata::delete,
         calls::call, calls::audio::audio,
@@ -188,7 +189,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 35);
+        assert_eq!(operations, 36);
     }
 
     /// The bounds the query checks enforce are in the document, so a client keeps within them.

@@ -8,6 +8,7 @@ pub mod body;
 pub mod callback_secret;
 pub mod calls;
 pub mod config;
+pub mod jobs;
 pub mod metadata;
 pub mod paths;
 pub mod phrases;
@@ -56,6 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/transcribe/{requestid}/result")
                 .route(web::get().to(transcribe::progress::result)),
         )
+        .service(web::resource("/jobs/{company}").route(web::get().to(jobs::jobs)))
         .service(
             web::resource("/callbacks/{company}/secret")
                 .route(web::get().to(callback_secret::get_secret))

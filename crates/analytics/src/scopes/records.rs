@@ -6,7 +6,7 @@ use analytics_store::{self as store, FolderRow, STATUS_DELETING};
 use common::search::Scope;
 use scoring::model::{CompanyRecord, FolderRecord, FolderSettings, OrganizationRecord};
 
-use super::{company_scope, organization_scope};
+use super::{company_scope, folder_scope, organization_scope};
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 
@@ -69,6 +69,67 @@ fn folder_record(row: &FolderRow) -> Result<FolderRecord, AnalyticsError> {
         row.created.clone(),
         row.status.clone(),
     ))
+}
+
+/// A company, organization or folder being deleted, and how far that is.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Deletion {
+    /// Absent for the company itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    /// Absent for the company or an organization.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    /// `deleting (NN%)`.
+    pub status: String,
+}
+
+/// What of the company is being deleted: itself, its organizations, its folders.
+pub async fn deletions(
+    state: &AnalyticsState,
+    company: &str,
+) -> Result<Vec<Deletion>, AnalyticsError> {
+    let mut found = Vec::new();
+    let Some(row) = store::get_company(&state.db, company).await? else {
+        return Ok(found);
+    };
+    if row.status == STATUS_DELETING {
+        found.push(Deletion {
+            organization: None,
+            folder: None,
+            status: status_of(
+                state,
+                &row.status,
+                row.delete_total,
+                &company_scope(company),
+            )
+            .await?,
+        });
+    }
+    for name in store::organizations(&state.db, company).await? {
+        let Some(row) = store::get_organization(&state.db, company, &name).await? else {
+            continue;
+        };
+        if row.status == STATUS_DELETING {
+            let scope = organization_scope(company, &name);
+            found.push(Deletion {
+                status: status_of(state, &row.status, row.delete_total, &scope).await?,
+                organization: Some(name),
+                folder: None,
+            });
+        }
+    }
+    for row in store::company_folders(&state.db, company).await? {
+        if row.status == STATUS_DELETING {
+            let scope = folder_scope(company, &row.organization, &row.folder);
+            found.push(Deletion {
+                status: status_of(state, &row.status, row.delete_total, &scope).await?,
+                organization: Some(row.organization),
+                folder: Some(row.folder),
+            });
+        }
+    }
+    Ok(found)
 }
 
 /// `deleting (NN%)` from how many calls of the scope are left of those it held.

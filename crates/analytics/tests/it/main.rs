@@ -15,6 +15,7 @@ mod config;
 mod deletion;
 mod faults;
 mod http_errors;
+mod jobs;
 mod kill_during_uploads;
 mod matching_pool;
 mod metadata;
