@@ -1,5 +1,5 @@
-// The console's script: draws each chart from the figures its page carries (uPlot). The pages work
-// without it: every chart's figures are also a table.
+// The console's script: draws each chart from the figures its page carries (uPlot), and makes a call's
+// transcript follow its recording. The pages work without it: every chart's figures are also a table.
 (function () {
   "use strict";
 
@@ -51,7 +51,32 @@
     });
   }
 
+  // A call's page: the turn being played is marked as the recording plays, and a turn's time plays
+  // the recording from there.
+  function follow(audio) {
+    var turns = Array.prototype.slice.call(document.querySelectorAll("li.turn"));
+    var current = null;
+    audio.addEventListener("timeupdate", function () {
+      var t = audio.currentTime, found = null;
+      for (var i = 0; i < turns.length; i++) {
+        if (t >= +turns[i].dataset.start && t < +turns[i].dataset.end) { found = turns[i]; break; }
+      }
+      if (found === current) return;
+      if (current) { current.classList.remove("playing"); current.removeAttribute("aria-current"); }
+      if (found) { found.classList.add("playing"); found.setAttribute("aria-current", "true"); }
+      current = found;
+    });
+    document.querySelectorAll("button.seek").forEach(function (button) {
+      button.addEventListener("click", function () {
+        audio.currentTime = +button.dataset.start;
+        audio.play();
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("figure.chart").forEach(draw);
+    var audio = document.querySelector("audio.recording");
+    if (audio) follow(audio);
   });
 })();

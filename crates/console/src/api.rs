@@ -71,6 +71,45 @@ impl<'a> Api<'a> {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, ConsoleError> {
+        let response = self.request(method, path, body, None).await?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(ConsoleError::internal)?;
+        if !status.is_success() {
+            return Err(ConsoleError::Api {
+                status: status.as_u16(),
+                message: unescape(&String::from_utf8_lossy(&bytes)),
+            });
+        }
+        serde_json::from_slice(&bytes).map_err(ConsoleError::internal)
+    }
+
+    /// `GET <path>` with the `Range` header given, the API's answer as it came when it is a success (a
+    /// recording, passed on to the browser without being read whole here).
+    pub async fn stream(
+        &self,
+        path: &str,
+        range: Option<&str>,
+    ) -> Result<reqwest::Response, ConsoleError> {
+        let response = self.request(Method::GET, path, None, range).await?;
+        let status = response.status();
+        if status.is_success() || status == reqwest::StatusCode::RANGE_NOT_SATISFIABLE {
+            return Ok(response);
+        }
+        let bytes = response.bytes().await.map_err(ConsoleError::internal)?;
+        Err(ConsoleError::Api {
+            status: status.as_u16(),
+            message: unescape(&String::from_utf8_lossy(&bytes)),
+        })
+    }
+
+    /// Sends the request; a 401 means the token no longer works: sign in again.
+    async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        range: Option<&str>,
+    ) -> Result<reqwest::Response, ConsoleError> {
         if has_dot_segment(path) {
             return Err(ConsoleError::BadRequest(
                 "a name of only dots is not one the API has".into(),
@@ -88,22 +127,17 @@ impl<'a> Api<'a> {
         if let Some(body) = body {
             request = request.json(body);
         }
+        if let Some(range) = range {
+            request = request.header(reqwest::header::RANGE, range);
+        }
         let response = request.send().await.map_err(ConsoleError::internal)?;
-        let status = response.status();
-        if status == reqwest::StatusCode::UNAUTHORIZED {
+        if response.status() == reqwest::StatusCode::UNAUTHORIZED {
             return Err(ConsoleError::SignIn {
                 company: self.company.clone(),
                 back_to: self.back_to.clone(),
             });
         }
-        let bytes = response.bytes().await.map_err(ConsoleError::internal)?;
-        if !status.is_success() {
-            return Err(ConsoleError::Api {
-                status: status.as_u16(),
-                message: unescape(&String::from_utf8_lossy(&bytes)),
-            });
-        }
-        serde_json::from_slice(&bytes).map_err(ConsoleError::internal)
+        Ok(response)
     }
 }
 

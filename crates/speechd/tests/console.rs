@@ -1,8 +1,9 @@
 //! The web console in a real browser (headless Chromium over WebDriver, as docs/console.md describes
 //! it), served by `speechd serve`: the bootstrap admin signs in through the token service, opens the
 //! dashboard of a folder holding known calls and finds every chart's figures equal to `/stats` and
-//! `/appstats`, with no serious or critical accessibility violation (axe-core, run in the page); signs
-//! out, after which the session cookie opens nothing. A second company's admin sees none of the first's
+//! `/appstats`, with no serious or critical accessibility violation (axe-core, run in the page); finds a
+//! call by search and opens it (its match marked, its recording followed, its metadata edited through
+//! the page and seen through the API); signs out, after which the session cookie opens nothing. A second company's admin sees none of the first's
 //! calls, and a session of one company opens none of the other's pages. With
 //! `SPEECH_CONSOLE_SCREENSHOTS=<dir>` the pages are saved there as PNG (docs/images/ holds them).
 //! Chromium, chromedriver and axe-core are installed by `scripts/test`; without them the test fails and
@@ -11,6 +12,7 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -263,11 +265,24 @@ async fn known_calls(acme: &Folder) -> (Value, Value) {
         ),
     ];
     for (index, (datetime, agent, said, heard)) in calls.iter().enumerate() {
+        // The first call's client turn has its words' times: the page marks the matched word alone.
+        let words: Vec<Value> = heard
+            .split(' ')
+            .enumerate()
+            .map(|(i, word)| {
+                let start = 5.0 + 0.9 * i as f64;
+                json!({"word": word, "start": start, "end": start + 0.9})
+            })
+            .collect();
+        let mut heard = json!({"speaker": "client", "start": 5.0, "end": 9.5, "text": heard});
+        if index == 0 {
+            heard["words"] = json!(words);
+        }
         acme.upload(json!({
             "filename": format!("call-{index}.wav"), "datetime": datetime, "agent_id": agent,
             "utterances": [
                 {"speaker": "agent", "start": 0.0, "end": 4.0 + index as f64, "text": said},
-                {"speaker": "client", "start": 5.0, "end": 9.5, "text": heard}]
+                heard]
         }))
         .await;
     }
@@ -441,6 +456,229 @@ async fn bare(base: &str, path: &str, cookie: &str) -> (u16, String) {
     (response.status().as_u16(), location)
 }
 
+/// A WAV recording of `seconds` of a quiet tone (8 kHz, 16-bit mono).
+fn tone(seconds: u32) -> Vec<u8> {
+    let rate = 8000u32;
+    let samples = rate * seconds;
+    let mut wav = Vec::with_capacity(44 + 2 * samples as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + 2 * samples).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    for field in [16u32, 1 | (1 << 16), rate, 2 * rate, 2 | (16 << 16)] {
+        wav.extend_from_slice(&field.to_le_bytes());
+    }
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&(2 * samples).to_le_bytes());
+    for i in 0..samples {
+        let phase = i as f64 * 440.0 * std::f64::consts::TAU / rate as f64;
+        wav.extend_from_slice(&((phase.sin() * 3000.0) as i16).to_le_bytes());
+    }
+    wav
+}
+
+/// Puts `recording` beside the stored transcript of call `id` in the platform's object store, as a
+/// transcribed upload keeps its audio.
+fn keep_recording(data: &Path, id: &str, recording: &[u8]) {
+    fn find(dir: &Path, id: &str) -> Option<PathBuf> {
+        for entry in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == id)
+                    && path.join("transcript.json").exists()
+                {
+                    return Some(path);
+                }
+                if let Some(found) = find(&path, id) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+    let dir = find(data, id).expect("the call's transcript is stored under the data directory");
+    std::fs::write(dir.join("audio.wav"), recording).unwrap();
+}
+
+/// The text of a call's field as the API has it now.
+async fn field_now(acme: &Folder, id: &str, field: &str) -> Option<String> {
+    let call = acme.get(&format!("/calls/acme/{}/{id}", acme.org)).await;
+    call["metadata"][field].as_str().map(str::to_string)
+}
+
+async fn wait_for(browser: &Client, css: &str, what: &str) -> fantoccini::elements::Element {
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// From the search page's hit to the call's page: the matched word is a `<mark>` naming its application
+/// and category, the turn being played is marked as the recording plays, a metadata field is added,
+/// changed and removed through the page's forms and seen through the API, a reserved name is refused
+/// with the API's reason. Returns the call's id.
+async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> String {
+    let hits = acme
+        .get(&format!("/search/acme/{}?q=premium", acme.org))
+        .await;
+    let id = hits["hits"][0]["tId"].as_str().unwrap().to_string();
+    keep_recording(data, &id, &tone(10));
+    browser
+        .find(Locator::Css("li.hit a.call"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let mark = wait_for(browser, "ol.transcript mark", "the match is marked").await;
+    assert_eq!(mark.text().await.unwrap(), "premium");
+    assert_eq!(
+        mark.attr("title").await.unwrap().as_deref(),
+        Some("sales › Sales: premium")
+    );
+    let url = browser.current_url().await.unwrap();
+    assert!(
+        url.path().ends_with(&format!("/calls/{}/{id}", acme.org)),
+        "{url}"
+    );
+
+    // The recording plays through the console; the transcript follows it.
+    let duration = browser
+        .execute_async(
+            "const a = document.querySelector('audio.recording'); \
+             const done = arguments[arguments.length - 1]; \
+             if (a.readyState >= 1) { done(a.duration); } \
+             else { a.addEventListener('loadedmetadata', () => done(a.duration)); \
+                    a.addEventListener('error', () => done(-1)); }",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    assert!(
+        (duration - 10.0).abs() < 0.1,
+        "the recording's length: {duration}"
+    );
+    browser
+        .execute(
+            "document.querySelector('audio.recording').currentTime = 6;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let playing = wait_for(browser, "li.turn.playing", "the played turn is marked").await;
+    assert_eq!(
+        playing.attr("class").await.unwrap().as_deref(),
+        Some("turn client playing")
+    );
+    assert_eq!(
+        playing.attr("aria-current").await.unwrap().as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        serious_violations(browser, axe).await,
+        Vec::<String>::new(),
+        "call page"
+    );
+
+    // A field added, then changed, in place; each change is the API's.
+    browser
+        .find(Locator::Id("new-field"))
+        .await
+        .unwrap()
+        .send_keys("queue")
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Id("new-value"))
+        .await
+        .unwrap()
+        .send_keys("billing")
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("form.add button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let value = wait_for(browser, "#field-0", "the added field").await;
+    assert_eq!(
+        value.prop("value").await.unwrap().as_deref(),
+        Some("billing")
+    );
+    assert_eq!(
+        field_now(acme, &id, "queue").await.as_deref(),
+        Some("billing")
+    );
+    value.clear().await.unwrap();
+    value.send_keys("retention").await.unwrap();
+    browser
+        .find(Locator::Css("form.field:not(.add) button[value='set']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("#field-0[value='retention']"))
+        .await
+        .expect("the changed field");
+    assert_eq!(
+        field_now(acme, &id, "queue").await.as_deref(),
+        Some("retention")
+    );
+    screenshot(browser, "console-call").await;
+
+    // A reserved name: the API's reason beside what was typed, nothing changed.
+    browser
+        .find(Locator::Id("new-field"))
+        .await
+        .unwrap()
+        .send_keys("tId")
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Css("form.add button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let alert = wait_for(browser, "p.error[role='alert']", "the refusal").await;
+    let said = alert.text().await.unwrap();
+    assert!(
+        said.starts_with("tId: ") && said.contains("reserved"),
+        "{said}"
+    );
+    assert_eq!(field_now(acme, &id, "tId").await, None);
+    assert_eq!(
+        field_now(acme, &id, "queue").await.as_deref(),
+        Some("retention")
+    );
+
+    // Removed.
+    browser
+        .find(Locator::Css("form.field:not(.add) button[value='delete']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(browser, "#new-field", "the page again").await;
+    assert!(
+        browser.find(Locator::Css("#field-0")).await.is_err(),
+        "the field is gone"
+    );
+    assert_eq!(field_now(acme, &id, "queue").await, None);
+    id
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
     let axe = axe_source();
@@ -561,6 +799,9 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
         "search page"
     );
 
+    // The call: the match marked in its transcript, its recording followed, its metadata edited.
+    let call_id = call_page(&browser, &acme, &data, &axe).await;
+
     // A session of acme opens none of globex's pages: they ask to sign in to globex.
     let acme_cookie = session_cookie(&browser).await;
     let (status, location) = bare(&base, "/console/globex/", &acme_cookie).await;
@@ -619,6 +860,21 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
         .await
         .expect("no calls in globex's folder");
     assert!(rows(&browser, "#calls .figures table").await.is_empty());
+    browser
+        .goto(&format!(
+            "{base}/console/globex/calls/{}/{call_id}",
+            globex_creds["organization"].as_str().unwrap()
+        ))
+        .await
+        .unwrap();
+    let refused = browser
+        .find(Locator::Css("p.error"))
+        .await
+        .expect("acme's call is not globex's")
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(refused, format!("Transcript not found: {call_id}"));
     let globex_cookie = session_cookie(&browser).await;
     let (status, location) = bare(&base, &folder_link, &globex_cookie).await;
     assert_eq!(status, 303, "globex's session opens no acme page");

@@ -1,11 +1,11 @@
 //! The search page: a search box over an organization (or one folder of it) and a page of hits, each
-//! with the API's snippet, its matched words as `<mark>`.
+//! with the API's snippet, its matched words as `<mark>`, and a link to the call's page.
 
 use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::api::unescape;
+use crate::api::{segment, unescape};
 
 /// One hit as the API answers it.
 #[derive(Debug, Deserialize)]
@@ -91,7 +91,7 @@ pub fn content(
                 @for hit in &hits.hits {
                     li.hit {
                         p.meta {
-                            span.call { (hit.call) }
+                            a.call href=(call_link(company, asked.organization, &hit.call)) { (hit.call) }
                             " · " (hit.folder) " · " time { (hit.datetime) }
                         }
                         @let pieces = snippet_pieces(&hit.snippet);
@@ -123,6 +123,14 @@ pub fn content(
             }
         }
     }
+}
+
+fn call_link(company: &str, organization: &str, call: &str) -> String {
+    format!(
+        "/console/{company}/calls/{}/{}",
+        segment(organization),
+        segment(call)
+    )
 }
 
 fn page_link(company: &str, asked: &Asked<'_>, offset: u64) -> String {

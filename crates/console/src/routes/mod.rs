@@ -1,8 +1,9 @@
 //! The console's routes under `/console/`: the start page, sign-in and sign-out (`signin`), the
-//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`), each
+//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`, `call`), each
 //! behind the session extractor (`session::Session`).
 
 pub mod assets;
+pub mod call;
 pub mod dashboard;
 pub mod folders;
 pub mod search;
@@ -28,6 +29,18 @@ pub fn configure(console: Data<Console>) -> impl FnOnce(&mut ServiceConfig) {
                 .route("/{company}/signedout", web::get().to(signin::signed_out))
                 .route("/{company}/", web::get().to(folders::folders))
                 .route("/{company}/search", web::get().to(search::search))
+                .route(
+                    "/{company}/calls/{organization}/{call}",
+                    web::get().to(call::page),
+                )
+                .route(
+                    "/{company}/calls/{organization}/{call}/metadata",
+                    web::post().to(call::metadata),
+                )
+                .route(
+                    "/{company}/calls/{organization}/{call}/audio",
+                    web::get().to(call::audio),
+                )
                 .route(
                     "/{company}/{organization}/{folder}/",
                     web::get().to(dashboard::dashboard),
