@@ -1,5 +1,6 @@
 // The console's script: draws each chart from the figures its page carries (uPlot), and makes a call's
-// transcript follow its recording. The pages work without it: every chart's figures are also a table.
+// transcript follow its recording, checks phrases as they are typed and follows a rescoring. The pages
+// work without it: every chart's figures are also a table, and a save is checked by the API.
 (function () {
   "use strict";
 
@@ -74,7 +75,71 @@
     });
   }
 
+  // The session's CSRF token, which the console's JSON calls carry in a header.
+  function csrf() {
+    var field = document.querySelector("input[name=csrf]");
+    return field ? field.value : "";
+  }
+
+  // An application's editor: each phrase box is checked by the phrase parser as it is typed, its
+  // problems listed under it by line.
+  function checkAsTyped(form) {
+    var url = form.dataset.check;
+    form.querySelectorAll("textarea.phrases").forEach(function (box) {
+      var list = document.getElementById(box.getAttribute("aria-describedby"));
+      var timer = null, asked = 0;
+      function check() {
+        var numbers = [], lines = [];
+        box.value.split("\n").forEach(function (line, i) {
+          if (line.trim()) { numbers.push(i + 1); lines.push(line.trim()); }
+        });
+        var mine = ++asked;
+        fetch(url, { method: "POST", credentials: "same-origin",
+                     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+                     body: JSON.stringify(lines) })
+          .then(function (r) { return r.ok ? r.json() : null; })
+          .then(function (answers) {
+            if (!answers || mine !== asked) return;
+            list.textContent = "";
+            var wrong = false;
+            answers.forEach(function (problem, i) {
+              if (!problem) return;
+              wrong = true;
+              var item = document.createElement("li");
+              item.className = "error";
+              item.textContent = "Line " + numbers[i] + ": " + problem.reason + " at position " + problem.position;
+              list.appendChild(item);
+            });
+            if (wrong) box.setAttribute("aria-invalid", "true"); else box.removeAttribute("aria-invalid");
+          });
+      }
+      box.addEventListener("input", function () {
+        clearTimeout(timer);
+        timer = setTimeout(check, 300);
+      });
+    });
+  }
+
+  // After a save: the rescoring's progress, asked every two seconds until every call is scored.
+  function followRescoring(holder) {
+    var bar = holder.querySelector("progress"), count = holder.querySelector(".count");
+    function ask() {
+      fetch(holder.dataset.source, { credentials: "same-origin", headers: { "X-CSRF-Token": csrf() } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (p) {
+          if (!p) return;
+          bar.max = Math.max(1, p.calls);
+          bar.value = p.scored;
+          count.textContent = p.scored + " of " + p.calls;
+          if (p.scored < p.calls) setTimeout(ask, 2000);
+        });
+    }
+    setTimeout(ask, 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form.editor").forEach(checkAsTyped);
+    document.querySelectorAll("div.rescoring").forEach(followRescoring);
     document.querySelectorAll("figure.chart").forEach(draw);
     var audio = document.querySelector("audio.recording");
     if (audio) follow(audio);

@@ -3,7 +3,8 @@
 //! dashboard of a folder holding known calls and finds every chart's figures equal to `/stats` and
 //! `/appstats`, with no serious or critical accessibility violation (axe-core, run in the page); finds a
 //! call by search and opens it (its match marked, its recording followed, its metadata edited through
-//! the page and seen through the API); signs out, after which the session cookie opens nothing. A second company's admin sees none of the first's
+//! the page and seen through the API); edits an application (a wrong phrase shown as it is typed and
+//! refused on save, then the rescoring of a correct one followed); signs out, after which the session cookie opens nothing. A second company's admin sees none of the first's
 //! calls, and a session of one company opens none of the other's pages. With
 //! `SPEECH_CONSOLE_SCREENSHOTS=<dir>` the pages are saved there as PNG (docs/images/ holds them).
 //! Chromium, chromedriver and axe-core are installed by `scripts/test`; without them the test fails and
@@ -679,6 +680,99 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
     id
 }
 
+/// The applications list leads to `sales`' editor; a new category with a wrong phrase shows the
+/// parser's problem under its box as it is typed, and its save is refused with the API's message over
+/// what was typed, nothing changed; corrected, it is saved and the page follows the rescoring to every
+/// call of the folder.
+async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
+    browser
+        .goto(&format!("{}/console/acme/apps", acme.base))
+        .await
+        .unwrap();
+    wait_for(
+        browser,
+        "ul.apps a[href='/console/acme/apps/sales']",
+        "sales is listed",
+    )
+    .await
+    .click()
+    .await
+    .unwrap();
+    let greeting = wait_for(browser, "#phrases-0", "the first category's phrases").await;
+    assert_eq!(
+        greeting.prop("value").await.unwrap().as_deref(),
+        Some("thank* for calling")
+    );
+    // The blank category at the end.
+    browser
+        .find(Locator::Id("path-2"))
+        .await
+        .unwrap()
+        .send_keys("Closing")
+        .await
+        .unwrap();
+    browser
+        .find(Locator::Id("phrases-2"))
+        .await
+        .unwrap()
+        .send_keys("goodbye\nsee you &")
+        .await
+        .unwrap();
+    let problem = wait_for(browser, "#problems-2 li", "the problem as it is typed").await;
+    assert_eq!(
+        problem.text().await.unwrap(),
+        "Line 2: nothing after '&' at position 9"
+    );
+    assert_eq!(
+        serious_violations(browser, axe).await,
+        Vec::<String>::new(),
+        "application editor"
+    );
+    screenshot(browser, "console-app-editor").await;
+    browser
+        .find(Locator::Css("form.editor button[type='submit']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let refused = wait_for(browser, "p.error[role='alert']", "the refused save").await;
+    assert_eq!(
+        refused.text().await.unwrap(),
+        "Not saved: categories.Closing.phrases[1]: invalid phrase \"see you &\": nothing after '&' at position 9"
+    );
+    let stored = acme.get("/apps/acme/sales").await;
+    assert!(stored["categories"].get("Closing").is_none(), "{stored}");
+
+    // Corrected and saved: the rescoring is followed to the end.
+    let kept = browser.find(Locator::Id("phrases-2")).await.unwrap();
+    assert_eq!(
+        kept.prop("value").await.unwrap().as_deref(),
+        Some("goodbye\nsee you &")
+    );
+    kept.clear().await.unwrap();
+    kept.send_keys("goodbye\nsee you").await.unwrap();
+    browser
+        .find(Locator::Css("form.editor button[type='submit']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(browser, "div.rescoring", "the rescoring after the save").await;
+    browser
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::XPath("//span[@class='count' and .='3 of 3']"))
+        .await
+        .expect("every call rescored");
+    let stored = acme.get("/apps/acme/sales").await;
+    assert_eq!(
+        stored["categories"]["Closing"],
+        json!({"phrases": ["goodbye", "see you"]})
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
     let axe = axe_source();
@@ -801,6 +895,9 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
 
     // The call: the match marked in its transcript, its recording followed, its metadata edited.
     let call_id = call_page(&browser, &acme, &data, &axe).await;
+
+    // The application's editor: a wrong phrase shown as it is typed and refused on save, then saved.
+    app_editor(&browser, &acme, &axe).await;
 
     // A session of acme opens none of globex's pages: they ask to sign in to globex.
     let acme_cookie = session_cookie(&browser).await;

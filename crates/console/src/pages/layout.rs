@@ -39,6 +39,7 @@ pub fn frame(title: &str, signed: Option<&Signed<'_>>, content: Markup) -> Marku
                             ul {
                                 li { a href={ "/console/" (signed.company) "/" } { "Folders" } }
                                 li { a href={ "/console/" (signed.company) "/search" } { "Search" } }
+                                li { a href={ "/console/" (signed.company) "/apps" } { "Applications" } }
                             }
                         }
                         form.signout method="post" action={ "/console/" (signed.company) "/signout" } {

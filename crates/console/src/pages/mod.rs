@@ -1,6 +1,7 @@
 //! The console's pages as HTML, one file per page, sharing the frame in `layout` and the charts in
 //! `charts`. They take what the API answered and lay it out; no figure is computed here.
 
+pub mod apps;
 pub mod call;
 pub mod charts;
 pub mod dashboard;

@@ -1,7 +1,8 @@
 //! The console's routes under `/console/`: the start page, sign-in and sign-out (`signin`), the
-//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`, `call`), each
+//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`, `call`, `apps`), each
 //! behind the session extractor (`session::Session`).
 
+pub mod apps;
 pub mod assets;
 pub mod call;
 pub mod dashboard;
@@ -29,6 +30,22 @@ pub fn configure(console: Data<Console>) -> impl FnOnce(&mut ServiceConfig) {
                 .route("/{company}/signedout", web::get().to(signin::signed_out))
                 .route("/{company}/", web::get().to(folders::folders))
                 .route("/{company}/search", web::get().to(search::search))
+                .route("/{company}/apps", web::get().to(apps::list))
+                .service(
+                    web::resource("/{company}/apps/{app}")
+                        .app_data(web::FormConfig::default().limit(apps::EDITOR_BYTES))
+                        .route(web::get().to(apps::editor))
+                        .route(web::post().to(apps::save)),
+                )
+                .route(
+                    "/{company}/apps/{app}/rescoring",
+                    web::get().to(apps::progress),
+                )
+                .service(
+                    web::resource("/{company}/phrases")
+                        .app_data(web::JsonConfig::default().limit(apps::EDITOR_BYTES))
+                        .route(web::post().to(apps::check)),
+                )
                 .route(
                     "/{company}/calls/{organization}/{call}",
                     web::get().to(call::page),
