@@ -899,6 +899,19 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
     // The application's editor: a wrong phrase shown as it is typed and refused on save, then saved.
     app_editor(&browser, &acme, &axe).await;
 
+    // The jobs page: nothing of acme is being deleted.
+    browser
+        .goto(&format!("{base}/console/acme/jobs"))
+        .await
+        .unwrap();
+    let nothing = wait_for(&browser, "#deletions-title + p", "the jobs page").await;
+    assert_eq!(nothing.text().await.unwrap(), "Nothing is being deleted.");
+    assert_eq!(
+        serious_violations(&browser, &axe).await,
+        Vec::<String>::new(),
+        "jobs page"
+    );
+
     // A session of acme opens none of globex's pages: they ask to sign in to globex.
     let acme_cookie = session_cookie(&browser).await;
     let (status, location) = bare(&base, "/console/globex/", &acme_cookie).await;

@@ -40,6 +40,7 @@ pub fn frame(title: &str, signed: Option<&Signed<'_>>, content: Markup) -> Marku
                                 li { a href={ "/console/" (signed.company) "/" } { "Folders" } }
                                 li { a href={ "/console/" (signed.company) "/search" } { "Search" } }
                                 li { a href={ "/console/" (signed.company) "/apps" } { "Applications" } }
+                                li { a href={ "/console/" (signed.company) "/jobs" } { "Jobs" } }
                             }
                         }
                         form.signout method="post" action={ "/console/" (signed.company) "/signout" } {

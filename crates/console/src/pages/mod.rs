@@ -6,6 +6,7 @@ pub mod call;
 pub mod charts;
 pub mod dashboard;
 pub mod folders;
+pub mod jobs;
 pub mod layout;
 pub mod search;
 pub mod start;

@@ -1,5 +1,5 @@
 //! The console's routes under `/console/`: the start page, sign-in and sign-out (`signin`), the
-//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`, `call`, `apps`), each
+//! compiled-in assets (`assets`) and the pages of a signed-in company (`folders`, `dashboard`, `search`, `call`, `apps`, `jobs`), each
 //! behind the session extractor (`session::Session`).
 
 pub mod apps;
@@ -7,6 +7,7 @@ pub mod assets;
 pub mod call;
 pub mod dashboard;
 pub mod folders;
+pub mod jobs;
 pub mod search;
 pub mod session;
 pub mod signin;
@@ -30,6 +31,7 @@ pub fn configure(console: Data<Console>) -> impl FnOnce(&mut ServiceConfig) {
                 .route("/{company}/signedout", web::get().to(signin::signed_out))
                 .route("/{company}/", web::get().to(folders::folders))
                 .route("/{company}/search", web::get().to(search::search))
+                .route("/{company}/jobs", web::get().to(jobs::jobs))
                 .route("/{company}/apps", web::get().to(apps::list))
                 .service(
                     web::resource("/{company}/apps/{app}")
