@@ -119,3 +119,21 @@ def sign_in(boot):
     if status != 200:
         fail(f"code exchange: {status} {body[:300]!r}")
     return json.loads(body)["access_token"]
+
+
+def console_sign_in(boot):
+    """The bootstrap admin opens the console at the address bootstrap printed, signs in at the token
+    service and lands on the console's folders page, which lists the bootstrap folder."""
+    browser = Browser()
+    try:
+        browser.goto(boot["console_url"])
+        browser.type("#username", boot["admin_username"])
+        browser.type("#password", boot["admin_password"])
+        browser.click("button[type=submit]")
+        folder = f"/console/{boot['company']}/{boot['organization']}/{boot['folder']}/"
+        browser.find(f"ul.folders a[href='{folder}']", wait=20)
+        landed = browser.url()
+    finally:
+        browser.close()
+    if not landed.startswith(boot["console_url"]):
+        fail(f"the console's sign-in landed at {landed}")

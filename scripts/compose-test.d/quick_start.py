@@ -1,7 +1,8 @@
 """The quick start of deploy/README.md against the stack scripts/compose-test started: every container
 running and healthy, `docker-compose run --rm bootstrap`, a client-credentials token, a call uploaded that
 becomes searchable and scored, a LibriVox clip transcribed by the transcription workers, an event tracked
-and read back, and the admin signed in through a real browser. Exits non-zero, saying which step failed,
+and read back, and the admin signed in through a real browser, to the token service and to the web
+console. Exits non-zero, saying which step failed,
 at the first that does."""
 
 import json
@@ -98,6 +99,8 @@ def main():
     if status != 200:
         fail(f"the signed-in admin reads its record: {status} {body[:300]!r}")
     step("the admin signed in through the browser and read its record at the administration API")
+    browser.console_sign_in(boot)
+    step("the admin signed in to the web console and saw the bootstrap folder")
     step(f"quick start passed in {time.time() - started:.0f} s")
 
 

@@ -45,7 +45,9 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     ensure_admin_role(&mut tx, company).await?;
     ensure_admin(&mut tx, company, &password_hash).await?;
     let client_id = ensure_client(&mut tx, &secret, company, redirect_uri, &secret_hash).await?;
-    let console_url = platform.base_url();
+    // Where browsers reach the console (`SPEECH_ANALYTICS_CONSOLE_URL`, else the analytics address): its
+    // client's sign-in callback is registered there, and the service checks it against the same setting.
+    let console_url = platform.analytics.console().public_url;
     ensure_console_client(&mut tx, &secret, company, &console_url).await?;
     let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
     let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
