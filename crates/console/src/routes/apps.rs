@@ -116,19 +116,38 @@ pub async fn editor(session: Session, path: Path<AppPath>, query: Query<SavedQue
     } else {
         None
     };
-    Ok(layout::page(
+    Ok(editor_page(
+        &session,
         StatusCode::OK,
         &path.app,
+        &leaves,
+        None,
+        progress.as_ref(),
+    ))
+}
+
+/// The editor of `app` holding `leaves`, with the API's refusal of a save or the rescoring after one.
+fn editor_page(
+    session: &Session,
+    status: StatusCode,
+    app: &str,
+    leaves: &[Leaf],
+    refused: Option<&str>,
+    progress: Option<&Rescoring>,
+) -> HttpResponse {
+    layout::page(
+        status,
+        app,
         Some(&session.signed()),
         apps::editor(
-            company,
-            &path.app,
+            &session.row.company,
+            app,
             &session.row.csrf,
-            &leaves,
-            None,
-            progress.as_ref(),
+            leaves,
+            refused,
+            progress,
         ),
-    ))
+    )
 }
 
 /// The editor's form: the CSRF token, then `path` and `phrases` for each category, in order.
@@ -185,18 +204,13 @@ pub async fn save(
                 .into_iter()
                 .filter(|l| !l.path.is_empty() || !l.phrases.trim().is_empty())
                 .collect();
-            Ok(layout::page(
+            Ok(editor_page(
+                &session,
                 StatusCode::BAD_REQUEST,
                 &path.app,
-                Some(&session.signed()),
-                apps::editor(
-                    company,
-                    &path.app,
-                    &session.row.csrf,
-                    &kept,
-                    Some(&message),
-                    None,
-                ),
+                &kept,
+                Some(&message),
+                None,
             ))
         }
         Err(other) => Err(other),

@@ -72,11 +72,17 @@ fn title(call: &Call) -> String {
     }
 }
 
-pub async fn page(session: Session, path: Path<CallPath>) -> Page {
-    let api = session.api();
-    let (call, scorecard) = load(&api, &path.api_tail(&session.row.company)).await?;
+/// The call's page, with a refused metadata form's reason when there is one.
+async fn show(
+    session: &Session,
+    api: &Api<'_>,
+    tail: &str,
+    status: StatusCode,
+    refused: Option<&Refused<'_>>,
+) -> Page {
+    let (call, scorecard) = load(api, tail).await?;
     Ok(layout::page(
-        StatusCode::OK,
+        status,
         &title(&call),
         Some(&session.signed()),
         call::content(
@@ -84,9 +90,15 @@ pub async fn page(session: Session, path: Path<CallPath>) -> Page {
             &session.row.csrf,
             &call,
             scorecard.as_ref(),
-            None,
+            refused,
         ),
     ))
+}
+
+pub async fn page(session: Session, path: Path<CallPath>) -> Page {
+    let api = session.api();
+    let tail = path.api_tail(&session.row.company);
+    show(&session, &api, &tail, StatusCode::OK, None).await
 }
 
 pub async fn metadata(session: Session, path: Path<CallPath>, form: Form<MetadataForm>) -> Page {
@@ -129,24 +141,19 @@ pub async fn metadata(session: Session, path: Path<CallPath>, form: Form<Metadat
             status: 400,
             message,
         }) => {
-            let (call, scorecard) = load(&api, &tail).await?;
             let refused = Refused {
                 field: &form.field,
                 value: &form.value,
                 message: &message,
             };
-            Ok(layout::page(
+            show(
+                &session,
+                &api,
+                &tail,
                 StatusCode::BAD_REQUEST,
-                &title(&call),
-                Some(&session.signed()),
-                call::content(
-                    &session.row.company,
-                    &session.row.csrf,
-                    &call,
-                    scorecard.as_ref(),
-                    Some(&refused),
-                ),
-            ))
+                Some(&refused),
+            )
+            .await
         }
         Err(other) => Err(other),
     }
