@@ -118,13 +118,7 @@ async fn sign_in(browser: &Client, creds: &Value) {
         .send_keys(creds["admin_password"].as_str().unwrap())
         .await
         .unwrap();
-    browser
-        .find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "button[type=submit]").await;
 }
 
 /// The texts of a table's body, row by row.
@@ -457,6 +451,28 @@ async fn bare(base: &str, path: &str, cookie: &str) -> (u16, String) {
     (response.status().as_u16(), location)
 }
 
+/// Types `text` into the field of id `id`.
+async fn fill(browser: &Client, id: &str, text: &str) {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap_or_else(|e| panic!("#{id}: {e}"))
+        .send_keys(text)
+        .await
+        .unwrap();
+}
+
+/// Clicks the element `css` finds.
+async fn click(browser: &Client, css: &str) {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
 /// A WAV recording of `seconds` of a quiet tone (8 kHz, 16-bit mono).
 fn tone(seconds: u32) -> Vec<u8> {
     let rate = 8000u32;
@@ -525,13 +541,7 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
         .await;
     let id = hits["hits"][0]["tId"].as_str().unwrap().to_string();
     keep_recording(data, &id, &tone(10));
-    browser
-        .find(Locator::Css("li.hit a.call"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "li.hit a.call").await;
     let mark = wait_for(browser, "ol.transcript mark", "the match is marked").await;
     assert_eq!(mark.text().await.unwrap(), "premium");
     assert_eq!(
@@ -585,27 +595,9 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
     );
 
     // A field added, then changed, in place; each change is the API's.
-    browser
-        .find(Locator::Id("new-field"))
-        .await
-        .unwrap()
-        .send_keys("queue")
-        .await
-        .unwrap();
-    browser
-        .find(Locator::Id("new-value"))
-        .await
-        .unwrap()
-        .send_keys("billing")
-        .await
-        .unwrap();
-    browser
-        .find(Locator::Css("form.add button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(browser, "new-field", "queue").await;
+    fill(browser, "new-value", "billing").await;
+    click(browser, "form.add button").await;
     let value = wait_for(browser, "#field-0", "the added field").await;
     assert_eq!(
         value.prop("value").await.unwrap().as_deref(),
@@ -617,13 +609,7 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
     );
     value.clear().await.unwrap();
     value.send_keys("retention").await.unwrap();
-    browser
-        .find(Locator::Css("form.field:not(.add) button[value='set']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "form.field:not(.add) button[value='set']").await;
     browser
         .wait()
         .at_most(Duration::from_secs(10))
@@ -637,20 +623,8 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
     screenshot(browser, "console-call").await;
 
     // A reserved name: the API's reason beside what was typed, nothing changed.
-    browser
-        .find(Locator::Id("new-field"))
-        .await
-        .unwrap()
-        .send_keys("tId")
-        .await
-        .unwrap();
-    browser
-        .find(Locator::Css("form.add button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    fill(browser, "new-field", "tId").await;
+    click(browser, "form.add button").await;
     let alert = wait_for(browser, "p.error[role='alert']", "the refusal").await;
     let said = alert.text().await.unwrap();
     assert!(
@@ -664,13 +638,7 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
     );
 
     // Removed.
-    browser
-        .find(Locator::Css("form.field:not(.add) button[value='delete']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "form.field:not(.add) button[value='delete']").await;
     wait_for(browser, "#new-field", "the page again").await;
     assert!(
         browser.find(Locator::Css("#field-0")).await.is_err(),
@@ -704,20 +672,8 @@ async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
         Some("thank* for calling")
     );
     // The blank category at the end.
-    browser
-        .find(Locator::Id("path-2"))
-        .await
-        .unwrap()
-        .send_keys("Closing")
-        .await
-        .unwrap();
-    browser
-        .find(Locator::Id("phrases-2"))
-        .await
-        .unwrap()
-        .send_keys("goodbye\nsee you &")
-        .await
-        .unwrap();
+    fill(browser, "path-2", "Closing").await;
+    fill(browser, "phrases-2", "goodbye\nsee you &").await;
     let problem = wait_for(browser, "#problems-2 li", "the problem as it is typed").await;
     assert_eq!(
         problem.text().await.unwrap(),
@@ -729,13 +685,7 @@ async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
         "application editor"
     );
     screenshot(browser, "console-app-editor").await;
-    browser
-        .find(Locator::Css("form.editor button[type='submit']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "form.editor button[type='submit']").await;
     let refused = wait_for(browser, "p.error[role='alert']", "the refused save").await;
     assert_eq!(
         refused.text().await.unwrap(),
@@ -752,13 +702,7 @@ async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
     );
     kept.clear().await.unwrap();
     kept.send_keys("goodbye\nsee you").await.unwrap();
-    browser
-        .find(Locator::Css("form.editor button[type='submit']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, "form.editor button[type='submit']").await;
     wait_for(browser, "div.rescoring", "the rescoring after the save").await;
     browser
         .wait()
@@ -923,13 +867,7 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
     assert_eq!(status, 200, "the same cookie opens acme's page");
 
     // Signing out ends the session here and at the token service.
-    browser
-        .find(Locator::Css("form.signout button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, "form.signout button").await;
     browser
         .wait()
         .at_most(Duration::from_secs(10))
