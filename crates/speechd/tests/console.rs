@@ -451,6 +451,50 @@ async fn bare(base: &str, path: &str, cookie: &str) -> (u16, String) {
     (response.status().as_u16(), location)
 }
 
+/// The status of a POST of `body` (with `content_type` and the extra `headers`) to the console's `path`
+/// carrying the session `cookie`, as another site's page or script would send it.
+async fn forged(
+    base: &str,
+    path: &str,
+    cookie: &str,
+    content_type: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> u16 {
+    let mut request = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("{base}{path}"))
+        .header("Cookie", format!("console_session={cookie}"))
+        .header("Content-Type", content_type)
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// At 390 px wide (a phone) nothing of the page runs off its side; the window is made wide again
+/// after.
+async fn fits_a_phone(browser: &Client, what: &str) {
+    browser.set_window_size(390, 844).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let overflow = browser
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    browser.set_window_size(1280, 1600).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        overflow.as_i64().unwrap() <= 0,
+        "the {what} is {overflow} px too wide at 390 px"
+    );
+}
+
 /// Types `text` into the field of id `id`.
 async fn fill(browser: &Client, id: &str, text: &str) {
     browser
@@ -593,6 +637,7 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
         Vec::<String>::new(),
         "call page"
     );
+    fits_a_phone(browser, "call page").await;
 
     // A field added, then changed, in place; each change is the API's.
     fill(browser, "new-field", "queue").await;
@@ -632,6 +677,29 @@ async fn call_page(browser: &Client, acme: &Folder, data: &Path, axe: &str) -> S
         "{said}"
     );
     assert_eq!(field_now(acme, &id, "tId").await, None);
+    assert_eq!(
+        field_now(acme, &id, "queue").await.as_deref(),
+        Some("retention")
+    );
+
+    // A form without the session's CSRF token (another site's) is refused and changes nothing.
+    let cookie = session_cookie(browser).await;
+    let form = format!("/console/acme/calls/{}/{id}/metadata", acme.org);
+    for body in [
+        "action=set&field=queue&value=forged",
+        "csrf=guess&action=set&field=queue&value=forged",
+    ] {
+        let status = forged(
+            &acme.base,
+            &form,
+            &cookie,
+            "application/x-www-form-urlencoded",
+            body,
+            &[],
+        )
+        .await;
+        assert!([400, 403].contains(&status), "{body}: {status}");
+    }
     assert_eq!(
         field_now(acme, &id, "queue").await.as_deref(),
         Some("retention")
@@ -684,6 +752,7 @@ async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
         Vec::<String>::new(),
         "application editor"
     );
+    fits_a_phone(browser, "application editor").await;
     screenshot(browser, "console-app-editor").await;
     click(browser, "form.editor button[type='submit']").await;
     let refused = wait_for(browser, "p.error[role='alert']", "the refused save").await;
@@ -693,6 +762,22 @@ async fn app_editor(browser: &Client, acme: &Folder, axe: &str) {
     );
     let stored = acme.get("/apps/acme/sales").await;
     assert!(stored["categories"].get("Closing").is_none(), "{stored}");
+
+    // The phrase check answers the page's own script only: a call without the session's CSRF token
+    // in its header is refused.
+    let cookie = session_cookie(browser).await;
+    for headers in [&[][..], &[("X-CSRF-Token", "guess")][..]] {
+        let status = forged(
+            &acme.base,
+            "/console/acme/phrases",
+            &cookie,
+            "application/json",
+            r#"["refund"]"#,
+            headers,
+        )
+        .await;
+        assert_eq!(status, 403, "{headers:?}");
+    }
 
     // Corrected and saved: the rescoring is followed to the end.
     let kept = browser.find(Locator::Id("phrases-2")).await.unwrap();
@@ -788,20 +873,7 @@ async fn an_analyst_signs_in_reads_the_dashboard_and_signs_out() {
         .await
         .unwrap();
     assert_eq!(focused, "Skip to content");
-    browser.set_window_size(390, 844).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let overflow = browser
-        .execute(
-            "return document.documentElement.scrollWidth - window.innerWidth;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert!(
-        overflow.as_i64().unwrap() <= 0,
-        "the page is {overflow} px too wide at 390 px"
-    );
-    browser.set_window_size(1280, 1600).await.unwrap();
+    fits_a_phone(&browser, "dashboard").await;
 
     // Search: the hit's snippet marks the word.
     browser
