@@ -3,24 +3,43 @@
 //! trend line per category from `/appstats` (top-level categories). The API's answers are taken as they
 //! are: a figure the API left out is an empty cell, never one computed here.
 
+use std::collections::HashSet;
+
 use maud::{html, Markup};
 use serde_json::Value;
 
 use super::charts::{figure, Chart, Series, Unit};
 
+/// The value at `path` in `day`, if the API gave it.
+fn at<'v>(day: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(day, |value, key| value.get(key))
+}
+
 /// The text of the figure at `path` in `day` (a number written as the API wrote it).
 fn text(day: &Value, path: &[&str]) -> String {
-    let mut value = day;
-    for key in path {
-        match value.get(key) {
-            Some(inner) => value = inner,
-            None => return String::new(),
-        }
-    }
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Number(number) => number.to_string(),
+    match at(day, path) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Number(number)) => number.to_string(),
         _ => String::new(),
+    }
+}
+
+/// A figure of the API's answer as a table cell shows it: the text or number as the API wrote it,
+/// written into the page without a copy (the agents' table has a cell per day, agent and category).
+struct Figure<'v>(Option<&'v Value>);
+
+impl maud::Render for Figure<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        use std::fmt::Write;
+        match self.0 {
+            Some(Value::String(text)) => {
+                let _ = maud::Escaper::new(buffer).write_str(text);
+            }
+            Some(Value::Number(number)) => {
+                let _ = write!(buffer, "{number}");
+            }
+            _ => {}
+        }
     }
 }
 
@@ -99,8 +118,8 @@ const DAY_FIELDS: &[&str] = &["date", "agents"];
 /// An application's figures over the range, from its `/appstats` answer.
 pub struct AppFigures {
     pub app: String,
-    /// Per date, per agent: the agent's object.
-    pub rows: Vec<(String, String, Value)>,
+    /// Per date, per agent: the day's index in `days` and the agent's key in it.
+    pub rows: Vec<(usize, String)>,
     pub agents: Vec<String>,
     pub categories: Vec<String>,
     pub days: Vec<Value>,
@@ -109,29 +128,27 @@ pub struct AppFigures {
 impl AppFigures {
     pub fn of(app: &str, days: Vec<Value>) -> AppFigures {
         let mut rows = Vec::new();
-        let mut agents: Vec<String> = Vec::new();
-        let mut categories: Vec<String> = Vec::new();
-        for day in &days {
-            let date = text(day, &["date"]);
+        let (mut agents, mut seen_agents) = (Vec::new(), HashSet::new());
+        let (mut categories, mut seen_categories) = (Vec::new(), HashSet::new());
+        for (index, day) in days.iter().enumerate() {
             for (agent, figures) in day.as_object().into_iter().flatten() {
-                if DAY_FIELDS.contains(&agent.as_str()) || !figures.is_object() {
+                let Some(figures) = figures.as_object() else {
+                    continue;
+                };
+                if DAY_FIELDS.contains(&agent.as_str()) {
                     continue;
                 }
-                if !agents.contains(agent) {
+                if seen_agents.insert(agent.as_str()) {
                     agents.push(agent.clone());
                 }
-                for category in figures
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .map(|(key, _)| key)
-                {
-                    if !AGENT_FIELDS.contains(&category.as_str()) && !categories.contains(category)
+                for category in figures.keys() {
+                    if !AGENT_FIELDS.contains(&category.as_str())
+                        && seen_categories.insert(category.as_str())
                     {
                         categories.push(category.clone());
                     }
                 }
-                rows.push((date.clone(), agent.clone(), figures.clone()));
+                rows.push((index, agent.clone()));
             }
         }
         AppFigures {
@@ -141,6 +158,11 @@ impl AppFigures {
             categories,
             days,
         }
+    }
+
+    /// The figures of a row: the agent's object of that day.
+    fn row(&self, (day, agent): &(usize, String)) -> &Value {
+        &self.days[*day][agent.as_str()]
     }
 
     /// A trend line per agent of the category's (or `overall`'s) hit/miss ratio.
@@ -204,15 +226,16 @@ pub fn app_section(figures: &AppFigures) -> Markup {
                             }
                         }
                         tbody {
-                            @for (date, agent, row) in &figures.rows {
+                            @for key in &figures.rows {
+                                @let row = figures.row(key);
                                 tr {
-                                    td { (date) }
-                                    th scope="row" { (agent) }
-                                    td { (text(row, &["calls"])) }
-                                    td { (text(row, &["overall", "hitmiss"])) }
-                                    td { (text(row, &["overall", "coverage"])) }
+                                    td { (Figure(figures.days[key.0].get("date"))) }
+                                    th scope="row" { (key.1) }
+                                    td { (Figure(at(row, &["calls"]))) }
+                                    td { (Figure(at(row, &["overall", "hitmiss"]))) }
+                                    td { (Figure(at(row, &["overall", "coverage"]))) }
                                     @for category in &figures.categories {
-                                        td { (text(row, &[category, "hitmiss"])) }
+                                        td { (Figure(at(row, &[category, "hitmiss"]))) }
                                     }
                                 }
                             }
