@@ -44,6 +44,14 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::document()
 }
 
+/// The console's runner of a page's CPU work: a job of the matching pool in the company's turn.
+fn pages_runner(pool: apps::pool::MatchPool) -> console::offload::Runner {
+    std::sync::Arc::new(move |company: &str, job: console::offload::Job| {
+        let (pool, company) = (pool.clone(), company.to_string());
+        Box::pin(async move { pool.run(&company, job).await.map_err(|e| e.to_string()) })
+    })
+}
+
 /// A ready-to-serve analytics service: migrated database, chosen adapters, shared state.
 #[derive(Clone)]
 pub struct AnalyticsService {
@@ -59,14 +67,14 @@ impl AnalyticsService {
         db: Database,
         ports: Ports,
     ) -> anyhow::Result<AnalyticsService> {
-        let console =
-            config.common.secret().ok().map(|key| {
-                web::Data::new(console::Console::new(config.console(), db.clone(), &key))
-            });
-        Ok(AnalyticsService {
-            state: web::Data::new(AnalyticsState::new(config, db, ports)?),
-            console,
-        })
+        let (settings, key) = (config.console(), config.common.secret().ok());
+        let state = web::Data::new(AnalyticsState::new(config, db.clone(), ports)?);
+        // The console's pages do their CPU work on the matching pool, a fair share per company.
+        let console = key.map(|key| {
+            let runner = pages_runner(state.matching.clone());
+            web::Data::new(console::Console::new(settings, db, &key, runner))
+        });
+        Ok(AnalyticsService { state, console })
     }
 
     /// Starts the bus workers (reindexing, deletions) on this process.

@@ -3,6 +3,7 @@
 //! status and text (docs/analytics-api.md, Errors); a 401 means the token no longer works, and the page
 //! asks its user to sign in again.
 
+use actix_web::web::Bytes;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -52,7 +53,12 @@ impl<'a> Api<'a> {
     /// `GET <path>` (segments already encoded, query included), its JSON answer.
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ConsoleError> {
         let body = self.call(Method::GET, path, None).await?;
-        serde_json::from_value(body).map_err(ConsoleError::internal)
+        serde_json::from_slice(&body).map_err(ConsoleError::internal)
+    }
+
+    /// `GET <path>`, its answer's bytes, for a caller that reads them off the HTTP worker.
+    pub async fn get_bytes(&self, path: &str) -> Result<Bytes, ConsoleError> {
+        self.call(Method::GET, path, None).await
     }
 
     /// `method <path>` with a JSON body, the JSON answer.
@@ -62,7 +68,8 @@ impl<'a> Api<'a> {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, ConsoleError> {
-        self.call(method, path, body).await
+        let answer = self.call(method, path, body).await?;
+        serde_json::from_slice(&answer).map_err(ConsoleError::internal)
     }
 
     async fn call(
@@ -70,7 +77,7 @@ impl<'a> Api<'a> {
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Value, ConsoleError> {
+    ) -> Result<Bytes, ConsoleError> {
         let response = self.request(method, path, body, None).await?;
         let status = response.status();
         let bytes = response.bytes().await.map_err(ConsoleError::internal)?;
@@ -80,7 +87,7 @@ impl<'a> Api<'a> {
                 message: unescape(&String::from_utf8_lossy(&bytes)),
             });
         }
-        serde_json::from_slice(&bytes).map_err(ConsoleError::internal)
+        Ok(bytes)
     }
 
     /// `GET <path>` with the `Range` header given, the API's answer as it came when it is a success (a

@@ -7,6 +7,7 @@
 pub mod api;
 pub mod client;
 pub mod error;
+pub mod offload;
 pub mod pages;
 pub mod routes;
 pub mod seal;

@@ -1,10 +1,12 @@
 //! What the console's handlers share: its settings, the database of its sessions, the keys derived from
-//! the server key, and the HTTP client that calls the token service and the API.
+//! the server key, the HTTP client that calls the token service and the API, and where pages' CPU work
+//! runs.
 
 use common::db::Database;
 use common::secrets::SecretKey;
 
 use crate::client;
+use crate::offload::Runner;
 use crate::settings::ConsoleSettings;
 
 /// What the console's handlers share: its settings, the database of its sessions, the keys derived
@@ -14,10 +16,17 @@ pub struct Console {
     pub db: Database,
     pub keys: client::Keys,
     pub http: reqwest::Client,
+    /// Where a page's CPU work runs, off the HTTP workers.
+    pub runner: Runner,
 }
 
 impl Console {
-    pub fn new(settings: ConsoleSettings, db: Database, server_key: &SecretKey) -> Console {
+    pub fn new(
+        settings: ConsoleSettings,
+        db: Database,
+        server_key: &SecretKey,
+        runner: Runner,
+    ) -> Console {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(30))
@@ -28,6 +37,7 @@ impl Console {
             db,
             keys: client::Keys::new(server_key),
             http,
+            runner,
         }
     }
 }

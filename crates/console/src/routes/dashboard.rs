@@ -1,6 +1,7 @@
 //! `GET /console/<company>/<organization>/<folder>/?from=&to=`: the folder's dashboard over a date range
 //! (the last 30 days unless given), from `/config` (the folder's applications), `/stats` and one
-//! `/appstats` per application, called at once.
+//! `/appstats` per application: `/stats` beside `/config`, the `/appstats` at once after it; the
+//! answers are read and the page laid out off the HTTP worker (`offload`).
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Path, Query};
@@ -12,6 +13,7 @@ use serde_json::Value;
 use super::session::Session;
 use crate::api::segment;
 use crate::error::ConsoleError;
+use crate::offload;
 use crate::pages::dashboard::{self, AppFigures};
 use crate::pages::layout;
 
@@ -78,48 +80,66 @@ pub async fn dashboard(
         segment(&path.organization),
         segment(&path.folder),
     );
-    let record: FolderRecord = api
-        .get(&format!("/config/{company}/{organization}/{folder}"))
-        .await?;
+    // /stats needs nothing of /config: it is asked beside the folder's record and its applications'
+    // /appstats, which follow the record.
     let stats_path = format!("/stats/{company}/{organization}/{folder}?daterange={daterange}");
-    let stats = api.get::<Vec<Value>>(&stats_path);
-    let apps = record.apps.iter().map(|app| {
-        let (api, company, organization, folder, daterange) =
-            (&api, &company, &organization, &folder, &daterange);
-        async move {
-            let path = format!(
-                "/appstats/{company}/{organization}/{}/{folder}?daterange={daterange}&depth=0",
-                segment(app)
-            );
-            match api.get::<Vec<Value>>(&path).await {
-                Ok(days) => Ok(Some(AppFigures::of(app, days))),
-                // A folder may name an application that does not exist (any more): it is skipped.
-                Err(ConsoleError::Api { status: 404, .. }) => Ok(None),
-                Err(error) => Err(error),
+    let stats = api.get_bytes(&stats_path);
+    let apps = async {
+        let record: FolderRecord = api
+            .get(&format!("/config/{company}/{organization}/{folder}"))
+            .await?;
+        let apps = record.apps.into_iter().map(|app| {
+            let (api, company, organization, folder, daterange) =
+                (&api, &company, &organization, &folder, &daterange);
+            async move {
+                let path = format!(
+                    "/appstats/{company}/{organization}/{}/{folder}?daterange={daterange}&depth=0",
+                    segment(&app)
+                );
+                match api.get_bytes(&path).await {
+                    Ok(days) => Ok(Some((app, days))),
+                    // A folder may name an application that does not exist (any more): it is skipped.
+                    Err(ConsoleError::Api { status: 404, .. }) => Ok(None),
+                    Err(error) => Err(error),
+                }
             }
-        }
-    });
-    let (stats, apps) =
-        futures_util::future::join(stats, futures_util::future::join_all(apps)).await;
-    let stats = stats?;
-    let apps: Vec<AppFigures> = apps
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+        });
+        let apps = futures_util::future::join_all(apps).await;
+        apps.into_iter()
+            .collect::<Result<Vec<_>, ConsoleError>>()
+            .map(|apps| apps.into_iter().flatten().collect::<Vec<_>>())
+    };
+    let (stats, apps) = futures_util::future::join(stats, apps).await;
+    let (stats, apps) = (stats?, apps?);
+
+    // Reading the answers and laying out the page: off the HTTP worker.
+    let (from, to) = (
+        from.format("%Y-%m-%d").to_string(),
+        to.format("%Y-%m-%d").to_string(),
+    );
+    let content = offload::run(&session.console.runner, &session.row.company, move || {
+        let read = |bytes: &[u8]| serde_json::from_slice::<Vec<Value>>(bytes);
+        let stats = read(&stats).map_err(ConsoleError::internal)?;
+        let apps = apps
+            .into_iter()
+            .map(|(app, days)| Ok(AppFigures::of(&app, read(&days)?)))
+            .collect::<Result<Vec<_>, serde_json::Error>>()
+            .map_err(ConsoleError::internal)?;
+        Ok::<_, ConsoleError>(dashboard::content(
+            &from,
+            &to,
+            &dashboard::stats_charts(&stats),
+            &apps,
+            stats.is_empty(),
+        ))
+    })
+    .await??;
     let title = format!("{} / {}", path.organization, path.folder);
     Ok(layout::page(
         StatusCode::OK,
         &title,
         Some(&session.signed()),
-        dashboard::content(
-            &from.format("%Y-%m-%d").to_string(),
-            &to.format("%Y-%m-%d").to_string(),
-            &dashboard::stats_charts(&stats),
-            &apps,
-            stats.is_empty(),
-        ),
+        content,
     ))
 }
 
