@@ -192,6 +192,28 @@ mod tests {
         assert_eq!(operations, 36);
     }
 
+    /// The phrase check answers `null` for a phrase that reads, and `/jobs` takes a `limit` of 1 to
+    /// 200: the document says so, so a client (and the contract fuzzing) expects what the API does.
+    #[test]
+    fn the_phrase_check_and_the_jobs_say_what_they_take_and_answer() {
+        let document = serde_json::to_value(super::document()).unwrap();
+        let items = &document["paths"]["/phrases/{company}"]["post"]["responses"]["200"]["content"]
+            ["application/json"]["schema"]["items"];
+        assert!(items.to_string().contains("\"null\""), "{items}");
+        let limit = document["paths"]["/jobs/{company}"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "limit")
+            .unwrap()["schema"]
+            .clone();
+        assert_eq!(
+            (&limit["minimum"], &limit["maximum"]),
+            (&1.into(), &200.into()),
+            "{limit}"
+        );
+    }
+
     /// The bounds the query checks enforce are in the document, so a client keeps within them.
     #[test]
     fn query_bounds_are_documented() {

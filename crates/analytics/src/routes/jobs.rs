@@ -36,7 +36,8 @@ pub struct Jobs {
 #[utoipa::path(get, path = "/jobs/{company}", tag = "transcription",
     security(("bearer" = ["analytics:read"]), ("token" = ["analytics:read"])),
     params(("company" = String, Path),
-        ("limit" = Option<i64>, Query, description = "Requests listed, 1 to 200 (default 50)")),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 200,
+            description = "Requests listed, 1 to 200 (default 50)")),
     responses((status = 200, body = Jobs),
         (status = 400, description = "A limit out of range (text/html)")))]
 pub async fn jobs(

@@ -36,7 +36,7 @@ pub struct PhraseProblem {
     request_body(content = Vec<String>, description = "The phrases",
         example = json!(["thank* for calling", "refund &"])),
     responses((status = 200, description = "One entry per phrase: null, or its problem",
-            body = Vec<PhraseProblem>,
+            body = Vec<Option<PhraseProblem>>,
             example = json!([null, {"message": "invalid phrase \"refund &\": nothing after '&' at position 8",
                 "reason": "nothing after '&'", "position": 8}])),
         (status = 400, description = "A body that is not an array of at most 10,000 strings (text/html)")))]
