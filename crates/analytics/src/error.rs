@@ -52,14 +52,19 @@ impl AnalyticsError {
         AnalyticsError::NotFound(format!("Folder not found: {name}"))
     }
 
-    /// A call that does not exist, or not in the path's company and organization.
     /// A category path that application `app` does not have (in the case it has).
     pub fn category_not_found(path: &str, app: &str) -> AnalyticsError {
         AnalyticsError::NotFound(format!("Category not found: {path} of application {app}"))
     }
 
+    /// A call that does not exist, or not in the path's company and organization.
     pub fn call_not_found(call: &str) -> AnalyticsError {
         AnalyticsError::NotFound(format!("Transcript not found: {call}"))
+    }
+
+    /// A call whose row names a transcript the object store does not have.
+    pub fn transcript_missing(call: &str) -> AnalyticsError {
+        AnalyticsError::internal(format!("the transcript of call {call} is missing"))
     }
 }
 

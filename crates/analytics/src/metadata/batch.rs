@@ -298,8 +298,6 @@ async fn current(
         .objects
         .get(&row.transcript_key())
         .await?
-        .ok_or_else(|| {
-            AnalyticsError::internal(format!("the transcript of call {} is missing", row.id))
-        })?;
+        .ok_or_else(|| AnalyticsError::transcript_missing(&row.id))?;
     stored_metadata(&bytes).map_err(AnalyticsError::internal)
 }

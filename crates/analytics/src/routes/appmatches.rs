@@ -102,9 +102,11 @@ pub async fn app_matches(
     let selected = select(apps, request)?;
 
     let key = row.transcript_key();
-    let bytes = state.objects.get(&key).await?.ok_or_else(|| {
-        AnalyticsError::internal(format!("the transcript of call {call} is missing"))
-    })?;
+    let bytes = state
+        .objects
+        .get(&key)
+        .await?
+        .ok_or_else(|| AnalyticsError::transcript_missing(&call))?;
     // Reading the transcript and matching it are CPU work: on the matching pool, never on this worker.
     let seconds = row.audio_seconds;
     let (card, matched) = state

@@ -42,9 +42,7 @@ pub async fn call(
         .objects
         .get(&row.transcript_key())
         .await?
-        .ok_or_else(|| {
-            AnalyticsError::internal(format!("the transcript of call {} is missing", row.id))
-        })?;
+        .ok_or_else(|| AnalyticsError::transcript_missing(&row.id))?;
     let audio = audio_key(state.objects.as_ref(), &row).await?.is_some();
     let saved = found.metadata;
     // Reading and writing the transcript is CPU work: on the matching pool, a fair share per company.
