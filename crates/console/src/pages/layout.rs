@@ -90,6 +90,14 @@ pub fn page(
         .body(frame(title, signed, content).into_string())
 }
 
+/// A `303` to `location` (after a form, or on to the next step of signing in), never cached.
+pub fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((actix_web::http::header::LOCATION, location))
+        .insert_header(("Cache-Control", "no-store"))
+        .finish()
+}
+
 /// An error page saying `message`.
 pub fn error_page(status: StatusCode, message: &str) -> HttpResponse {
     let title = status.canonical_reason().unwrap_or("Error");

@@ -15,7 +15,7 @@ use super::session::Session;
 use crate::api::segment;
 use crate::error::ConsoleError;
 use crate::pages::apps::{self, Leaf, Rescoring};
-use crate::pages::layout;
+use crate::pages::layout::{self, see_other};
 
 type Page = Result<HttpResponse, ConsoleError>;
 
@@ -60,12 +60,10 @@ pub async fn list(session: Session, query: Query<ListQuery>) -> Page {
         .map(str::trim)
         .filter(|n| !n.is_empty())
     {
-        return Ok(HttpResponse::SeeOther()
-            .insert_header((
-                header::LOCATION,
-                format!("/console/{company}/apps/{}", segment(name)),
-            ))
-            .finish());
+        return Ok(see_other(&format!(
+            "/console/{company}/apps/{}",
+            segment(name)
+        )));
     }
     let listed: AppList = session
         .api()
@@ -190,12 +188,10 @@ pub async fn save(
         .send(Method::PUT, &api_path(company, &path.app), Some(&body))
         .await
     {
-        Ok(_) => Ok(HttpResponse::SeeOther()
-            .insert_header((
-                header::LOCATION,
-                format!("/console/{company}/apps/{}?saved=true", segment(&path.app)),
-            ))
-            .finish()),
+        Ok(_) => Ok(see_other(&format!(
+            "/console/{company}/apps/{}?saved=true",
+            segment(&path.app)
+        ))),
         Err(ConsoleError::Api {
             status: 400,
             message,

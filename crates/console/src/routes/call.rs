@@ -16,7 +16,7 @@ use super::session::Session;
 use crate::api::{segment, Api};
 use crate::error::ConsoleError;
 use crate::pages::call::{self, Call, Refused};
-use crate::pages::layout;
+use crate::pages::layout::{self, see_other};
 
 type Page = Result<HttpResponse, ConsoleError>;
 
@@ -130,12 +130,9 @@ pub async fn metadata(session: Session, path: Path<CallPath>, form: Form<Metadat
                 segment(&path.organization),
                 segment(&path.call),
             );
-            Ok(HttpResponse::SeeOther()
-                .insert_header((
-                    header::LOCATION,
-                    format!("/console/{company}/calls/{organization}/{id}#metadata"),
-                ))
-                .finish())
+            Ok(see_other(&format!(
+                "/console/{company}/calls/{organization}/{id}#metadata"
+            )))
         }
         Err(ConsoleError::Api {
             status: 400,

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::session::{Session, SESSION_COOKIE};
 use crate::client::{self, SCOPES};
 use crate::error::ConsoleError;
+use crate::pages::layout::see_other;
 use crate::pages::{layout, start};
 use crate::sessions;
 use crate::signin::{safe_back_to, Pending, PENDING_COOKIE, PENDING_SECONDS};
@@ -43,13 +44,6 @@ fn cookie<'c>(console: &Console, name: &'c str, value: String, path: String) -> 
         .http_only(true)
         .secure(console.settings.secure())
         .same_site(SameSite::Lax)
-        .finish()
-}
-
-fn see_other(location: &str) -> HttpResponse {
-    HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, location))
-        .insert_header(("Cache-Control", "no-store"))
         .finish()
 }
 
