@@ -5,6 +5,7 @@
 //! with a little script for the charts and for checking phrases as they are typed (docs/console.md).
 
 pub mod api;
+pub mod appstats;
 pub mod client;
 pub mod error;
 pub mod offload;

@@ -3,12 +3,14 @@
 //! trend line per category from `/appstats` (top-level categories). The API's answers are taken as they
 //! are: a figure the API left out is an empty cell, never one computed here.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use maud::{html, Markup};
 use serde_json::Value;
 
 use super::charts::{figure, Chart, Series, Unit};
+use crate::appstats::AppDay;
 
 /// The value at `path` in `day`, if the API gave it.
 fn at<'v>(day: &'v Value, path: &[&str]) -> Option<&'v Value> {
@@ -21,25 +23,6 @@ fn text(day: &Value, path: &[&str]) -> String {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Number(number)) => number.to_string(),
         _ => String::new(),
-    }
-}
-
-/// A figure of the API's answer as a table cell shows it: the text or number as the API wrote it,
-/// written into the page without a copy (the agents' table has a cell per day, agent and category).
-struct Figure<'v>(Option<&'v Value>);
-
-impl maud::Render for Figure<'_> {
-    fn render_to(&self, buffer: &mut String) {
-        use std::fmt::Write;
-        match self.0 {
-            Some(Value::String(text)) => {
-                let _ = maud::Escaper::new(buffer).write_str(text);
-            }
-            Some(Value::Number(number)) => {
-                let _ = write!(buffer, "{number}");
-            }
-            _ => {}
-        }
     }
 }
 
@@ -110,79 +93,69 @@ pub fn stats_charts(days: &[Value]) -> Vec<Chart> {
     ]
 }
 
-/// The keys of a day's agent object that are figures of the application, not categories.
-const AGENT_FIELDS: &[&str] = &["calls", "overall"];
-/// The keys of a day that are not agents.
-const DAY_FIELDS: &[&str] = &["date", "agents"];
-
 /// An application's figures over the range, from its `/appstats` answer.
-pub struct AppFigures {
+pub struct AppFigures<'a> {
     pub app: String,
-    /// Per date, per agent: the day's index in `days` and the agent's key in it.
-    pub rows: Vec<(usize, String)>,
-    pub agents: Vec<String>,
-    pub categories: Vec<String>,
-    pub days: Vec<Value>,
+    pub days: Vec<AppDay<'a>>,
+    /// The agents and the categories the answer names, in its order.
+    pub agents: Vec<Cow<'a, str>>,
+    pub categories: Vec<Cow<'a, str>>,
 }
 
-impl AppFigures {
-    pub fn of(app: &str, days: Vec<Value>) -> AppFigures {
-        let mut rows = Vec::new();
+impl<'a> AppFigures<'a> {
+    pub fn of(app: &str, days: Vec<AppDay<'a>>) -> AppFigures<'a> {
         let (mut agents, mut seen_agents) = (Vec::new(), HashSet::new());
         let (mut categories, mut seen_categories) = (Vec::new(), HashSet::new());
-        for (index, day) in days.iter().enumerate() {
-            for (agent, figures) in day.as_object().into_iter().flatten() {
-                let Some(figures) = figures.as_object() else {
-                    continue;
-                };
-                if DAY_FIELDS.contains(&agent.as_str()) {
-                    continue;
+        for figures in days.iter().flat_map(|day| &day.agents) {
+            if seen_agents.insert(figures.agent.clone()) {
+                agents.push(figures.agent.clone());
+            }
+            for (category, _) in &figures.categories {
+                if seen_categories.insert(category.clone()) {
+                    categories.push(category.clone());
                 }
-                if seen_agents.insert(agent.as_str()) {
-                    agents.push(agent.clone());
-                }
-                for category in figures.keys() {
-                    if !AGENT_FIELDS.contains(&category.as_str())
-                        && seen_categories.insert(category.as_str())
-                    {
-                        categories.push(category.clone());
-                    }
-                }
-                rows.push((index, agent.clone()));
             }
         }
         AppFigures {
             app: app.to_string(),
-            rows,
+            days,
             agents,
             categories,
-            days,
         }
     }
 
-    /// The figures of a row: the agent's object of that day.
-    fn row(&self, (day, agent): &(usize, String)) -> &Value {
-        &self.days[*day][agent.as_str()]
+    fn has_rows(&self) -> bool {
+        self.days.iter().any(|day| !day.agents.is_empty())
     }
 
-    /// A trend line per agent of the category's (or `overall`'s) hit/miss ratio.
-    pub fn trend(&self, index: usize, category: &str) -> Chart {
+    /// A trend line per agent of the category's (or, without one, `overall`'s) hit/miss ratio.
+    pub fn trend(&self, index: usize, category: Option<&str>) -> Chart {
+        let line: HashMap<&str, usize> = self
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(line, agent)| (agent.as_ref(), line))
+            .collect();
+        let mut texts = vec![vec![String::new(); self.days.len()]; self.agents.len()];
+        for (column, day) in self.days.iter().enumerate() {
+            for figures in &day.agents {
+                let hitmiss = match category {
+                    Some(category) => figures.hitmiss(category),
+                    None => &figures.overall.hitmiss,
+                };
+                texts[line[figures.agent.as_ref()]][column] = hitmiss.text();
+            }
+        }
         Chart {
             id: format!("app-{}-{index}", slug(&self.app)),
-            title: format!("{} · {} hit/miss", self.app, category),
+            title: format!("{} · {} hit/miss", self.app, category.unwrap_or("overall")),
             unit: Unit::Ratio,
-            dates: dates(&self.days),
+            dates: self.days.iter().map(|day| day.date.text()).collect(),
             series: self
                 .agents
                 .iter()
-                .map(|agent| {
-                    series(
-                        &self.days,
-                        agent,
-                        &[agent, category, "hitmiss"],
-                        Unit::Ratio,
-                    )
-                })
+                .zip(texts)
+                .map(|(agent, texts)| Series::of(agent.as_ref(), texts, Unit::Ratio))
                 .collect(),
         }
     }
@@ -207,7 +180,7 @@ pub fn app_section(figures: &AppFigures) -> Markup {
     html! {
         section.app aria-labelledby={ (id) "-title" } data-app=(figures.app) {
             h2 id={ (id) "-title" } { "Application " (figures.app) }
-            @if figures.rows.is_empty() {
+            @if !figures.has_rows() {
                 p { "No call of the range was scored by this application." }
             } @else {
                 div.figures {
@@ -226,25 +199,26 @@ pub fn app_section(figures: &AppFigures) -> Markup {
                             }
                         }
                         tbody {
-                            @for key in &figures.rows {
-                                @let row = figures.row(key);
-                                tr {
-                                    td { (Figure(figures.days[key.0].get("date"))) }
-                                    th scope="row" { (key.1) }
-                                    td { (Figure(at(row, &["calls"]))) }
-                                    td { (Figure(at(row, &["overall", "hitmiss"]))) }
-                                    td { (Figure(at(row, &["overall", "coverage"]))) }
-                                    @for category in &figures.categories {
-                                        td { (Figure(at(row, &[category, "hitmiss"]))) }
+                            @for day in &figures.days {
+                                @for row in &day.agents {
+                                    tr {
+                                        td { (day.date) }
+                                        th scope="row" { (row.agent) }
+                                        td { (row.calls) }
+                                        td { (row.overall.hitmiss) }
+                                        td { (row.overall.coverage) }
+                                        @for category in &figures.categories {
+                                            td { (row.hitmiss(category)) }
+                                        }
                                     }
                                 }
                             }
                         }
                     }
                 }
-                (figure(&figures.trend(0, "overall")))
+                (figure(&figures.trend(0, None)))
                 @for (index, category) in figures.categories.iter().enumerate() {
-                    (figure(&figures.trend(index + 1, category)))
+                    (figure(&figures.trend(index + 1, Some(category))))
                 }
             }
         }
@@ -311,17 +285,22 @@ mod tests {
 
     #[test]
     fn agents_and_categories_come_from_the_days() {
-        let days = vec![
-            json!({"date": "20261120", "agents": 1,
-                   "a1": {"calls": 2, "overall": {"hitmiss": "1.0000"}, "Sales": {"hitmiss": "0.5000"}}}),
-            json!({"date": "20261121", "agents": 2, "a2": {"calls": 1, "overall": {"hitmiss": "0.0000"}},
-                   "a1": {"calls": 1, "overall": {"hitmiss": "0.5000"}, "Greeting": {"hitmiss": "1.0000"}}}),
-        ];
-        let figures = AppFigures::of("sales", days);
-        assert_eq!(figures.rows.len(), 3);
+        let answer = json!([
+            {"date": "20261120", "agents": 1,
+             "a1": {"calls": 2, "overall": {"hitmiss": "1.0000"}, "Sales": {"hitmiss": "0.5000"}}},
+            {"date": "20261121", "agents": 2, "a2": {"calls": 1, "overall": {"hitmiss": "0.0000"}},
+             "a1": {"calls": 1, "overall": {"hitmiss": "0.5000"}, "Greeting": {"hitmiss": "1.0000"}}},
+        ])
+        .to_string();
+        let figures = AppFigures::of("sales", crate::appstats::read(answer.as_bytes()).unwrap());
+        assert_eq!(figures.agents, vec!["a1", "a2"]);
         assert_eq!(figures.categories, vec!["Sales", "Greeting"]);
-        let trend = figures.trend(1, "Sales");
+        let trend = figures.trend(1, Some("Sales"));
+        assert_eq!(trend.dates, vec!["20261120", "20261121"]);
         assert_eq!(trend.series.len(), 2);
         assert_eq!(trend.series[0].texts, vec!["0.5000", ""]);
+        let overall = figures.trend(0, None);
+        assert_eq!(overall.series[1].label, "a2");
+        assert_eq!(overall.series[1].texts, vec!["", "0.0000"]);
     }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::session::Session;
 use crate::api::segment;
+use crate::appstats;
 use crate::error::ConsoleError;
 use crate::offload;
 use crate::pages::dashboard::{self, AppFigures};
@@ -118,11 +119,10 @@ pub async fn dashboard(
         to.format("%Y-%m-%d").to_string(),
     );
     let content = offload::run(&session.console.runner, &session.row.company, move || {
-        let read = |bytes: &[u8]| serde_json::from_slice::<Vec<Value>>(bytes);
-        let stats = read(&stats).map_err(ConsoleError::internal)?;
+        let stats: Vec<Value> = serde_json::from_slice(&stats).map_err(ConsoleError::internal)?;
         let apps = apps
-            .into_iter()
-            .map(|(app, days)| Ok(AppFigures::of(&app, read(&days)?)))
+            .iter()
+            .map(|(app, days)| Ok(AppFigures::of(app, appstats::read(days)?)))
             .collect::<Result<Vec<_>, serde_json::Error>>()
             .map_err(ConsoleError::internal)?;
         Ok::<_, ConsoleError>(dashboard::content(
