@@ -406,6 +406,47 @@ async fn charts_show(browser: &Client, stats: &Value, apps: &Value) {
         expected
     );
 
+    // Each trend chart's points: per agent, the hit/miss of its category (or overall) each day the
+    // API gave one, read as a number.
+    let trends = browser
+        .execute(
+            "return Array.from(document.querySelectorAll('section[data-app=sales] figure.chart'))
+               .map(f => [f.querySelector('figcaption').textContent,
+                          JSON.parse(f.querySelector('script.chart-data').textContent),
+                          f.querySelector('.figures a').getAttribute('href')]);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let trends: Vec<(String, Value, String)> = serde_json::from_value(trends).unwrap();
+    assert_eq!(trends.len(), 1 + categories.len(), "{trends:?}");
+    let app_days = apps.as_array().unwrap();
+    for (index, (caption, chart, link)) in trends.iter().enumerate() {
+        let category = if index == 0 {
+            "overall"
+        } else {
+            &categories[index - 1]
+        };
+        assert_eq!(caption, &format!("sales · {category} hit/miss"));
+        assert_eq!(
+            link, "#app-sales-agents",
+            "its figures are the agents' table's"
+        );
+        let dates: Vec<String> = app_days.iter().map(|day| text(day, &["date"])).collect();
+        assert_eq!(chart["dates"], json!(dates), "{caption}");
+        let series = chart["series"].as_array().unwrap();
+        assert_eq!(series.len(), 2, "a line per agent: {chart}");
+        for line in series {
+            let agent = line["label"].as_str().unwrap();
+            let expected: Vec<Option<f64>> = app_days
+                .iter()
+                .map(|day| text(day, &[agent, category, "hitmiss"]).parse().ok())
+                .collect();
+            let shown: Vec<Option<f64>> = serde_json::from_value(line["values"].clone()).unwrap();
+            assert_eq!(shown, expected, "{caption}, {agent}");
+        }
+    }
+
     // Every chart was drawn by the page's script, under the page's content security policy.
     let drawn = browser
         .execute(

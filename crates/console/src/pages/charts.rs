@@ -1,7 +1,7 @@
 //! A chart of daily figures: a `<figure>` holding the place uPlot draws in (`assets/console.js`), the
 //! points as JSON for it, and the same figures as a table, as the API wrote them, for keyboards, screen
-//! readers and browsers without script. Values are only converted to numbers for drawing (`0:03:20` is
-//! 200 seconds); nothing is computed.
+//! readers and browsers without script, or a link to the table elsewhere on the page that holds them.
+//! Values are only converted to numbers for drawing (`0:03:20` is 200 seconds); nothing is computed.
 
 use maud::{html, Markup, PreEscaped};
 use serde::Serialize;
@@ -59,8 +59,43 @@ pub fn number(text: &str, unit: Unit) -> Option<f64> {
     }
 }
 
-/// The chart's markup.
+/// The chart's markup, its figures as a table of its own.
 pub fn figure(chart: &Chart) -> Markup {
+    let table = html! {
+        table {
+            caption.visually-hidden { (chart.title) }
+            thead {
+                tr {
+                    th scope="col" { "Date" }
+                    @for series in &chart.series { th scope="col" { (series.label) } }
+                }
+            }
+            tbody {
+                @for (row, date) in chart.dates.iter().enumerate() {
+                    tr {
+                        th scope="row" { (date) }
+                        @for series in &chart.series {
+                            td { (series.texts.get(row).map(String::as_str).unwrap_or("")) }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    drawn(chart, table)
+}
+
+/// The markup of a chart whose figures are all in a table elsewhere on the page (`table_id`, named
+/// `table_name`): a link to it rather than a copy.
+pub fn figure_of_table(chart: &Chart, table_id: &str, table_name: &str) -> Markup {
+    let link = html! {
+        p { "Its figures: " a href={ "#" (table_id) } { (table_name) } "." }
+    };
+    drawn(chart, link)
+}
+
+/// The place uPlot draws in, the points for it, then `figures`.
+fn drawn(chart: &Chart, figures: Markup) -> Markup {
     let data = serde_json::to_string(chart)
         .unwrap_or_default()
         // The JSON sits in a script element: no `</script>` may close it early.
@@ -70,27 +105,7 @@ pub fn figure(chart: &Chart) -> Markup {
             figcaption { (chart.title) }
             div.plot aria-hidden="true" {}
             script type="application/json" class="chart-data" { (PreEscaped(data)) }
-            div.figures {
-                table {
-                    caption.visually-hidden { (chart.title) }
-                    thead {
-                        tr {
-                            th scope="col" { "Date" }
-                            @for series in &chart.series { th scope="col" { (series.label) } }
-                        }
-                    }
-                    tbody {
-                        @for (row, date) in chart.dates.iter().enumerate() {
-                            tr {
-                                th scope="row" { (date) }
-                                @for series in &chart.series {
-                                    td { (series.texts.get(row).map(String::as_str).unwrap_or("")) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            div.figures { (figures) }
         }
     }
 }

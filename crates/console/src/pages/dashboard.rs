@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use maud::{html, Markup};
 use serde_json::Value;
 
-use super::charts::{figure, Chart, Series, Unit};
+use super::charts::{figure, figure_of_table, Chart, Series, Unit};
 use crate::appstats::AppDay;
 
 /// The value at `path` in `day`, if the API gave it.
@@ -174,9 +174,11 @@ fn slug(name: &str) -> String {
         .collect()
 }
 
-/// The application's section: its agents' table and its trend charts.
+/// The application's section: its agents' table and its trend charts, whose figures are that table's.
 pub fn app_section(figures: &AppFigures) -> Markup {
     let id = format!("app-{}", slug(&figures.app));
+    let table = format!("{id}-agents");
+    let caption = format!("Agents of {}", figures.app);
     html! {
         section.app aria-labelledby={ (id) "-title" } data-app=(figures.app) {
             h2 id={ (id) "-title" } { "Application " (figures.app) }
@@ -184,8 +186,8 @@ pub fn app_section(figures: &AppFigures) -> Markup {
                 p { "No call of the range was scored by this application." }
             } @else {
                 div.figures {
-                    table.agents {
-                        caption { "Agents of " (figures.app) }
+                    table.agents id=(table) {
+                        caption { (caption) }
                         thead {
                             tr {
                                 th scope="col" { "Date" }
@@ -216,9 +218,9 @@ pub fn app_section(figures: &AppFigures) -> Markup {
                         }
                     }
                 }
-                (figure(&figures.trend(0, None)))
+                (figure_of_table(&figures.trend(0, None), &table, &caption))
                 @for (index, category) in figures.categories.iter().enumerate() {
-                    (figure(&figures.trend(index + 1, Some(category))))
+                    (figure_of_table(&figures.trend(index + 1, Some(category)), &table, &caption))
                 }
             }
         }
@@ -302,5 +304,18 @@ mod tests {
         let overall = figures.trend(0, None);
         assert_eq!(overall.series[1].label, "a2");
         assert_eq!(overall.series[1].texts, vec!["", "0.0000"]);
+
+        let page = app_section(&figures).into_string();
+        assert_eq!(
+            page.matches("<tr>").count(),
+            1 + 3,
+            "a row per day and agent"
+        );
+        assert_eq!(
+            page.matches("<table").count(),
+            1,
+            "the trend charts point to the agents' table rather than repeat it: {page}"
+        );
+        assert!(page.contains(r##"href="#app-sales-agents""##), "{page}");
     }
 }
