@@ -318,4 +318,21 @@ mod tests {
         );
         assert!(page.contains(r##"href="#app-sales-agents""##), "{page}");
     }
+
+    #[test]
+    fn names_from_the_answer_are_escaped() {
+        let answer = json!([{"date": "20261120", "agents": 1,
+            "<i>a</i>": {"calls": "<b>", "overall": {"hitmiss": "1"}, "</script><c>": {"hitmiss": "1"}}}])
+        .to_string();
+        let figures = AppFigures::of("<app>", crate::appstats::read(answer.as_bytes()).unwrap());
+        let page = app_section(&figures).into_string();
+        for raw in ["<i>", "<b>", "<c>", "<app>"] {
+            assert!(!page.contains(raw), "{raw} left as markup: {page}");
+        }
+        assert_eq!(
+            page.matches("</script>").count(),
+            2,
+            "one per trend chart: {page}"
+        );
+    }
 }
