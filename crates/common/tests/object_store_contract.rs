@@ -35,6 +35,30 @@ async fn objects_round_trip_and_are_replaced_whole(store: &dyn ObjectStore) {
     assert_eq!(store.get("acme/empty").await.unwrap(), Some(Vec::new()));
 }
 
+async fn parts_are_read_without_the_whole(store: &dyn ObjectStore) {
+    let key = "acme/support/inbox/call-1/audio.wav";
+    assert_eq!(store.size(key).await.unwrap(), None);
+    assert_eq!(store.get_range(key, 0..10).await.unwrap(), None);
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    store.put(key, big.clone()).await.unwrap();
+    assert_eq!(store.size(key).await.unwrap(), Some(300_000));
+    let part = |range: std::ops::Range<u64>| store.get_range(key, range);
+    assert_eq!(part(0..4).await.unwrap(), Some(big[..4].to_vec()));
+    assert_eq!(
+        part(123_456..200_001).await.unwrap(),
+        Some(big[123_456..200_001].to_vec())
+    );
+    assert_eq!(
+        part(299_990..400_000).await.unwrap(),
+        Some(big[299_990..].to_vec()),
+        "a range past the end gives what there is"
+    );
+    assert_eq!(part(300_000..300_010).await.unwrap(), Some(Vec::new()));
+    assert_eq!(part(5..5).await.unwrap(), Some(Vec::new()));
+    store.put("acme/empty", Vec::new()).await.unwrap();
+    assert_eq!(store.size("acme/empty").await.unwrap(), Some(0));
+}
+
 async fn deleting_is_idempotent(store: &dyn ObjectStore) {
     store.put("a/b/c", b"x".to_vec()).await.unwrap();
     store.delete("a/b/c").await.unwrap();
@@ -285,6 +309,8 @@ async fn the_local_directory_keeps_the_contract() {
     writes_and_removals_racing_in_one_folder_all_succeed(&store).await;
     let (_j, store) = local();
     listings_say_when_each_object_was_written(&store).await;
+    let (_k, store) = local();
+    parts_are_read_without_the_whole(&store).await;
 }
 
 /// The directories a removal leaves empty go with it, up to the store's root, so that the folders of
@@ -353,6 +379,7 @@ async fn the_s3_store_keeps_the_contract() {
     a_conditional_write_replaces_only_what_was_read(&server.store().await.unwrap()).await;
     writes_and_removals_racing_in_one_folder_all_succeed(&server.store().await.unwrap()).await;
     listings_say_when_each_object_was_written(&server.store().await.unwrap()).await;
+    parts_are_read_without_the_whole(&server.store().await.unwrap()).await;
 }
 
 #[tokio::test]

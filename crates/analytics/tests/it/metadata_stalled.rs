@@ -60,6 +60,18 @@ impl ObjectStore for HeldStore {
         self.inner.get(key).await
     }
 
+    async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError> {
+        self.inner.size(key).await
+    }
+
+    async fn get_range(
+        &self,
+        key: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, ObjectError> {
+        self.inner.get_range(key, range).await
+    }
+
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
         self.hold(Step::Read).await;
         self.inner.get_versioned(key).await

@@ -13,6 +13,8 @@
 //! empty, so the folders of deleted calls do not pile up. A write whose directory a removal of the last
 //! object in it took away meanwhile makes it again.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -242,6 +244,45 @@ impl ObjectStore for LocalDirectory {
         check_key(key)?;
         let path = self.path(key);
         blocking(move || read(&path)).await
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError> {
+        check_key(key)?;
+        let path = self.path(key);
+        blocking(move || match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        })
+        .await
+    }
+
+    async fn get_range(
+        &self,
+        key: &str,
+        range: Range<u64>,
+    ) -> Result<Option<Vec<u8>>, ObjectError> {
+        check_key(key)?;
+        let path = self.path(key);
+        blocking(move || {
+            let mut file = match std::fs::File::open(&path) {
+                Ok(file) => file,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(_) if path.is_dir() => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            // A key that names a directory of other keys is no object.
+            if file.metadata()?.is_dir() {
+                return Ok(None);
+            }
+            file.seek(SeekFrom::Start(range.start))?;
+            let mut bytes = Vec::new();
+            file.take(range.end.saturating_sub(range.start))
+                .read_to_end(&mut bytes)?;
+            Ok(Some(bytes))
+        })
+        .await
     }
 
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {

@@ -10,6 +10,7 @@
 mod local;
 mod s3;
 
+use std::ops::Range;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -88,6 +89,15 @@ pub trait ObjectStore: Send + Sync {
 
     /// The object under `key`, or `None`.
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError>;
+
+    /// The size in bytes of the object under `key`, or `None`.
+    async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError>;
+
+    /// The bytes `range` of the object under `key` (fewer where the range runs past its end, none where
+    /// it starts there), or `None` when there is no object: a reader of a large object takes it a part
+    /// at a time, never whole.
+    async fn get_range(&self, key: &str, range: Range<u64>)
+        -> Result<Option<Vec<u8>>, ObjectError>;
 
     /// The object under `key` and its version, or `None`.
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError>;

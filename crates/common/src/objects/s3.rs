@@ -6,6 +6,7 @@
 //! DNS for virtual hosts), and checksums only where the operation requires them, so servers that do not
 //! implement the newer checksum headers still accept the uploads.
 
+use std::ops::Range;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use aws_sdk_s3::config::{
 use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
 use aws_sdk_s3::operation::get_object::GetObjectError;
 use aws_sdk_s3::operation::head_bucket::HeadBucketError;
+use aws_sdk_s3::operation::head_object::HeadObjectError;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{BucketLocationConstraint, CreateBucketConfiguration};
 use aws_sdk_s3::Client;
@@ -172,6 +174,60 @@ impl ObjectStore for S3Store {
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
         Ok(self.fetch(key).await?.map(|(bytes, _)| bytes))
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError> {
+        check_key(key)?;
+        match self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(head) => Ok(Some(head.content_length().unwrap_or(0).max(0) as u64)),
+            Err(err) if matches!(err.as_service_error(), Some(HeadObjectError::NotFound(_))) => {
+                Ok(None)
+            }
+            Err(err) => Err(service_error(&format!("reading the size of {key}"), err)),
+        }
+    }
+
+    async fn get_range(
+        &self,
+        key: &str,
+        range: Range<u64>,
+    ) -> Result<Option<Vec<u8>>, ObjectError> {
+        check_key(key)?;
+        if range.is_empty() {
+            return Ok(self.size(key).await?.map(|_| Vec::new()));
+        }
+        let object = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .range(format!("bytes={}-{}", range.start, range.end - 1))
+            .send()
+            .await
+        {
+            Ok(object) => object,
+            Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
+                return Ok(None)
+            }
+            // 416: the range starts at or past the end of an object that is there.
+            Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 416 => {
+                return Ok(Some(Vec::new()))
+            }
+            Err(err) => return Err(service_error(&format!("reading part of {key}"), err)),
+        };
+        let body = object
+            .body
+            .collect()
+            .await
+            .map_err(|e| ObjectError::Service(format!("reading part of {key}: {e}")))?;
+        Ok(Some(body.into_bytes().to_vec()))
     }
 
     async fn put_if(
