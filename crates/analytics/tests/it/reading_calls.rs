@@ -108,7 +108,8 @@ async fn a_recording_is_served_whole_and_by_range(stack: Stack) {
         )
     );
 
-    let recording: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+    // Larger than the part the service reads and sends at a time (256 KiB).
+    let recording: Vec<u8> = (0..=255u8).cycle().take(700_000).collect();
     world
         .analytics
         .service
@@ -146,25 +147,30 @@ async fn a_recording_is_served_whole_and_by_range(stack: Stack) {
         header(&whole, "x-content-type-options").as_deref(),
         Some("nosniff")
     );
+    assert_eq!(header(&whole, "content-length").as_deref(), Some("700000"));
     assert_eq!(whole.bytes().await.unwrap().as_ref(), recording.as_slice());
 
-    let part = get(Some("bytes=1000-1099")).await.unwrap();
+    let part = get(Some("bytes=200000-599999")).await.unwrap();
     assert_eq!(part.status(), 206);
     assert_eq!(
         header(&part, "content-range").as_deref(),
-        Some("bytes 1000-1099/10000")
+        Some("bytes 200000-599999/700000")
     );
-    assert_eq!(part.bytes().await.unwrap().as_ref(), &recording[1000..1100]);
+    assert_eq!(header(&part, "content-length").as_deref(), Some("400000"));
+    assert_eq!(
+        part.bytes().await.unwrap().as_ref(),
+        &recording[200_000..600_000]
+    );
 
     let tail = get(Some("bytes=-10")).await.unwrap();
     assert_eq!(tail.status(), 206);
-    assert_eq!(tail.bytes().await.unwrap().as_ref(), &recording[9990..]);
+    assert_eq!(tail.bytes().await.unwrap().as_ref(), &recording[699_990..]);
 
-    let past = get(Some("bytes=10000-")).await.unwrap();
+    let past = get(Some("bytes=700000-")).await.unwrap();
     assert_eq!(past.status(), 416);
     assert_eq!(
         header(&past, "content-range").as_deref(),
-        Some("bytes */10000")
+        Some("bytes */700000")
     );
 }
 
