@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -47,43 +48,80 @@ impl maud::Render for Figure<'_> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Figure<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Read<'a>(std::marker::PhantomData<Figure<'a>>);
-        impl<'de: 'a, 'a> Visitor<'de> for Read<'a> {
-            type Value = Figure<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a figure")
-            }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Figure<'a>, E> {
-                Ok(Figure::Text(Cow::Borrowed(text)))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Figure<'a>, E> {
-                Ok(Figure::Text(Cow::Owned(text.to_string())))
-            }
-            fn visit_u64<E>(self, number: u64) -> Result<Figure<'a>, E> {
-                Ok(Figure::Number(number.into()))
-            }
-            fn visit_i64<E>(self, number: i64) -> Result<Figure<'a>, E> {
-                Ok(Figure::Number(number.into()))
-            }
-            fn visit_f64<E>(self, number: f64) -> Result<Figure<'a>, E> {
-                Ok(serde_json::Number::from_f64(number).map_or(Figure::None, Figure::Number))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Figure<'a>, E> {
-                Ok(Figure::None)
-            }
-            fn visit_unit<E>(self) -> Result<Figure<'a>, E> {
-                Ok(Figure::None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Figure<'a>, A::Error> {
-                IgnoredAny.visit_map(map).map(|_| Figure::None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Figure<'a>, A::Error> {
-                IgnoredAny.visit_seq(seq).map(|_| Figure::None)
+/// A value of the answer as read: a figure, or where agents stand an agent's figures.
+enum Item<'a> {
+    Figure(Figure<'a>),
+    Agent(AgentDay<'a>),
+}
+
+/// Reads any value as an [`Item`]: an object is an agent's figures where `agents` says so, else no
+/// figure (skipped).
+struct ReadItem<'a> {
+    agents: bool,
+    read: PhantomData<Item<'a>>,
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for ReadItem<'a> {
+    type Value = Item<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a figure or an agent's figures")
+    }
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::Text(Cow::Borrowed(text))))
+    }
+    fn visit_str<E>(self, text: &str) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::Text(Cow::Owned(text.to_string()))))
+    }
+    fn visit_u64<E>(self, number: u64) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::Number(number.into())))
+    }
+    fn visit_i64<E>(self, number: i64) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::Number(number.into())))
+    }
+    fn visit_f64<E>(self, number: f64) -> Result<Item<'a>, E> {
+        let number = serde_json::Number::from_f64(number);
+        Ok(Item::Figure(number.map_or(Figure::None, Figure::Number)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::None))
+    }
+    fn visit_unit<E>(self) -> Result<Item<'a>, E> {
+        Ok(Item::Figure(Figure::None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Item<'a>, A::Error> {
+        IgnoredAny.visit_seq(seq)?;
+        Ok(Item::Figure(Figure::None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'a>, A::Error> {
+        if !self.agents {
+            IgnoredAny.visit_map(map)?;
+            return Ok(Item::Figure(Figure::None));
+        }
+        let mut agent = AgentDay::default();
+        while let Some(Key(key)) = map.next_key()? {
+            match key.as_ref() {
+                "calls" => agent.calls = map.next_value()?,
+                "overall" => agent.overall = map.next_value()?,
+                _ => {
+                    let stats: Stats = map.next_value()?;
+                    agent.categories.push((key, stats.hitmiss));
+                }
             }
         }
-        deserializer.deserialize_any(Read(std::marker::PhantomData))
+        Ok(Item::Agent(agent))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Figure<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let read = ReadItem {
+            agents: false,
+            read: PhantomData,
+        };
+        Ok(match deserializer.deserialize_any(read)? {
+            Item::Figure(figure) => figure,
+            Item::Agent(_) => Figure::None,
+        })
     }
 }
 
@@ -149,54 +187,16 @@ pub struct AppDay<'a> {
 /// An agent's object, or `None` for a key of a day whose value is not one.
 struct MaybeAgent<'a>(Option<AgentDay<'a>>);
 
-impl<'de> Deserialize<'de> for MaybeAgent<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeAgent<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Read;
-        impl<'de> Visitor<'de> for Read {
-            type Value = MaybeAgent<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an agent's figures")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut agent = AgentDay::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    match key.as_ref() {
-                        "calls" => agent.calls = map.next_value()?,
-                        "overall" => agent.overall = map.next_value()?,
-                        _ => {
-                            let stats: Stats = map.next_value()?;
-                            agent.categories.push((key, stats.hitmiss));
-                        }
-                    }
-                }
-                Ok(MaybeAgent(Some(agent)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                IgnoredAny.visit_seq(seq).map(|_| MaybeAgent(None))
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(MaybeAgent(None))
-            }
-        }
-        deserializer.deserialize_any(Read)
+        let read = ReadItem {
+            agents: true,
+            read: PhantomData,
+        };
+        Ok(MaybeAgent(match deserializer.deserialize_any(read)? {
+            Item::Agent(agent) => Some(agent),
+            Item::Figure(_) => None,
+        }))
     }
 }
 
