@@ -14,14 +14,15 @@ use callbacks::body::Body;
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 use analytics_store::CallRow;
+use scoring::names::{CompanyName, FolderName, OrgName};
 
 /// The message that has the call's search document brought up to date.
 pub fn reindex_message(row: &CallRow) -> Message {
-    reindex_of((&row.company, &row.organization, &row.folder), &row.id)
+    reindex_of(&row.company, &row.organization, &row.folder, &row.id)
 }
 
 /// The reindex message of call `call_id` of a folder.
-fn reindex_of((company, organization, folder): (&str, &str, &str), call_id: &str) -> Message {
+fn reindex_of(company: &str, organization: &str, folder: &str, call_id: &str) -> Message {
     let body = ReindexCall {
         company: company.into(),
         organization: organization.into(),
@@ -37,11 +38,16 @@ fn reindex_of((company, organization, folder): (&str, &str, &str), call_id: &str
 pub async fn reindex_calls(
     state: &AnalyticsState,
     tx: &mut common::db::Tx,
-    folder: (&str, &str, &str),
+    company: &CompanyName,
+    organization: &OrgName,
+    folder: &FolderName,
     calls: &[String],
 ) -> Result<(), AnalyticsError> {
     for chunk in calls.chunks(1000) {
-        let messages: Vec<Message> = chunk.iter().map(|call| reindex_of(folder, call)).collect();
+        let messages: Vec<Message> = chunk
+            .iter()
+            .map(|call| reindex_of(company, organization, folder, call))
+            .collect();
         state
             .bus
             .publish_many(tx, &messages)

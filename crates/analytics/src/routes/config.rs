@@ -140,7 +140,7 @@ async fn write_organization(
     organization.check()?;
     let body: OrganizationBody = json_object_body(body)?;
     let zone = parse_timezone(&body.timezone)?;
-    changes::write_organization(state, (&company, &organization), zone.name(), mode).await?;
+    changes::write_organization(state, &company, &organization, zone.name(), mode).await?;
     Ok(HttpResponse::Ok().json(records::organization(state, &company, &organization).await?))
 }
 
@@ -224,8 +224,7 @@ async fn write_folder(
     folder.check()?;
     let settings: FolderSettings = json_object_body(body)?;
     settings.check()?;
-    let path = (company.as_str(), organization.as_str(), folder.as_str());
-    changes::write_folder(state, path, settings, mode).await?;
+    changes::write_folder(state, &company, &organization, &folder, settings, mode).await?;
     Ok(HttpResponse::Ok().json(records::folder(state, &company, &organization, &folder).await?))
 }
 

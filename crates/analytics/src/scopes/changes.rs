@@ -10,6 +10,7 @@ use common::db::Tx;
 use common::search::Scope;
 use messages::v1::DeleteScope;
 use scoring::model::FolderSettings;
+use scoring::names::{CompanyName, FolderName, OrgName};
 
 use super::usable;
 use crate::error::AnalyticsError;
@@ -36,7 +37,7 @@ fn exists(what: &str) -> AnalyticsError {
 /// Creates or renames company `company`.
 pub async fn write_company(
     state: &AnalyticsState,
-    company: &str,
+    company: &CompanyName,
     name: &str,
     mode: Mode,
 ) -> Result<(), AnalyticsError> {
@@ -66,7 +67,8 @@ pub async fn write_company(
 /// Creates organization `organization` of `company`, or sets its time zone.
 pub async fn write_organization(
     state: &AnalyticsState,
-    (company, organization): (&str, &str),
+    company: &CompanyName,
+    organization: &OrgName,
     timezone: &str,
     mode: Mode,
 ) -> Result<(), AnalyticsError> {
@@ -101,7 +103,9 @@ pub async fn write_organization(
 /// Creates folder `folder` of an organization with `settings` (checked), or replaces its settings.
 pub async fn write_folder(
     state: &AnalyticsState,
-    (company, organization, folder): (&str, &str, &str),
+    company: &CompanyName,
+    organization: &OrgName,
+    folder: &FolderName,
     mut settings: FolderSettings,
     mode: Mode,
 ) -> Result<(), AnalyticsError> {
@@ -129,7 +133,6 @@ pub async fn write_folder(
             usable(&existing.status, &what)?;
             let before = existing.usable_settings()?;
             store::set_folder_settings(&mut tx, company, organization, folder, &text).await?;
-            let path = (company, organization, folder);
             // The values of fields no longer configured leave the database and, through a reindex of
             // the calls that had them, the search index, with the change: the folder's owner stopped
             // keeping them, and they may be personal data.
@@ -141,7 +144,7 @@ pub async fn write_folder(
                 .collect();
             let had = store::remove_folder_fields(&mut tx, company, organization, folder, &dropped)
                 .await?;
-            outbox::reindex_calls(state, &mut tx, path, &had).await?;
+            outbox::reindex_calls(state, &mut tx, company, organization, folder, &had).await?;
             // Its calls are scored by other applications now: a rescore job, committed with the change.
             if before.apps != settings.apps {
                 outbox::rescore_folder(state, &mut tx, company, organization, folder).await?;

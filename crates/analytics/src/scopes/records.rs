@@ -5,6 +5,7 @@
 use analytics_store::{self as store, FolderRow, STATUS_DELETING};
 use common::search::Scope;
 use scoring::model::{CompanyRecord, FolderRecord, FolderSettings, OrganizationRecord};
+use scoring::names::{CompanyName, FolderName, OrgName};
 
 use super::{company_scope, folder_scope, organization_scope};
 use crate::error::AnalyticsError;
@@ -13,7 +14,7 @@ use crate::state::AnalyticsState;
 /// The company's record; 404 when there is none.
 pub async fn company(
     state: &AnalyticsState,
-    company: &str,
+    company: &CompanyName,
 ) -> Result<CompanyRecord, AnalyticsError> {
     let row = store::get_company(&state.db, company)
         .await?
@@ -31,8 +32,8 @@ pub async fn company(
 /// The organization's record; 404 when there is none.
 pub async fn organization(
     state: &AnalyticsState,
-    company: &str,
-    organization: &str,
+    company: &CompanyName,
+    organization: &OrgName,
 ) -> Result<OrganizationRecord, AnalyticsError> {
     let row = store::get_organization(&state.db, company, organization)
         .await?
@@ -50,9 +51,9 @@ pub async fn organization(
 /// The folder's record; 404 when there is none.
 pub async fn folder(
     state: &AnalyticsState,
-    company: &str,
-    organization: &str,
-    folder: &str,
+    company: &CompanyName,
+    organization: &OrgName,
+    folder: &FolderName,
 ) -> Result<FolderRecord, AnalyticsError> {
     let row = store::get_folder(&state.db, company, organization, folder)
         .await?
@@ -87,7 +88,7 @@ pub struct Deletion {
 /// What of the company is being deleted: itself, its organizations, its folders.
 pub async fn deletions(
     state: &AnalyticsState,
-    company: &str,
+    company: &CompanyName,
 ) -> Result<Vec<Deletion>, AnalyticsError> {
     let mut found = Vec::new();
     let Some(row) = store::get_company(&state.db, company).await? else {
