@@ -7,7 +7,7 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::sql::Statements;
-use super::{CallMetadata, MetadataField};
+use super::{CallMetadata, FieldOf, FieldValue, MetadataField};
 
 /// The call with its pending metadata change (`pending` is `None` when its stored transcript is up to
 /// date); inside a transaction, locked until it ends.
@@ -103,10 +103,10 @@ pub async fn release_calls<'a>(
     dispatch!(h, Statements::release_calls(writer, ids, written))
 }
 
-/// Sets configured fields, `(call, field, value)`; each pair at most once.
+/// Sets configured fields; each call's field at most once.
 pub async fn set_metadata_rows<'a>(
     h: impl Into<Handle<'a>>,
-    rows: &[(&str, &str, &str)],
+    rows: &[FieldValue<'_>],
 ) -> Result<(), StoreError> {
     if rows.is_empty() {
         return Ok(());
@@ -114,10 +114,10 @@ pub async fn set_metadata_rows<'a>(
     dispatch!(h, Statements::set_metadata_rows(rows))
 }
 
-/// Removes fields, `(call, field)`; the calls that had one of them.
+/// Removes fields; the calls that had one of them.
 pub async fn remove_metadata_rows<'a>(
     h: impl Into<Handle<'a>>,
-    rows: &[(&str, &str)],
+    rows: &[FieldOf<'_>],
 ) -> Result<Vec<String>, StoreError> {
     if rows.is_empty() {
         return Ok(Vec::new());

@@ -134,10 +134,10 @@ where
         Ok(())
     }
 
-    /// Sets configured fields, `(call, field, value)`, each pair at most once.
+    /// Sets configured fields, each call's field at most once.
     pub(crate) async fn set_metadata_rows(
         c: &mut D::Connection,
-        rows: &[(&str, &str, &str)],
+        rows: &[FieldValue<'_>],
     ) -> Result<(), StoreError> {
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = format!(
@@ -146,18 +146,18 @@ where
                 tuples(chunk.len(), 3)
             );
             let mut query = sqlx::query::<D>(&sql);
-            for (call, field, value) in chunk {
-                query = query.bind(*call).bind(*field).bind(*value);
+            for row in chunk {
+                query = query.bind(row.call_id).bind(row.field).bind(row.value);
             }
             query.execute(&mut *c).await?;
         }
         Ok(())
     }
 
-    /// Removes fields, `(call, field)`; the calls that had one of them (once per field removed).
+    /// Removes fields; the calls that had one of them (once per field removed).
     pub(crate) async fn remove_metadata_rows(
         c: &mut D::Connection,
-        rows: &[(&str, &str)],
+        rows: &[FieldOf<'_>],
     ) -> Result<Vec<String>, StoreError> {
         let mut removed = Vec::new();
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
@@ -168,8 +168,8 @@ where
             let sql =
                 format!("DELETE FROM analytics_call_metadata WHERE {matches} RETURNING call_id");
             let mut query = sqlx::query_scalar::<D, String>(&sql);
-            for (call, field) in chunk {
-                query = query.bind(*call).bind(*field);
+            for row in chunk {
+                query = query.bind(row.call_id).bind(row.field);
             }
             removed.extend(query.fetch_all(&mut *c).await?);
         }

@@ -299,6 +299,21 @@ pub struct MetadataField {
     pub value: String,
 }
 
+/// A configured field of a call to set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldValue<'a> {
+    pub call_id: &'a str,
+    pub field: &'a str,
+    pub value: &'a str,
+}
+
+/// A configured field of a call to remove.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldOf<'a> {
+    pub call_id: &'a str,
+    pub field: &'a str,
+}
+
 /// What a transcription request leaves in the object store, by the request's id (`request_keys`); an
 /// empty key when there is none.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

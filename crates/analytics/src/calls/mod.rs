@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::error::AnalyticsError;
 use crate::outbox;
 use crate::state::AnalyticsState;
-use analytics_store::{self as store, CallRow};
+use analytics_store::{self as store, CallRow, FieldValue};
 use scoring::model::{parse_timezone, FolderSettings, Stamp, Transcript};
 
 /// Who a new call is and where it goes.
@@ -165,7 +165,11 @@ pub async fn insert_many(
         rows.push(row);
         for (field, value) in call.metadata {
             if settings.configures(field) {
-                fields.push((row.id.as_str(), field.as_str(), value.as_str()));
+                fields.push(FieldValue {
+                    call_id: &row.id,
+                    field,
+                    value,
+                });
             }
         }
         messages.push(outbox::reindex_message(row));

@@ -19,7 +19,7 @@ use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
 use crate::outbox;
 use crate::state::AnalyticsState;
-use analytics_store::{self as store, CallRow};
+use analytics_store::{self as store, CallRow, FieldOf, FieldValue};
 use common::db::Tx;
 use scoring::model::{stored_metadata, FolderSettings};
 
@@ -172,8 +172,12 @@ async fn write(
         let id = working.row.id.as_str();
         for (field, value) in &working.fields {
             match value {
-                Some(value) => set.push((id, field.as_str(), value.as_str())),
-                None => removed.push((id, field.as_str())),
+                Some(value) => set.push(FieldValue {
+                    call_id: id,
+                    field,
+                    value,
+                }),
+                None => removed.push(FieldOf { call_id: id, field }),
             }
         }
         whole.push(serde_json::to_string(metadata).map_err(AnalyticsError::internal)?);
