@@ -344,14 +344,19 @@ pub async fn move_category_rollups(db: &Database) -> Result<usize, StoreError> {
     }
 }
 
-/// The folder's calls (company, organization, folder), and how many of them are scored with the
-/// fingerprint `scoring`: a rescoring is done when the two are equal.
+/// The folder's calls, and how many of them are scored with the fingerprint `scoring`: a rescoring is
+/// done when the two are equal.
 pub async fn scoring_progress<'a>(
     h: impl Into<Handle<'a>>,
-    folder: [&str; 3],
+    company: &str,
+    organization: &str,
+    folder: &str,
     scoring: &str,
-) -> Result<(i64, i64), StoreError> {
-    dispatch!(h, Statements::scoring_progress(folder, scoring))
+) -> Result<ScoringProgress, StoreError> {
+    dispatch!(
+        h,
+        Statements::scoring_progress(company, organization, folder, scoring)
+    )
 }
 
 /// The company's totals from the rollups, then from the per-call rows they sum; equal when every scored

@@ -299,6 +299,13 @@ pub struct MetadataField {
     pub value: String,
 }
 
+/// A folder's calls, and how many of them are scored with a given fingerprint (`scoring_progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoringProgress {
+    pub calls: i64,
+    pub scored: i64,
+}
+
 /// A configured field of a call to set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldValue<'a> {

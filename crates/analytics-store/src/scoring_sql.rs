@@ -5,7 +5,7 @@
 use common::db::{Binds, Dialect, Reads, StoreError};
 
 use crate::rollups::{CategoryDayDelta, CategoryDayKey, RollupChanges, RollupTotals};
-use crate::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow};
+use crate::rows::{CallFactsRow, CallRow, CallScoreRow, FolderRow, ScoringProgress};
 use crate::scorecards;
 use crate::sql::{placeholders, tuples, Statements, ROWS_PER_STATEMENT};
 
@@ -356,21 +356,24 @@ where
     /// The folder's calls, and how many of them are scored with `scoring`.
     pub(crate) async fn scoring_progress(
         c: &mut D::Connection,
-        folder: [&str; 3],
+        company: &str,
+        organization: &str,
+        folder: &str,
         scoring: &str,
-    ) -> Result<(i64, i64), StoreError> {
-        Ok(sqlx::query_as::<D, (i64, i64)>(
+    ) -> Result<ScoringProgress, StoreError> {
+        let (calls, scored) = sqlx::query_as::<D, (i64, i64)>(
             "SELECT CAST(COUNT(*) AS BIGINT), \
              CAST(COALESCE(SUM(CASE WHEN f.scoring = $4 THEN 1 ELSE 0 END), 0) AS BIGINT) \
              FROM analytics_calls c LEFT JOIN analytics_call_facts f ON f.call_id = c.id \
              WHERE c.company = $1 AND c.organization = $2 AND c.folder = $3",
         )
-        .bind(folder[0])
-        .bind(folder[1])
-        .bind(folder[2])
+        .bind(company)
+        .bind(organization)
+        .bind(folder)
         .bind(scoring)
         .fetch_one(&mut *c)
-        .await?)
+        .await?;
+        Ok(ScoringProgress { calls, scored })
     }
 
     /// The company's totals, once from the rollups and once from the per-call rows they sum: the two agree

@@ -68,17 +68,19 @@ pub async fn rescoring(
             continue;
         }
         let current = fingerprint(&app_rows(&state, None, &company, &settings.apps).await?);
-        let (calls, scored) = store::scoring_progress(
+        let progress = store::scoring_progress(
             &state.db,
-            [&company, &folder.organization, &folder.folder],
+            &company,
+            &folder.organization,
+            &folder.folder,
             &current,
         )
         .await?;
         folders.push(FolderProgress {
             organization: folder.organization,
             folder: folder.folder,
-            calls,
-            scored,
+            calls: progress.calls,
+            scored: progress.scored,
         });
     }
     Ok(HttpResponse::Ok().json(RescoringProgress {
