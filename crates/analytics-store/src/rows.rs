@@ -97,15 +97,28 @@ pub struct CallRow {
     pub audio_seconds: f64,
 }
 
+/// A folder by its company, organization and name: what calls are grouped by where each of a batch's
+/// folders is read once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FolderKey<'a> {
+    pub company: &'a str,
+    pub organization: &'a str,
+    pub folder: &'a str,
+}
+
 impl CallRow {
     /// Where the call's transcript is kept in the object store.
     pub fn transcript_key(&self) -> String {
         format!("{}transcript.json", self.object_prefix())
     }
 
-    /// The company, organization and folder the call is in.
-    pub fn folder_key(&self) -> (&str, &str, &str) {
-        (&self.company, &self.organization, &self.folder)
+    /// The folder the call is in.
+    pub fn folder_key(&self) -> FolderKey<'_> {
+        FolderKey {
+            company: &self.company,
+            organization: &self.organization,
+            folder: &self.folder,
+        }
     }
 
     /// The prefix of every object of the call (its transcript, its audio).

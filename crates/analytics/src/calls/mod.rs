@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::error::AnalyticsError;
 use crate::outbox;
 use crate::state::AnalyticsState;
-use analytics_store::{self as store, CallRow, FieldValue};
+use analytics_store::{self as store, CallRow, FieldValue, FolderKey};
 use scoring::model::{parse_timezone, FolderSettings, Stamp, Transcript};
 
 /// Who a new call is and where it goes.
@@ -136,13 +136,13 @@ pub async fn insert_many(
     tx: &mut Tx,
     calls: &[NewCall<'_>],
 ) -> Result<Vec<Result<(), AnalyticsError>>, AnalyticsError> {
-    let mut folders: HashMap<(&str, &str, &str), Result<FolderSettings, AnalyticsError>> =
-        HashMap::new();
+    let mut folders: HashMap<FolderKey, Result<FolderSettings, AnalyticsError>> = HashMap::new();
     for call in calls {
         let row = call.row;
         let key = row.folder_key();
         if let Entry::Vacant(entry) = folders.entry(key) {
-            let folder = store::get_folder(&mut *tx, key.0, key.1, key.2).await?;
+            let folder =
+                store::get_folder(&mut *tx, key.company, key.organization, key.folder).await?;
             entry.insert(match folder {
                 Some(folder) => folder.usable_settings().map_err(AnalyticsError::from),
                 None => Err(AnalyticsError::scope_not_found(&row.folder)),

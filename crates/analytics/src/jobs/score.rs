@@ -22,7 +22,9 @@ use crate::worker::{outcomes_by_call, settle, settle_all, JobError};
 use analytics_store::rollups::{
     AgentDayDelta, AgentDayKey, CategoryDayDelta, CategoryDayKey, RollupChanges,
 };
-use analytics_store::{self as store, AppRow, CallFactsRow, CallRow, CallScoreRow, STATUS_OK};
+use analytics_store::{
+    self as store, AppRow, CallFactsRow, CallRow, CallScoreRow, FolderKey, STATUS_OK,
+};
 use scoring::apps::CompiledApp;
 use scoring::model::utterances::{turns, StoredCall};
 use scoring::model::{AppScores, CallFacts, FolderSettings};
@@ -309,12 +311,19 @@ pub async fn write(state: &AnalyticsState, scored: &[Scored]) -> Result<(), Anal
     // Read after the calls are locked, in the transaction: an application or folder change committed
     // from here on publishes a rescore job, which waits for these locks and then finds what this
     // transaction wrote outdated.
-    let mut current: BTreeMap<(&str, &str, &str), Option<String>> = BTreeMap::new();
+    let mut current: BTreeMap<FolderKey, Option<String>> = BTreeMap::new();
     for s in scored.iter().filter(|s| existing.contains(&s.call.id)) {
         let key = s.call.folder_key();
         if let std::collections::btree_map::Entry::Vacant(entry) = current.entry(key) {
             // Only the rows: compiling is no work for a transaction holding locks.
-            let rows = folder_app_rows(state, Some(&mut tx), key.0, key.1, key.2).await?;
+            let rows = folder_app_rows(
+                state,
+                Some(&mut tx),
+                key.company,
+                key.organization,
+                key.folder,
+            )
+            .await?;
             entry.insert(rows.map(|rows| fingerprint(&rows)));
         }
     }
