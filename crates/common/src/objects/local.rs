@@ -81,7 +81,7 @@ impl LocalDirectory {
             }
             let _turn = hold(&lock)?;
             if let Some(expected) = expected {
-                let current = read(&target)?.map(|bytes| version_of(&bytes));
+                let current = read(&target, None)?.map(|bytes| version_of(&bytes));
                 if current != Some(expected) {
                     let _ = std::fs::remove_file(&temp);
                     return Ok(false);
@@ -152,15 +152,38 @@ fn version_of(bytes: &[u8]) -> Version {
     Version(format!("{:x}", Sha256::digest(bytes)))
 }
 
-/// The object at `path`, or None (nothing there, or a directory of other keys).
-fn read(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        // A key that names a directory of other keys is no object.
-        Err(_) if path.is_dir() => Ok(None),
-        Err(e) => Err(e),
+/// The object at `path` opened for reading, or None (nothing there, or a directory of other keys).
+fn open(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) if path.is_dir() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // A key that names a directory of other keys is no object.
+    if file.metadata()?.is_dir() {
+        return Ok(None);
     }
+    Ok(Some(file))
+}
+
+/// The bytes `range` of the object at `path` (all of them without one), or None.
+fn read(path: &Path, range: Option<Range<u64>>) -> std::io::Result<Option<Vec<u8>>> {
+    let Some(mut file) = open(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    match range {
+        Some(range) => {
+            file.seek(SeekFrom::Start(range.start))?;
+            file.take(range.end.saturating_sub(range.start))
+                .read_to_end(&mut bytes)?;
+        }
+        None => {
+            file.read_to_end(&mut bytes)?;
+        }
+    }
+    Ok(Some(bytes))
 }
 
 /// Flushes to disk everything written to the file system that holds `root`: one call for any number
@@ -243,7 +266,7 @@ impl ObjectStore for LocalDirectory {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
         check_key(key)?;
         let path = self.path(key);
-        blocking(move || read(&path)).await
+        blocking(move || read(&path, None)).await
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError> {
@@ -265,31 +288,14 @@ impl ObjectStore for LocalDirectory {
     ) -> Result<Option<Vec<u8>>, ObjectError> {
         check_key(key)?;
         let path = self.path(key);
-        blocking(move || {
-            let mut file = match std::fs::File::open(&path) {
-                Ok(file) => file,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(_) if path.is_dir() => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            // A key that names a directory of other keys is no object.
-            if file.metadata()?.is_dir() {
-                return Ok(None);
-            }
-            file.seek(SeekFrom::Start(range.start))?;
-            let mut bytes = Vec::new();
-            file.take(range.end.saturating_sub(range.start))
-                .read_to_end(&mut bytes)?;
-            Ok(Some(bytes))
-        })
-        .await
+        blocking(move || read(&path, Some(range))).await
     }
 
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
         check_key(key)?;
         let path = self.path(key);
         blocking(move || {
-            Ok(read(&path)?.map(|bytes| {
+            Ok(read(&path, None)?.map(|bytes| {
                 let version = version_of(&bytes);
                 (bytes, version)
             }))

@@ -130,20 +130,30 @@ impl S3Store {
         }
     }
 
-    /// The object under `key` and its ETag, if the answer has one; None when there is no object.
-    async fn fetch(&self, key: &str) -> Result<Option<(Vec<u8>, Option<String>)>, ObjectError> {
+    /// The object under `key` (or the non-empty `range` of it) and its ETag, if the answer has one;
+    /// None when there is no object. A range that starts at or past the end of an object that is there
+    /// gives no bytes.
+    async fn fetch(
+        &self,
+        key: &str,
+        range: Option<Range<u64>>,
+    ) -> Result<Option<(Vec<u8>, Option<String>)>, ObjectError> {
         check_key(key)?;
-        let object = match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .send()
-            .await
-        {
+        let asked = self.client.get_object().bucket(&self.bucket).key(key);
+        let asked = match &range {
+            Some(range) => asked.range(format!("bytes={}-{}", range.start, range.end - 1)),
+            None => asked,
+        };
+        let object = match asked.send().await {
             Ok(object) => object,
             Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
                 return Ok(None)
+            }
+            // 416: the range starts at or past the end of an object that is there.
+            Err(SdkError::ServiceError(e))
+                if range.is_some() && e.raw().status().as_u16() == 416 =>
+            {
+                return Ok(Some((Vec::new(), None)))
             }
             Err(err) => return Err(service_error(&format!("reading {key}"), err)),
         };
@@ -173,7 +183,7 @@ impl ObjectStore for S3Store {
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
-        Ok(self.fetch(key).await?.map(|(bytes, _)| bytes))
+        Ok(self.fetch(key, None).await?.map(|(bytes, _)| bytes))
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, ObjectError> {
@@ -199,35 +209,10 @@ impl ObjectStore for S3Store {
         key: &str,
         range: Range<u64>,
     ) -> Result<Option<Vec<u8>>, ObjectError> {
-        check_key(key)?;
         if range.is_empty() {
             return Ok(self.size(key).await?.map(|_| Vec::new()));
         }
-        let object = match self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .range(format!("bytes={}-{}", range.start, range.end - 1))
-            .send()
-            .await
-        {
-            Ok(object) => object,
-            Err(err) if matches!(err.as_service_error(), Some(GetObjectError::NoSuchKey(_))) => {
-                return Ok(None)
-            }
-            // 416: the range starts at or past the end of an object that is there.
-            Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 416 => {
-                return Ok(Some(Vec::new()))
-            }
-            Err(err) => return Err(service_error(&format!("reading part of {key}"), err)),
-        };
-        let body = object
-            .body
-            .collect()
-            .await
-            .map_err(|e| ObjectError::Service(format!("reading part of {key}: {e}")))?;
-        Ok(Some(body.into_bytes().to_vec()))
+        Ok(self.fetch(key, Some(range)).await?.map(|(bytes, _)| bytes))
     }
 
     async fn put_if(
@@ -258,7 +243,7 @@ impl ObjectStore for S3Store {
     }
 
     async fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
-        let Some((bytes, tag)) = self.fetch(key).await? else {
+        let Some((bytes, tag)) = self.fetch(key, None).await? else {
             return Ok(None);
         };
         // A plain read does without the ETag; a conditional write cannot.
