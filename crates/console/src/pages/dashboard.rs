@@ -100,14 +100,17 @@ pub struct AppFigures<'a> {
     /// The agents and the categories the answer names, in its order.
     pub agents: Vec<Cow<'a, str>>,
     pub categories: Vec<Cow<'a, str>>,
+    /// Each agent's place in `agents` (its line in a trend chart).
+    lines: HashMap<Cow<'a, str>, usize>,
 }
 
 impl<'a> AppFigures<'a> {
     pub fn of(app: &str, days: Vec<AppDay<'a>>) -> AppFigures<'a> {
-        let (mut agents, mut seen_agents) = (Vec::new(), HashSet::new());
+        let (mut agents, mut lines) = (Vec::new(), HashMap::new());
         let (mut categories, mut seen_categories) = (Vec::new(), HashSet::new());
         for figures in days.iter().flat_map(|day| &day.agents) {
-            if seen_agents.insert(figures.agent.clone()) {
+            if !lines.contains_key(&figures.agent) {
+                lines.insert(figures.agent.clone(), agents.len());
                 agents.push(figures.agent.clone());
             }
             for (category, _) in &figures.categories {
@@ -121,6 +124,7 @@ impl<'a> AppFigures<'a> {
             days,
             agents,
             categories,
+            lines,
         }
     }
 
@@ -130,12 +134,6 @@ impl<'a> AppFigures<'a> {
 
     /// A trend line per agent of the category's (or, without one, `overall`'s) hit/miss ratio.
     pub fn trend(&self, index: usize, category: Option<&str>) -> Chart {
-        let line: HashMap<&str, usize> = self
-            .agents
-            .iter()
-            .enumerate()
-            .map(|(line, agent)| (agent.as_ref(), line))
-            .collect();
         let mut texts = vec![vec![String::new(); self.days.len()]; self.agents.len()];
         for (column, day) in self.days.iter().enumerate() {
             for figures in &day.agents {
@@ -143,7 +141,7 @@ impl<'a> AppFigures<'a> {
                     Some(category) => figures.hitmiss(category),
                     None => &figures.overall.hitmiss,
                 };
-                texts[line[figures.agent.as_ref()]][column] = hitmiss.text();
+                texts[self.lines[&figures.agent]][column] = hitmiss.text();
             }
         }
         Chart {
