@@ -1,7 +1,7 @@
 //! A call's metadata (docs/analytics-api.md, Metadata): its configured fields' rows, and on the call's
 //! row its `last_modified`, its whole metadata as the last change left it with whether the metadata
 //! worker has written that into the stored transcript yet (a change is pending until it has), and the
-//! worker's claim. The batch forms serve the metadata requests committed together (`analytics::metadata`).
+//! worker's claim. The batch forms serve the metadata requests committed together (`analytics_core::metadata`).
 
 use common::db::{Handle, StoreError};
 use common::dispatch;

@@ -1,6 +1,6 @@
 //! The statements on a call's metadata, written once for both databases: the configured fields' rows, and the call's
 //! `last_modified` with its pending change. The `_rows` and `calls` forms take a whole batch of metadata
-//! requests in one statement each (`analytics::metadata::batch`), since on SQLite every statement is a
+//! requests in one statement each (`analytics_core::metadata::batch`), since on SQLite every statement is a
 //! hand-off to the database's thread and on PostgreSQL a round trip.
 
 use common::db::{Binds, Dialect, Reads, StoreError};

@@ -1,28 +1,10 @@
-//! The transcript analytics service: configuration of companies, organizations and folders, calls added
-//! to folders, their metadata and search, with the bus workers that keep the search index up to date and
-//! carry out deletions (docs/analytics-api.md). Its tables are the `analytics-store` crate's, its rules the
-//! `scoring` crate's; it reaches the object store, the search index and the bus through the ports of
-//! `common`, whose adapters `ports` picks from the configuration.
+//! The transcript analytics service (docs/analytics-api.md): the core (`analytics-core`: configuration,
+//! calls, metadata, search, applications, scores and statistics) and transcription (`transcription`)
+//! served as one API with one OpenAPI document, with the web console beside them, and the bus workers of
+//! both on one stop signal. This crate only puts them together: migrations, adapters, routes, workers
+//! and probes.
 
-pub mod access;
-pub mod apps;
-pub mod calls;
-pub mod config;
-pub mod error;
-pub mod group_commit;
-pub mod jobs;
-pub mod metadata;
 pub mod openapi;
-pub mod orphans;
-pub mod outbox;
-pub mod ports;
-pub mod provision;
-pub mod routes;
-pub mod scopes;
-pub mod state;
-pub mod topics;
-pub mod transcription;
-pub mod worker;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -36,8 +18,10 @@ use common::db::Database;
 use common::http::{serve, HttpMetrics, Readiness, ServerSpec};
 use common::service::Service;
 
-pub use config::AnalyticsConfig;
-pub use state::{AnalyticsState, Ports};
+use analytics_core::worker::Workers;
+use analytics_core::{jobs, ports};
+pub use analytics_core::{AnalyticsConfig, AnalyticsState, Ports};
+use transcription::TranscriptionState;
 
 /// The OpenAPI document of the analytics service, generated from its handlers and types.
 pub fn openapi() -> utoipa::openapi::OpenApi {
@@ -45,7 +29,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// The console's runner of a page's CPU work: a job of the matching pool in the company's turn.
-fn pages_runner(pool: apps::pool::MatchPool) -> console::offload::Runner {
+fn pages_runner(pool: analytics_core::apps::pool::MatchPool) -> console::offload::Runner {
     std::sync::Arc::new(move |company: &str, job: console::offload::Job| {
         let (pool, company) = (pool.clone(), company.to_string());
         Box::pin(async move { pool.run(&company, job).await.map_err(|e| e.to_string()) })
@@ -56,6 +40,8 @@ fn pages_runner(pool: apps::pool::MatchPool) -> console::offload::Runner {
 #[derive(Clone)]
 pub struct AnalyticsService {
     pub state: web::Data<AnalyticsState>,
+    /// Transcription's recognizer and callback client, on the same state.
+    pub transcription: web::Data<TranscriptionState>,
     /// The web console, served beside the API (none without a server key to derive its keys from).
     pub console: Option<web::Data<console::Console>>,
 }
@@ -68,18 +54,36 @@ impl AnalyticsService {
         ports: Ports,
     ) -> anyhow::Result<AnalyticsService> {
         let (settings, key) = (config.console(), config.common.secret().ok());
-        let state = web::Data::new(AnalyticsState::new(config, db.clone(), ports)?);
+        let state = web::Data::new(AnalyticsState::new(config, db.clone(), ports));
+        let transcription = web::Data::new(TranscriptionState::new(state.clone().into_inner())?);
         // The console's pages do their CPU work on the matching pool, a fair share per company.
         let console = key.map(|key| {
             let runner = pages_runner(state.matching.clone());
             web::Data::new(console::Console::new(settings, db, &key, runner))
         });
-        Ok(AnalyticsService { state, console })
+        Ok(AnalyticsService {
+            state,
+            transcription,
+            console,
+        })
     }
 
-    /// Starts the bus workers (reindexing, deletions) on this process.
-    pub fn spawn_workers(&self) -> worker::Workers {
-        jobs::spawn(self.state.clone().into_inner())
+    /// Starts the bus workers of the configured topics, the core's and transcription's, on this process.
+    pub fn spawn_workers(&self) -> Workers {
+        let mut workers = Workers::new();
+        jobs::spawn(self.state.clone().into_inner(), &mut workers);
+        transcription::jobs::spawn(self.transcription.clone().into_inner(), &mut workers);
+        workers
+    }
+
+    /// The RabbitMQ relay's window of every topic by name, as its workers take them.
+    pub fn windows() -> Vec<(String, u32)> {
+        let mut windows = jobs::windows();
+        windows.extend(transcription::jobs::windows());
+        windows
+            .into_iter()
+            .map(|(topic, window)| (topic.name().to_string(), window))
+            .collect()
     }
 
     /// Serves only the operational endpoints (`/healthz`, `/readyz`, `/metrics`), for a process that runs
@@ -90,6 +94,7 @@ impl AnalyticsService {
 
     fn serve_with(&self, listener: TcpListener, api: bool) -> std::io::Result<Server> {
         let state = self.state.clone();
+        let transcription = self.transcription.clone();
         let console = self.console.clone();
         let probe = state.clone();
         let counted = state.clone().into_inner();
@@ -129,12 +134,14 @@ impl AnalyticsService {
                 ),
             workers: state.config.common.workers,
             limits: state.config.common.http_limits(),
-            answer: error::server_answer,
+            answer: analytics_core::error::server_answer,
         };
         serve(spec, listener, move |cfg| {
             cfg.app_data(state.clone());
+            cfg.app_data(transcription.clone());
             if api {
-                cfg.configure(routes::configure);
+                cfg.configure(analytics_core::routes::configure);
+                cfg.configure(transcription::routes::configure);
                 if let Some(console) = &console {
                     cfg.configure(console::configure(console.clone()));
                 }
@@ -188,11 +195,31 @@ impl Service for AnalyticsService {
         db: Database,
     ) -> anyhow::Result<AnalyticsService> {
         Self::migrate(&db).await?;
-        let ports = ports::from_config(&config, &db).await?;
+        let ports = ports::from_config(&config, &db, Self::windows()).await?;
         AnalyticsService::with_ports(config, db, ports)
     }
 
     fn serve(&self, listener: TcpListener) -> std::io::Result<Server> {
         self.serve_with(listener, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use analytics_core::topics::Topic;
+
+    /// Every topic has one relay window, given by the crate whose workers take it.
+    #[test]
+    fn every_topic_has_one_window() {
+        let windows = super::AnalyticsService::windows();
+        for topic in Topic::ALL {
+            let given = windows.iter().filter(|(name, _)| name == topic.name());
+            assert_eq!(given.count(), 1, "{}: {windows:?}", topic.name());
+        }
+        assert_eq!(windows.len(), Topic::ALL.len(), "{windows:?}");
+        assert!(
+            windows.iter().all(|(_, window)| *window >= 1),
+            "{windows:?}"
+        );
     }
 }

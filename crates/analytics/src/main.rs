@@ -25,7 +25,7 @@ async fn main() -> anyhow::Result<()> {
             let limit = limit.map(|l| l.parse::<u64>()).transpose()?;
             let service = AnalyticsService::connect(config).await?;
             let replay = command == "replay-dead";
-            return analytics::jobs::dead::command(&service.state, replay, topic, limit).await;
+            return analytics_core::jobs::dead::command(&service.state, replay, topic, limit).await;
         }
         Some(other) => anyhow::bail!(
             "unknown command {other:?}: run with no argument, or `worker`, `dead-letters <topic> \

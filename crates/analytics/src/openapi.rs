@@ -1,13 +1,13 @@
-//! The OpenAPI document of the analytics API, generated from the handlers' annotations and the request and
-//! response types (docs/analytics-api.md).
+//! The OpenAPI document of the analytics API, generated from the handlers' annotations (the core's and
+//! transcription's) and the request and response types (docs/analytics-api.md).
 
 use utoipa::OpenApi;
 
-use crate::routes::{
-    appmatches, apps, appstats, callback_secret, calls, config, jobs, metadata, phrases, rescoring,
-    search, stats, transcribe,
+use analytics_core::routes::{
+    appmatches, apps, appstats, calls, config, metadata, phrases, rescoring, search, stats,
 };
 use scoring::names;
+use transcription::routes::{callback_secret, jobs, transcribe};
 
 /// The document `GET /openapi.json` serves, with the operational endpoints every service has. Every
 /// operation of the API takes the access token in the `Authorization: Bearer` header or the `token` query

@@ -10,8 +10,8 @@ use common::db::Database;
 use common::service::Service;
 use common::testing::loopback_listener;
 
-use crate::worker::Workers;
 use crate::{AnalyticsConfig, AnalyticsService};
+use analytics_core::worker::Workers;
 
 pub struct TestAnalytics {
     /// Base URL, e.g. `http://127.0.0.1:40123`.

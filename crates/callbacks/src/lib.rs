@@ -4,7 +4,7 @@
 //! that was not stored. Each attempt is signed with the company's secrets as they stand (`sign`,
 //! `secrets`), goes only to addresses the operator allows
 //! (`guard`, checked on the addresses actually connected to), and is retried with doubling waits until
-//! the receiver answers 2xx or the request's attempt limit is reached (the analytics service's
+//! the receiver answers 2xx or the request's attempt limit is reached (the transcription crate's
 //! `jobs::callback`). Each receiver takes a few posts at once at most (`destinations`), so a slow one
 //! cannot hold every delivery slot. No HTTP server and no bus here: this crate is what a delivery needs.
 
@@ -66,13 +66,20 @@ pub struct CallbackSettings {
     pub posts_per_receiver: usize,
 }
 
+impl CallbackSettings {
+    /// The addresses callbacks may go to.
+    pub fn addresses(&self) -> AddressPolicy {
+        AddressPolicy {
+            allow_loopback: self.allow_loopback,
+            allow_private: self.allow_private,
+        }
+    }
+}
+
 impl Deliverer {
     /// The deliverer of `config`; `server_key` derives the companies' secrets.
     pub fn new(config: &CallbackSettings, server_key: Option<SecretKey>) -> Deliverer {
-        let policy = AddressPolicy {
-            allow_loopback: config.allow_loopback,
-            allow_private: config.allow_private,
-        };
+        let policy = config.addresses();
         let client = reqwest::Client::builder()
             .dns_resolver(GuardedResolver::shared(policy))
             // A redirect could lead anywhere, the guard's ranges included: a 3xx is a failed attempt.

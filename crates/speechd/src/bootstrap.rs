@@ -49,7 +49,8 @@ pub async fn run(platform: &Platform, company: &str, redirect_uri: &str) -> anyh
     // client's sign-in callback is registered there, and the service checks it against the same setting.
     let console_url = platform.analytics.console().public_url;
     ensure_console_client(&mut tx, &secret, company, &console_url).await?;
-    let (organization, folder) = analytics::provision::ensure_defaults(&mut tx, company).await?;
+    let (organization, folder) =
+        analytics_core::provision::ensure_defaults(&mut tx, company).await?;
     let project = ingest::store::ensure_project(&mut tx, company, DEFAULT_PROJECT).await?;
     // The company's current callback secret, rotated or not (the overlap plays no part in it).
     let signing =

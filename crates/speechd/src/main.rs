@@ -106,12 +106,12 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::DeadLetters { topic, limit } => {
             let service = platform.analytics().await?;
-            analytics::jobs::dead::command(&service.state, false, &topic, limit).await
+            analytics_core::jobs::dead::command(&service.state, false, &topic, limit).await
         }
         Command::ReplayDead { topic, limit } => {
             let _telemetry = common::telemetry::init("speechd", "text");
             let service = platform.analytics().await?;
-            analytics::jobs::dead::command(&service.state, true, &topic, limit).await
+            analytics_core::jobs::dead::command(&service.state, true, &topic, limit).await
         }
         Command::RotateKeys { company } => {
             let _telemetry = common::telemetry::init("speechd", "text");

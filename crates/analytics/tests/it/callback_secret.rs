@@ -3,10 +3,10 @@
 //! do either: only the company's own tokens with `analytics:write`, each rotation counted once however
 //! many run at once.
 
-use analytics::jobs::callback::{attempt, Attempt};
 use callbacks::sign::CallbackSecret;
 use messages::v1::CallbackDelivery;
 use serde_json::{json, Value};
+use transcription::jobs::callback::{attempt, Attempt};
 
 use crate::receiver::{Received, Receiver};
 use crate::stack_tests;
@@ -41,7 +41,7 @@ async fn post(world: &World, receiver: &Receiver, id: &str) -> Received {
         request_id: uuid::Uuid::new_v4().to_string(),
         max_attempts: 1,
     };
-    let outcome = attempt(&world.analytics.service.state, &job).await;
+    let outcome = attempt(&world.analytics.service.transcription, &job).await;
     assert!(matches!(outcome, Attempt::Delivered(200)), "{outcome:?}");
     let posts = receiver.received();
     assert_eq!(posts.len(), before + 1);

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use analytics::jobs::callback::{attempt, Attempt};
 use callbacks::sign::CallbackSecret;
 use common::bus::RetryPolicy;
 use messages::v1::CallbackDelivery;
 use serde_json::Value;
+use transcription::jobs::callback::{attempt, Attempt};
 
 use crate::receiver::Receiver;
 use crate::stack_tests;
@@ -222,7 +222,7 @@ async fn the_address_is_checked_again_when_posting(stack: Stack) {
     // by a worker that does not allow it: the receiver never sees the post.
     let strict = World::new(stack).await;
     let receiver = Receiver::start(0).await;
-    let state = &strict.analytics.service.state;
+    let state = &strict.analytics.service.transcription;
     for url in [
         receiver.url.clone(),
         receiver.url.replace("127.0.0.1", "localhost"),

@@ -2,7 +2,7 @@
 //! its configured metadata in the database; the answer carries the request and call ids; audio gets a
 //! clear 415 for now; a malformed transcript is refused with the path of what is wrong and stores nothing.
 
-use analytics::calls::batch::queue_key;
+use analytics_core::calls::batch::queue_key;
 use analytics_store as store;
 use common::search::Scope;
 use serde_json::json;

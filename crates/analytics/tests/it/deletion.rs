@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use analytics::jobs::delete::delete_batch;
+use analytics_core::jobs::delete::delete_batch;
 use analytics_store as store;
 use common::search::Scope;
 use messages::v1::DeleteScope;

@@ -157,8 +157,9 @@ async fn a_recognizer_that_cannot_be_built_is_an_error_not_a_panic() {
         objects: state.objects.clone(),
         search: state.search.clone(),
     };
-    let Err(error) = analytics::AnalyticsState::new(config, state.db.clone(), ports) else {
-        panic!("a state without a recognizer");
+    let Err(error) = analytics::AnalyticsService::with_ports(config, state.db.clone(), ports)
+    else {
+        panic!("a service without a recognizer");
     };
     assert!(error.to_string().contains("asr_url"), "{error}");
 }

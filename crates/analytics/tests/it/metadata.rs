@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use analytics::jobs::metadata::Claim;
-use analytics::worker::JobError;
+use analytics_core::jobs::metadata::Claim;
+use analytics_core::worker::JobError;
 use analytics_store as store;
 use serde_json::{json, Value};
 
@@ -526,7 +526,7 @@ async fn changes_pending_for_the_transcript_are_where_the_next_request_starts(st
     );
 
     let state = &world.analytics.service.state;
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     let stored = world.stored_transcript(&call).await.unwrap();
@@ -543,7 +543,7 @@ async fn changes_pending_for_the_transcript_are_where_the_next_request_starts(st
         .pending;
     assert_eq!(pending, None, "written: nothing pending");
     // Written once, a second message of the same change changes nothing.
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     assert_eq!(world.stored_transcript(&call).await.unwrap(), stored);
@@ -559,7 +559,7 @@ async fn a_pending_change_of_a_deleted_folder_writes_nothing(stack: Stack) {
         .await;
 
     let state = &world.analytics.service.state;
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     assert!(
@@ -618,7 +618,7 @@ async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Sta
 
     // The workers take their messages: the metadata worker writes what is pending, the reindex worker
     // clears the call's mark before it reads the call.
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     store::clear_reindex_due(&state.db, &[call.as_str()])
@@ -643,7 +643,7 @@ async fn a_stream_of_changes_to_a_call_sends_one_message_of_each_kind(stack: Sta
     patch(json!({"colour": "w"})).await;
     messages_of(&stand_in, metadata, 1).await;
     messages_of(&stand_in, reindex, 0).await;
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     let stored = world.stored_transcript(&call).await.unwrap();
@@ -691,7 +691,7 @@ async fn a_change_committed_while_the_worker_writes_is_announced_and_written_nex
     );
     messages_of(&stand_in, messages::topics::METADATA, 1).await;
 
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     let stored = world.stored_transcript(&call).await.unwrap();
@@ -713,7 +713,7 @@ async fn a_call_being_written_is_left_to_its_writer(stack: Stack) {
     let state = &world.analytics.service.state;
 
     let first = Claim::take(state, &[&call]).await.unwrap();
-    let second = analytics::jobs::metadata::write(state, &call).await;
+    let second = analytics_core::jobs::metadata::write(state, &call).await;
     assert!(
         matches!(&second, Err(JobError::Retry(reason)) if reason.contains("another writer")),
         "{second:?}"
@@ -723,7 +723,7 @@ async fn a_call_being_written_is_left_to_its_writer(stack: Stack) {
         world.stored_transcript(&call).await.unwrap()["metadata"]["colour"],
         "green"
     );
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
 }
@@ -752,7 +752,7 @@ async fn a_deletion_waits_for_a_write_under_way(stack: Stack) {
         "the transcript written before the deletion went with it"
     );
     // A message of the change arriving now writes nothing.
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     assert!(world.stored_transcript(&call).await.is_none());
@@ -768,7 +768,7 @@ async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
-    assert!(analytics::jobs::metadata::write(state, &call)
+    assert!(analytics_core::jobs::metadata::write(state, &call)
         .await
         .is_err());
 
@@ -776,7 +776,7 @@ async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
     store::claim_calls(&state.db, &[&call], "stopped", now, now - 1, true)
         .await
         .unwrap();
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     assert_eq!(
@@ -790,7 +790,7 @@ async fn a_claim_left_by_a_stopped_worker_runs_out(stack: Stack) {
 async fn a_changed_call_is_changed_again_without_reading_its_transcript(stack: Stack) {
     let (world, call, a) = a_call_with_a_pending_change(stack).await;
     let state = &world.analytics.service.state;
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     let key = format!("{COMPANY}/{ORG}/{FOLDER}/{call}/transcript.json");

@@ -123,21 +123,18 @@ async fn a_held_worker_leaves_the_newer_change(stack: Stack, step: Step) {
 
     let state = &world.analytics.service.state;
     let held = HeldStore::new(state.objects.clone(), step);
-    let slow = Arc::new(
-        AnalyticsState::new(
-            state.config.clone(),
-            state.db.clone(),
-            Ports {
-                bus: state.bus.clone(),
-                objects: held.clone(),
-                search: state.search.clone(),
-            },
-        )
-        .expect("the same settings build the state again"),
-    );
+    let slow = Arc::new(AnalyticsState::new(
+        state.config.clone(),
+        state.db.clone(),
+        Ports {
+            bus: state.bus.clone(),
+            objects: held.clone(),
+            search: state.search.clone(),
+        },
+    ));
     let worker = {
         let (slow, call) = (slow.clone(), call.clone());
-        tokio::spawn(async move { analytics::jobs::metadata::write(&slow, &call).await })
+        tokio::spawn(async move { analytics_core::jobs::metadata::write(&slow, &call).await })
     };
     held.reached.notified().await;
 
@@ -150,7 +147,7 @@ async fn a_held_worker_leaves_the_newer_change(stack: Stack, step: Step) {
         .send("PATCH", &path, Some(json!({"colour": "red"})))
         .await;
     assert_eq!(red.status, 200, "{}", red.text);
-    analytics::jobs::metadata::write(state, &call)
+    analytics_core::jobs::metadata::write(state, &call)
         .await
         .unwrap();
     let stored = world.stored_transcript(&call).await.unwrap();

@@ -1,11 +1,11 @@
-//! The sweep of objects nothing owns (`analytics::orphans`). A process killed between writing an
+//! The sweep of objects nothing owns (`analytics_core::orphans`). A process killed between writing an
 //! upload's object and committing its row leaves the object alone in the store; such objects are put
 //! there as that process leaves them, beside a stored call and a transcription request still queued.
 //! The sweep removes only the unowned ones, and only once they are older than the grace period.
 
 use std::time::Duration;
 
-use analytics::orphans::sweep;
+use analytics_core::orphans::sweep;
 
 use crate::stack_tests;
 use crate::support::{transcript, Stack, World, COMPANY, FOLDER, ORG};

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use analytics::jobs;
-use analytics::topics::Topic;
+use analytics_core::jobs;
+use analytics_core::topics::Topic;
 use common::db::Database;
 use serde_json::{json, Value};
 

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use analytics::jobs::rescore;
-use analytics::jobs::score::{score_row, write, FolderApps};
+use analytics_core::jobs::rescore;
+use analytics_core::jobs::score::{score_row, write, FolderApps};
 use analytics_store::{self as store, rollups::RollupTotals};
 use serde_json::{json, Value};
 

@@ -114,7 +114,7 @@ impl ProductionServers {
             db.clone(),
             test_policy(),
             RabbitOptions {
-                windows: analytics::jobs::windows(),
+                windows: analytics::AnalyticsService::windows(),
                 ..self.broker.options()
             },
         )

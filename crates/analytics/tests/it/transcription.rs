@@ -485,7 +485,7 @@ async fn a_job_whose_workers_keep_dying_fails_instead_of_coming_back(stack: Stac
     let (mut world, receiver, request) = queued_with_workers_stopped(stack).await;
     // Workers that started the job and died before it ended, as many as a job has attempts.
     let db = &world.analytics.service.state.db;
-    let max = i64::from(analytics::jobs::transcribe::MAX_ATTEMPTS);
+    let max = i64::from(transcription::jobs::transcribe::MAX_ATTEMPTS);
     for start in 1..=max {
         let counted =
             analytics_store::requests::start_request(db, &request, "2026-11-25T00:00:00Z")

@@ -1,15 +1,10 @@
 //! The outbox's messages: what a change publishes on the bus inside its own transaction (docs/scoring.md,
-//! The pipeline), so that a call, metadata, application or transcription change is announced exactly
-//! when it commits. Each names its company as its share of the bus, so workers take the companies'
-//! messages in turn.
+//! The pipeline), so that a call, metadata or application change is announced exactly when it commits
+//! (the transcription crate publishes its jobs and callbacks through `publish`). Each names its company
+//! as its share of the bus, so workers take the companies' messages in turn.
 
 use common::bus::Message;
-use messages::v1::{
-    CallbackDelivery, ReindexCall, RescoreScope, ScoreCall, TranscriptionJob, WriteMetadata,
-};
-
-use analytics_store::RequestRow;
-use callbacks::body::Body;
+use messages::v1::{ReindexCall, RescoreScope, ScoreCall, WriteMetadata};
 
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
@@ -115,60 +110,8 @@ pub async fn rescore_app(
     publish(state, tx, messages::topics::RESCORE, company, &message).await
 }
 
-/// Publishes, inside `tx`, the job that transcribes the request's recording.
-pub async fn transcribe(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &RequestRow,
-) -> Result<(), AnalyticsError> {
-    let message = TranscriptionJob {
-        request_id: row.id.clone(),
-        call_id: row.call_id.clone(),
-        company: row.company.clone(),
-        organization: row.organization.clone(),
-        folder: row.folder.clone(),
-        audio_key: row.audio_key.clone(),
-        diarize: row.diarize,
-        callback_url: row.callback_url.clone(),
-    };
-    publish(
-        state,
-        tx,
-        messages::topics::TRANSCRIBE,
-        &row.company,
-        &message,
-    )
-    .await
-}
-
-/// Publishes, inside `tx`, the post of `body` to the request's callback address. Every attempt of the
-/// delivery carries one id, the receiver's key for deduplication.
-pub async fn callback(
-    state: &AnalyticsState,
-    tx: &mut common::db::Tx,
-    row: &RequestRow,
-    body: Body,
-) -> Result<(), AnalyticsError> {
-    let message = CallbackDelivery {
-        delivery_id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
-        company: row.company.clone(),
-        url: row.callback_url.clone(),
-        body: body.bytes,
-        content_type: body.content_type,
-        request_id: row.id.clone(),
-        max_attempts: u32::try_from(row.callback_max_attempts).unwrap_or(1).max(1),
-    };
-    publish(
-        state,
-        tx,
-        messages::topics::CALLBACK,
-        &row.company,
-        &message,
-    )
-    .await
-}
-
-async fn publish(
+/// Publishes `body` as a message of `topic`, `company`'s work, inside `tx`.
+pub async fn publish(
     state: &AnalyticsState,
     tx: &mut common::db::Tx,
     topic: &str,

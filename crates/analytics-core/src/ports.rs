@@ -2,7 +2,8 @@
 //! the object store is S3 when `s3_endpoint` is set and a directory under `data_dir`
 //! otherwise; the search index is Meilisearch when `meili_url` is set and an embedded index under
 //! `data_dir` otherwise; the bus is RabbitMQ when `amqp_url` is set (the outbox in the database,
-//! relayed to the broker) and a queue in the service's database otherwise.
+//! relayed to the broker, each topic's window as its workers ask) and a queue in the service's database
+//! otherwise.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,13 @@ use common::search::{EmbeddedIndex, MeiliIndex, SearchIndex};
 use crate::config::AnalyticsConfig;
 use crate::state::Ports;
 
-pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Result<Ports> {
+/// The adapters `config` names; `windows` are the RabbitMQ relay's window of each topic by name, as the
+/// workers of the topic take its messages.
+pub async fn from_config(
+    config: &AnalyticsConfig,
+    db: &Database,
+    windows: Vec<(String, u32)>,
+) -> anyhow::Result<Ports> {
     let objects: Arc<dyn ObjectStore> = match config.s3_options() {
         Some(options) => {
             let (endpoint, bucket) = (options.endpoint.clone(), options.bucket.clone());
@@ -59,7 +66,7 @@ pub async fn from_config(config: &AnalyticsConfig, db: &Database) -> anyhow::Res
                     .iter()
                     .map(|t| t.to_string())
                     .collect(),
-                windows: crate::jobs::windows(),
+                windows,
                 ..RabbitOptions::default()
             };
             Arc::new(

@@ -9,9 +9,9 @@ use actix_web::web::{Data, Path};
 use actix_web::HttpResponse;
 use scoring::names::CompanyName;
 
-use crate::access::{Authorized, Write};
-use crate::error::AnalyticsError;
-use crate::state::AnalyticsState;
+use crate::state::TranscriptionState;
+use analytics_core::access::{Authorized, Write};
+use analytics_core::error::AnalyticsError;
 use callbacks::secrets::{self, SecretRecord, Signing};
 
 type Answer = Result<HttpResponse, AnalyticsError>;
@@ -22,7 +22,7 @@ fn answer(signing: &Signing) -> HttpResponse {
         .json(signing.record())
 }
 
-fn server_key(state: &AnalyticsState) -> Result<&common::secrets::SecretKey, AnalyticsError> {
+fn server_key(state: &TranscriptionState) -> Result<&common::secrets::SecretKey, AnalyticsError> {
     state
         .callbacks
         .server_key()
@@ -36,7 +36,7 @@ fn server_key(state: &AnalyticsState) -> Result<&common::secrets::SecretKey, Ana
     responses((status = 200, body = SecretRecord,
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn get_secret(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     _: Authorized<Write>,
     path: Path<CompanyName>,
 ) -> Answer {
@@ -56,7 +56,7 @@ pub async fn get_secret(
     responses((status = 200, body = SecretRecord,
         headers(("Cache-Control" = String, description = "no-store")))))]
 pub async fn rotate_secret(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     access: Authorized<Write>,
     path: Path<CompanyName>,
 ) -> Answer {

@@ -13,13 +13,13 @@ use utoipa::ToSchema;
 
 use super::direct::REQUEST_ID_HEADER;
 use super::{read_authorized_form, Owner};
-use crate::calls::batch;
-use crate::calls::upload::Upload;
-use crate::calls::{self, Target};
-use crate::error::AnalyticsError;
-use crate::routes::paths::FolderPath;
-use crate::state::AnalyticsState;
-use crate::transcription::{submit, Submission};
+use crate::state::TranscriptionState;
+use crate::submit::{submit, Submission};
+use analytics_core::calls::batch;
+use analytics_core::calls::upload::Upload;
+use analytics_core::calls::{self, Target};
+use analytics_core::error::AnalyticsError;
+use analytics_core::routes::paths::FolderPath;
 use analytics_store as store;
 
 /// The answer: the request's id and the new call's id.
@@ -52,7 +52,7 @@ fn is_transcript(file_type: Option<&str>, file_name: Option<&str>, bytes: &[u8])
         (status = 404, description = "Folder not found: <folder>"),
         (status = 413, description = "The file is larger than the upload limit")))]
 pub async fn add_call(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     req: HttpRequest,
     path: Path<FolderPath>,
     payload: actix_web::web::Payload,
@@ -116,7 +116,7 @@ pub async fn add_call(
         metadata: transcript.metadata,
     };
     let key = upload.row.transcript_key();
-    if let Err(e) = batch::submit(state.clone().into_inner(), upload).await {
+    if let Err(e) = batch::submit(state.core.clone(), upload).await {
         calls::forget_transcript(&state, &key).await;
         return Err(e);
     }

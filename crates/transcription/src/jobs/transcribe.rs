@@ -17,11 +17,11 @@ use speech::audio;
 use speech::output::{Output, UnknownFormat};
 use speech::SpeechError;
 
-use crate::calls::{self, Target};
-use crate::error::AnalyticsError;
 use crate::outbox;
-use crate::state::AnalyticsState;
-use crate::worker::JobError;
+use crate::state::TranscriptionState;
+use analytics_core::calls::{self, Target};
+use analytics_core::error::AnalyticsError;
+use analytics_core::worker::JobError;
 use analytics_store::requests::{self, CALLBACK_NONE, CALLBACK_PENDING, DONE, FAILED};
 use analytics_store::{self as tables, Outcome, RequestRow};
 use callbacks::body;
@@ -49,7 +49,7 @@ impl From<AnalyticsError> for Failure {
 pub const MAX_ATTEMPTS: u32 = 5;
 
 /// Handles the deliveries the worker loop received, one at a time, each in its publisher's trace.
-pub async fn process(state: Arc<AnalyticsState>, deliveries: Vec<Delivery>) {
+pub async fn process(state: Arc<TranscriptionState>, deliveries: Vec<Delivery>) {
     use tracing::Instrument;
     for delivery in deliveries {
         let span = common::telemetry::job_span(
@@ -58,14 +58,15 @@ pub async fn process(state: Arc<AnalyticsState>, deliveries: Vec<Delivery>) {
         );
         let work = handle(&state, &delivery.message.body, delivery.attempt).instrument(span);
         let outcome = keeping_lease(&state, &delivery, work).await;
-        crate::worker::settle(&state, messages::topics::TRANSCRIBE, delivery, outcome).await;
+        analytics_core::worker::settle(&state, messages::topics::TRANSCRIBE, delivery, outcome)
+            .await;
     }
 }
 
 /// Runs `work` while renewing the delivery's lease every third of it, so a recording that takes
 /// longer than a lease to transcribe is not handed to another worker meanwhile.
 async fn keeping_lease<F: std::future::Future<Output = Result<(), JobError>>>(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     delivery: &Delivery,
     work: F,
 ) -> Result<(), JobError> {
@@ -84,7 +85,7 @@ async fn keeping_lease<F: std::future::Future<Output = Result<(), JobError>>>(
     }
 }
 
-async fn handle(state: &AnalyticsState, body: &[u8], attempt: u32) -> Result<(), JobError> {
+async fn handle(state: &TranscriptionState, body: &[u8], attempt: u32) -> Result<(), JobError> {
     let job = TranscriptionJob::decode(body)
         .map_err(|e| JobError::Poison(format!("not a TranscriptionJob: {e}")))?;
     let Some(row) = requests::get_request(&state.db, &job.request_id)
@@ -146,7 +147,7 @@ fn now() -> String {
 
 /// The transcript JSON of the request's recording and its length in seconds.
 async fn transcribe(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     row: &RequestRow,
 ) -> Result<(Map<String, Value>, f64), Failure> {
     let bytes = state
@@ -200,7 +201,7 @@ fn speech_failure(e: SpeechError) -> Failure {
 /// Records the transcript: the rendered result in the object store, then the request's end, the call of
 /// a folder upload and the callback post in one transaction.
 async fn finish(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     row: &RequestRow,
     mut json: Map<String, Value>,
     seconds: f64,
@@ -230,7 +231,7 @@ async fn finish(
         Some((call, transcript))
     };
     let rendered = output.render(&json);
-    let result_key = crate::transcription::result_key(row, output.extension());
+    let result_key = crate::keys::result_key(row, output.extension());
     state
         .objects
         .put(&result_key, rendered.clone())
@@ -283,7 +284,7 @@ async fn finish(
 }
 
 /// Ends the request as failed, with the error post to its callback.
-async fn fail(state: &AnalyticsState, row: &RequestRow, why: &str) -> Result<(), JobError> {
+async fn fail(state: &TranscriptionState, row: &RequestRow, why: &str) -> Result<(), JobError> {
     tracing::warn!(request = %row.id, reason = %why, "transcription failed");
     let mut tx = state.db.begin().await.map_err(JobError::retry)?;
     let callback = !row.callback_url.is_empty();

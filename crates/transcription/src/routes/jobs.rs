@@ -7,11 +7,11 @@ use actix_web::HttpResponse;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::{Authorized, Read};
-use crate::error::AnalyticsError;
-use crate::scopes::records::{self, Deletion};
-use crate::state::AnalyticsState;
-use crate::transcription::Progress;
+use crate::progress::Progress;
+use crate::state::TranscriptionState;
+use analytics_core::access::{Authorized, Read};
+use analytics_core::error::AnalyticsError;
+use analytics_core::scopes::records::{self, Deletion};
 use analytics_store::requests;
 use scoring::names::CompanyName;
 
@@ -41,7 +41,7 @@ pub struct Jobs {
     responses((status = 200, body = Jobs),
         (status = 400, description = "A limit out of range (text/html)")))]
 pub async fn jobs(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     _: Authorized<Read>,
     path: Path<CompanyName>,
     query: Query<JobsQuery>,

@@ -113,8 +113,7 @@ pub async fn write_folder(
     // rather than at every upload to the folder.
     if let Some(url) = &settings.callback.url {
         state
-            .callbacks
-            .policy
+            .callback_addresses
             .check_configured_url(url)
             .await
             .map_err(|refused| AnalyticsError::BadRequest(format!("callback.url: {refused}")))?;

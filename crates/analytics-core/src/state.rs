@@ -1,6 +1,6 @@
 //! The state every handler and worker of the analytics service shares: the database, the three ports
 //! (bus, object store, search index) with the adapters chosen at start-up, the token verifier, and the
-//! compiled applications.
+//! compiled applications. Transcription keeps its recognizer and callback client in its own crate.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,14 +11,13 @@ use common::db::Database;
 use common::jwt::JwtVerifier;
 use common::objects::ObjectStore;
 use common::search::SearchIndex;
-use speech::Transcriber;
 
 use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
 use crate::calls::upload::CallBatches;
 use crate::config::AnalyticsConfig;
 use crate::metadata::request::MetadataBatches;
-use callbacks::Deliverer;
+use callbacks::guard::AddressPolicy;
 
 pub struct AnalyticsState {
     pub config: AnalyticsConfig,
@@ -33,11 +32,8 @@ pub struct AnalyticsState {
     pub apps: AppCache,
     /// Where calls are matched and scored, a fair share per company.
     pub matching: MatchPool,
-    /// The guarded, signing HTTP client of result callbacks.
-    pub callbacks: Deliverer,
-    /// The recognizer the transcription workers use (PocketSphinx loads its models on first use, so a
-    /// process that runs no transcription worker never does).
-    pub transcriber: Arc<dyn Transcriber>,
+    /// Where callbacks may go: a folder's callback address is checked against it when it is set.
+    pub callback_addresses: AddressPolicy,
     /// Metadata requests waiting to be committed together.
     pub metadata_batches: Arc<MetadataBatches>,
     /// Uploaded calls waiting to be committed together.
@@ -56,14 +52,9 @@ pub struct Ports {
 }
 
 impl AnalyticsState {
-    /// The state of a service on `ports`; fails when the recognizer cannot be built from the settings
-    /// (an engine address that does not parse, say).
-    pub fn new(
-        config: AnalyticsConfig,
-        db: Database,
-        ports: Ports,
-    ) -> Result<AnalyticsState, speech::SpeechError> {
-        Ok(AnalyticsState {
+    /// The state of a service on `ports`.
+    pub fn new(config: AnalyticsConfig, db: Database, ports: Ports) -> AnalyticsState {
+        AnalyticsState {
             verifier: JwtVerifier::new(config.verifier_config()),
             revocations: TtlCache::new(Duration::from_millis(config.revocation_cache_ms), 100_000),
             apps: AppCache::new(
@@ -72,8 +63,7 @@ impl AnalyticsState {
             )
             .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
-            callbacks: Deliverer::new(&config.callback_settings(), config.common.secret().ok()),
-            transcriber: speech::build(&config.speech())?,
+            callback_addresses: config.callback_settings().addresses(),
             metadata_batches: MetadataBatches::new(
                 match db {
                     Database::Postgres(..) => POSTGRES_SHARDS,
@@ -95,6 +85,6 @@ impl AnalyticsState {
             search: ports.search,
             db,
             config,
-        })
+        }
     }
 }

@@ -1,14 +1,4 @@
-//! Transcription requests (docs/transcription.md): an uploaded recording is kept in the object store,
-//! its request row and its job message commit together (`submit`), a transcription worker turns it into
-//! a transcript (`jobs::transcribe`), and the result is returned to a caller that waits for it
-//! (`wait`), posted to its callback, or stored as a call of its folder. `GET /transcribe/<requestid>`
-//! reads its progress (`Progress`).
-
-pub mod progress;
-pub mod submit;
-
-pub use progress::Progress;
-pub use submit::{submit, Submission};
+//! Where a request's objects are kept in the object store: its recording and its rendered result.
 
 use analytics_store::RequestRow;
 

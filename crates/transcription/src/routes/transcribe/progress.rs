@@ -9,15 +9,15 @@ use scoring::names::RequestId;
 use speech::output::Output;
 
 use super::direct::REQUEST_ID_HEADER;
-use crate::access::{authorize_own, request_token, Need};
-use crate::error::AnalyticsError;
-use crate::state::AnalyticsState;
-use crate::transcription::Progress;
+use crate::progress::Progress;
+use crate::state::TranscriptionState;
+use analytics_core::access::{authorize_own, request_token, Need};
+use analytics_core::error::AnalyticsError;
 use analytics_store::requests::{self, DONE, FAILED};
 use analytics_store::RequestRow;
 
 async fn own_request(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     req: &HttpRequest,
     id: &str,
 ) -> Result<RequestRow, AnalyticsError> {
@@ -39,7 +39,7 @@ async fn own_request(
     responses((status = 200, body = Progress),
         (status = 404, description = "Request not found: <requestid>")))]
 pub async fn progress(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     req: HttpRequest,
     path: Path<RequestId>,
 ) -> Result<HttpResponse, AnalyticsError> {
@@ -61,7 +61,7 @@ pub async fn progress(
         (status = 409, description = "Not transcribed yet"),
         (status = 422, description = "The transcription failed")))]
 pub async fn result(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     req: HttpRequest,
     path: Path<RequestId>,
 ) -> Result<HttpResponse, AnalyticsError> {
@@ -71,7 +71,7 @@ pub async fn result(
 
 /// The answer for an ended request: its rendered result, or its error.
 pub(super) async fn answer_result(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     row: &RequestRow,
 ) -> Result<HttpResponse, AnalyticsError> {
     if row.state == FAILED {

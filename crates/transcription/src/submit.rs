@@ -6,9 +6,9 @@
 use serde_json::{Map, Value};
 use speech::output::Output;
 
-use crate::error::AnalyticsError;
 use crate::outbox;
-use crate::state::AnalyticsState;
+use crate::state::TranscriptionState;
+use analytics_core::error::AnalyticsError;
 use analytics_store as store;
 use analytics_store::requests::{self, CALLBACK_NONE, QUEUED};
 use analytics_store::RequestRow;
@@ -31,7 +31,10 @@ pub struct Submission {
 }
 
 /// Stores the submission and queues its job; the request as stored.
-pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow, AnalyticsError> {
+pub async fn submit(
+    state: &TranscriptionState,
+    s: Submission,
+) -> Result<RequestRow, AnalyticsError> {
     // The folder upload's handler has read the folder already (its settings); it is checked again,
     // locked, when the request commits.
     let in_folder = !s.folder.is_empty();
@@ -64,7 +67,7 @@ pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow,
         created: now.clone(),
         updated: now,
     };
-    row.audio_key = super::audio_key(&row, &super::audio_extension(&s.filename));
+    row.audio_key = crate::keys::audio_key(&row, &crate::keys::audio_extension(&s.filename));
     state.objects.put(&row.audio_key, s.audio).await?;
     let queued = queue(state, &row).await;
     if queued.is_err() {
@@ -76,7 +79,7 @@ pub async fn submit(state: &AnalyticsState, s: Submission) -> Result<RequestRow,
     Ok(row)
 }
 
-async fn queue(state: &AnalyticsState, row: &RequestRow) -> Result<(), AnalyticsError> {
+async fn queue(state: &TranscriptionState, row: &RequestRow) -> Result<(), AnalyticsError> {
     let mut tx = state.db.begin().await?;
     if !row.folder.is_empty() {
         store::get_folder(&mut tx, &row.company, &row.organization, &row.folder)

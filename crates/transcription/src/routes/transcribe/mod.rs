@@ -17,9 +17,9 @@ use actix_web::{web, HttpRequest};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::access::{authorize, authorize_own, request_token, Access, Need};
-use crate::error::AnalyticsError;
-use crate::state::AnalyticsState;
+use crate::state::TranscriptionState;
+use analytics_core::access::{authorize, authorize_own, request_token, Access, Need};
+use analytics_core::error::AnalyticsError;
 use raw::{FormBody, Progress, FORM_OVERHEAD};
 use speech::output::{Output, UnknownFormat};
 
@@ -89,7 +89,7 @@ const FIELDS: &str = "token, file, output, callback, diarize, attempts and metad
 /// costs no upload (a token after the file can only be checked once the file is read, within the
 /// budget of [`UNCHECKED_BYTES`]).
 async fn read_form(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     owner: &Owner<'_>,
     access: &mut Option<Access>,
     mut multipart: Multipart,
@@ -157,7 +157,10 @@ async fn read_form(
             }
             "metadata" if form.metadata.is_some() => return Err(repeated()),
             "metadata" => {
-                form.metadata = Some(crate::routes::body::json_body(text()?.as_bytes(), None)?);
+                form.metadata = Some(analytics_core::routes::body::json_body(
+                    text()?.as_bytes(),
+                    None,
+                )?);
                 continue;
             }
             "token" => &mut form.token,
@@ -186,7 +189,7 @@ pub(crate) enum Owner<'a> {
 }
 
 async fn check_write(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     token: Option<&str>,
     owner: &Owner<'_>,
 ) -> Result<Access, AnalyticsError> {
@@ -200,7 +203,7 @@ async fn check_write(
 /// `token` field before the `file` field, is checked before the file is read, so a caller without rights
 /// costs no upload; a form token after the file is checked once the form is read.
 pub(crate) async fn read_authorized_form(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     req: &HttpRequest,
     payload: web::Payload,
     owner: Owner<'_>,
@@ -250,7 +253,7 @@ impl Form {
     /// Checks `output`, `diarize`, `callback` and `attempts`; `default_callback` is the folder's.
     pub(crate) async fn asked(
         &self,
-        state: &AnalyticsState,
+        state: &TranscriptionState,
         default_callback: Option<(String, Option<u32>)>,
     ) -> Result<Asked, AnalyticsError> {
         let output = match self.output.as_deref().filter(|o| !o.is_empty()) {

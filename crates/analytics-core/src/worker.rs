@@ -1,7 +1,7 @@
 //! The worker runtime every consumer of the bus shares: the receive loops (in batches, or many messages
 //! under way at once), and the settling of each message after its work: acknowledged once the work has
 //! committed, retried with growing waits when it failed, set aside as a dead letter at once when it can
-//! never be processed. The jobs (`crate::jobs`), the callback posts among them, run on it.
+//! never be processed. The core's jobs (`crate::jobs`) and the transcription crate's run on it.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,20 +33,40 @@ impl JobError {
 /// How long one `receive` waits before checking for shutdown.
 pub(crate) const POLL: Duration = Duration::from_secs(1);
 
-/// Running workers; `stop` ends them after the message each is working on.
+/// Running workers; `stop` ends them after the message each is working on. Each crate's jobs start on
+/// one `Workers` (`crate::jobs::spawn`), so that one signal stops them all.
 pub struct Workers {
     stop: watch::Sender<bool>,
     handles: Vec<JoinHandle<()>>,
 }
 
+impl Default for Workers {
+    fn default() -> Workers {
+        Workers::new()
+    }
+}
+
 impl Workers {
-    /// The workers of `handles`, told to stop through `stop`.
-    pub(crate) fn new(stop: watch::Sender<bool>, handles: Vec<JoinHandle<()>>) -> Workers {
-        Workers { stop, handles }
+    /// None running yet.
+    pub fn new() -> Workers {
+        Workers {
+            stop: watch::channel(false).0,
+            handles: Vec::new(),
+        }
+    }
+
+    /// What a worker loop watches to know it must stop.
+    pub fn stopped(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    /// Adds running workers, stopped with the others.
+    pub fn extend(&mut self, handles: impl IntoIterator<Item = JoinHandle<()>>) {
+        self.handles.extend(handles);
     }
 
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
         for handle in self.handles {
             let _ = handle.await;
         }
@@ -64,20 +84,20 @@ impl Workers {
 /// worker keeps up) a `pause` before the next, in which what keeps coming gathers into one batch. A
 /// full batch means a backlog: the next is taken at once.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Batching {
+pub struct Batching {
     pub most: usize,
     pub pause: Duration,
 }
 
 impl Batching {
     /// One message at a time, no pause.
-    pub(crate) const ONE: Batching = Batching {
+    pub const ONE: Batching = Batching {
         most: 1,
         pause: Duration::ZERO,
     };
 
     /// Up to `most` at once, no pause.
-    pub(crate) const fn up_to(most: usize) -> Batching {
+    pub const fn up_to(most: usize) -> Batching {
         Batching {
             most,
             pause: Duration::ZERO,
@@ -88,7 +108,7 @@ impl Batching {
 /// The receive loop every worker shares: waits for a message of `topic`, takes what else is ready as
 /// `batching` says, and hands them to `work`, which settles each one. Stops between batches when told
 /// (within `POLL` of being told).
-pub(crate) fn spawn_loop<F, Fut>(
+pub fn spawn_loop<F, Fut>(
     state: Arc<AnalyticsState>,
     topic: &'static str,
     batching: Batching,
@@ -130,7 +150,7 @@ where
 /// A receive loop that hands each message to `handle` in a task of its own, at most `limit` at once:
 /// one poller of the bus, many messages under way (callback posts mostly wait on their receivers).
 /// Stops taking messages when told, and ends once those under way are settled.
-pub(crate) fn spawn_concurrent<F, Fut>(
+pub fn spawn_concurrent<F, Fut>(
     state: Arc<AnalyticsState>,
     topic: &'static str,
     limit: usize,
@@ -138,7 +158,7 @@ pub(crate) fn spawn_concurrent<F, Fut>(
     handle: F,
 ) -> JoinHandle<()>
 where
-    F: Fn(Arc<AnalyticsState>, Delivery) -> Fut + Send + Sync + Copy + 'static,
+    F: Fn(Arc<AnalyticsState>, Delivery) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     tokio::spawn(async move {
@@ -154,9 +174,9 @@ where
             // Not raced against the stop signal either, as in `spawn_loop`.
             match state.bus.receive(topic, POLL).await {
                 Ok(Some(delivery)) => {
-                    let state = state.clone();
+                    let work = handle(state.clone(), delivery);
                     tokio::spawn(async move {
-                        handle(state, delivery).await;
+                        work.await;
                         drop(slot);
                     });
                 }
@@ -268,7 +288,7 @@ pub(crate) async fn by_call(
 }
 
 /// Acknowledges, retries or dead-letters the message after its work ended with `outcome`.
-pub(crate) async fn settle(
+pub async fn settle(
     state: &AnalyticsState,
     topic: &str,
     delivery: Delivery,

@@ -1,21 +1,19 @@
-//! The analytics API's routes: one module per resource (docs/analytics-api.md). Each handler checks the
-//! token against the path's company first (`access`), then reads its body.
+//! The core's routes of the analytics API: one module per resource (docs/analytics-api.md); the
+//! transcription crate serves `/transcribe`, `/jobs` and `/callbacks` beside them. Each handler checks
+//! the token against the path's company first (`access`), then reads its body.
 
 pub mod appmatches;
 pub mod apps;
 pub mod appstats;
 pub mod body;
-pub mod callback_secret;
 pub mod calls;
 pub mod config;
-pub mod jobs;
 pub mod metadata;
 pub mod paths;
 pub mod phrases;
 pub mod rescoring;
 pub mod search;
 pub mod stats;
-pub mod transcribe;
 
 use actix_web::web;
 
@@ -43,25 +41,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(config::create_folder))
                 .route(web::put().to(config::replace_folder))
                 .route(web::delete().to(config::delete_folder)),
-        )
-        .service(
-            web::resource("/transcribe/{company}/{organization}/{folder}")
-                .route(web::post().to(transcribe::folder::add_call)),
-        )
-        .service(web::resource("/transcribe").route(web::post().to(transcribe::direct::transcribe)))
-        .service(
-            web::resource("/transcribe/{requestid}")
-                .route(web::get().to(transcribe::progress::progress)),
-        )
-        .service(
-            web::resource("/transcribe/{requestid}/result")
-                .route(web::get().to(transcribe::progress::result)),
-        )
-        .service(web::resource("/jobs/{company}").route(web::get().to(jobs::jobs)))
-        .service(
-            web::resource("/callbacks/{company}/secret")
-                .route(web::get().to(callback_secret::get_secret))
-                .route(web::post().to(callback_secret::rotate_secret)),
         )
         .service(
             web::resource("/metadata/{company}/{organization}/{call}")

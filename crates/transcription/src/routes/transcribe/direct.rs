@@ -12,10 +12,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{read_authorized_form, Owner};
-use crate::error::AnalyticsError;
-use crate::state::AnalyticsState;
-use crate::transcription::progress::wait;
-use crate::transcription::{submit, Submission};
+use crate::progress::wait;
+use crate::state::TranscriptionState;
+use crate::submit::{submit, Submission};
+use analytics_core::error::AnalyticsError;
 
 /// The answer of a request with a callback.
 #[derive(Debug, Serialize, ToSchema)]
@@ -42,7 +42,7 @@ pub const REQUEST_ID_HEADER: &str = "Request-Id";
         (status = 422, description = "The recording could not be transcribed (the error names why)"),
         (status = 504, description = "The transcript was not ready in time: read it later at /transcribe/{requestid}/result")))]
 pub async fn transcribe(
-    state: Data<AnalyticsState>,
+    state: Data<TranscriptionState>,
     req: HttpRequest,
     payload: actix_web::web::Payload,
 ) -> Result<HttpResponse, AnalyticsError> {

@@ -13,8 +13,8 @@ use common::bus::Delivery;
 use messages::v1::CallbackDelivery;
 use messages::Message as _;
 
-use crate::state::AnalyticsState;
-use crate::worker::{self, JobError};
+use crate::state::TranscriptionState;
+use analytics_core::worker::{self, JobError};
 use analytics_store::requests::{self, CALLBACK_CANCELLED, CALLBACK_DELIVERED, CALLBACK_PENDING};
 use callbacks::secrets;
 
@@ -26,7 +26,7 @@ pub enum Attempt {
 }
 
 /// Posts `job` once, signed for this attempt.
-pub async fn attempt(state: &AnalyticsState, job: &CallbackDelivery) -> Attempt {
+pub async fn attempt(state: &TranscriptionState, job: &CallbackDelivery) -> Attempt {
     let deliverer = &state.callbacks;
     // The address was checked when the request named it; it is checked again now (the operator's
     // settings may have changed), and the client's resolver checks every address it connects to.
@@ -97,7 +97,7 @@ fn describe(e: &reqwest::Error) -> String {
 
 /// Makes one attempt of a delivery and settles its message: acknowledged when delivered or given up,
 /// back on the bus after its wait otherwise.
-pub async fn handle(state: Arc<AnalyticsState>, delivery: Delivery) {
+pub async fn handle(state: Arc<TranscriptionState>, delivery: Delivery) {
     let state = state.as_ref();
     use tracing::Instrument;
     let span = common::telemetry::job_span(

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::AnalyticsError;
-use crate::state::AnalyticsState;
+use crate::state::TranscriptionState;
+use analytics_core::error::AnalyticsError;
 use analytics_store::requests::{self, CALLBACK_NONE, DONE, FAILED};
 use analytics_store::RequestRow;
 
@@ -103,7 +103,7 @@ impl From<&RequestRow> for Progress {
 
 /// Waits until the request is done or failed, or `timeout` passed (then `None`).
 pub async fn wait(
-    state: &AnalyticsState,
+    state: &TranscriptionState,
     id: &str,
     timeout: Duration,
 ) -> Result<Option<RequestRow>, AnalyticsError> {
