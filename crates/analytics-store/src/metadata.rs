@@ -7,7 +7,7 @@ use common::db::{Handle, StoreError};
 use common::dispatch;
 
 use super::sql::Statements;
-use super::{CallMetadata, FieldOf, FieldValue, MetadataField};
+use super::{CallMetadata, FieldOf, FieldValue, MetadataChange, MetadataField};
 
 /// The call with its pending metadata change (`pending` is `None` when its stored transcript is up to
 /// date); inside a transaction, locked until it ends.
@@ -144,10 +144,10 @@ pub async fn remove_folder_fields<'a>(
 }
 
 /// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
-/// mark, `(call, last_modified, metadata, reindex_due)`; each call at most once.
+/// mark; each call at most once.
 pub async fn set_calls_metadata<'a>(
     h: impl Into<Handle<'a>>,
-    rows: &[(&str, &str, &str, bool)],
+    rows: &[MetadataChange<'_>],
 ) -> Result<(), StoreError> {
     if rows.is_empty() {
         return Ok(());

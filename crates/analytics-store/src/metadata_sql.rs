@@ -210,10 +210,10 @@ where
     }
 
     /// Sets calls' `last_modified`, whole metadata (a change pending for the stored transcript) and reindex
-    /// mark, `(call, last_modified, metadata, reindex_due)`, each call at most once.
+    /// mark, each call at most once.
     pub(crate) async fn set_calls_metadata(
         c: &mut D::Connection,
-        rows: &[(&str, &str, &str, bool)],
+        rows: &[MetadataChange<'_>],
     ) -> Result<(), StoreError> {
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let sql = format!(
@@ -224,12 +224,12 @@ where
                 tuples(chunk.len(), 4)
             );
             let mut query = sqlx::query::<D>(&sql);
-            for (call, last_modified, metadata, due) in chunk {
+            for row in chunk {
                 query = query
-                    .bind(*call)
-                    .bind(*last_modified)
-                    .bind(*metadata)
-                    .bind(*due);
+                    .bind(row.call_id)
+                    .bind(row.last_modified)
+                    .bind(row.metadata)
+                    .bind(row.reindex_due);
             }
             query.execute(&mut *c).await?;
         }

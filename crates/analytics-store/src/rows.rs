@@ -327,6 +327,16 @@ pub struct FieldValue<'a> {
     pub value: &'a str,
 }
 
+/// A call's metadata after a change: its `last_modified`, its whole metadata (pending for the stored
+/// transcript) and whether its search document must be rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataChange<'a> {
+    pub call_id: &'a str,
+    pub last_modified: &'a str,
+    pub metadata: &'a str,
+    pub reindex_due: bool,
+}
+
 /// A configured field of a call to remove.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldOf<'a> {

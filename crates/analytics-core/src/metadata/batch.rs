@@ -19,7 +19,7 @@ use super::{metadata_answer, next_last_modified};
 use crate::error::AnalyticsError;
 use crate::outbox;
 use crate::state::AnalyticsState;
-use analytics_store::{self as store, CallRow, FieldOf, FieldValue};
+use analytics_store::{self as store, CallRow, FieldOf, FieldValue, MetadataChange};
 use common::db::Tx;
 use scoring::model::{stored_metadata, FolderSettings};
 
@@ -189,17 +189,15 @@ async fn write(
         .iter()
         .map(|(w, _)| w.fields.values().any(Option::is_some) || lost_a_field.contains(&w.row.id))
         .collect();
-    let rows: Vec<(&str, &str, &str, bool)> = changed
+    let rows: Vec<MetadataChange> = changed
         .iter()
         .zip(&whole)
         .zip(&indexed)
-        .map(|(((w, _), p), indexed)| {
-            (
-                w.row.id.as_str(),
-                w.row.last_modified.as_str(),
-                p.as_str(),
-                w.reindex_due || *indexed,
-            )
+        .map(|(((w, _), p), indexed)| MetadataChange {
+            call_id: &w.row.id,
+            last_modified: &w.row.last_modified,
+            metadata: p,
+            reindex_due: w.reindex_due || *indexed,
         })
         .collect();
     store::set_calls_metadata(&mut *tx, &rows).await?;
