@@ -6,7 +6,7 @@
 //! and acknowledged after it. A document the index refuses fails only the messages of its own call
 //! (`SearchIndex::upsert_each`), which become dead letters; the rest of the batch is written.
 
-use std::collections::BTreeMap;
+use std::collections::{btree_map, BTreeMap};
 use std::sync::Arc;
 
 use common::bus::Delivery;
@@ -19,7 +19,7 @@ use crate::state::AnalyticsState;
 use crate::worker::{
     by_call, outcomes_by_call, settle, settle_all, settle_together, Batching, JobError,
 };
-use analytics_store::{self as store, STATUS_OK};
+use analytics_store::{self as store, FolderKey, STATUS_OK};
 use scoring::model::{stored_text, text_of};
 
 /// Up to 500 messages per index write, and a second for more to gather while the worker keeps up: a
@@ -133,29 +133,23 @@ pub async fn actions(
     let rows = store::get_calls(&state.db, &ids)
         .await
         .map_err(JobError::retry)?;
-    let mut usable: BTreeMap<(String, String, String), bool> = BTreeMap::new();
-    let mut kept = Vec::with_capacity(rows.len());
-    for row in rows {
-        let key = (
-            row.company.clone(),
-            row.organization.clone(),
-            row.folder.clone(),
-        );
-        let ok = match usable.get(&key) {
-            Some(ok) => *ok,
-            None => {
-                let folder = store::peek_folder(&state.db, &key.0, &key.1, &key.2)
-                    .await
-                    .map_err(JobError::retry)?;
-                let ok = folder.is_some_and(|f| f.status == STATUS_OK);
-                usable.insert(key, ok);
-                ok
-            }
-        };
-        if ok {
-            kept.push(row);
+    // Whether each folder of the calls is usable (there, and not being deleted), read once per folder.
+    let mut usable: BTreeMap<FolderKey, bool> = BTreeMap::new();
+    for row in &rows {
+        let key = row.folder_key();
+        if let btree_map::Entry::Vacant(entry) = usable.entry(key) {
+            let folder = store::peek_folder(&state.db, key.company, key.organization, key.folder)
+                .await
+                .map_err(JobError::retry)?;
+            entry.insert(folder.is_some_and(|f| f.status == STATUS_OK));
         }
     }
+    let keep: Vec<bool> = rows.iter().map(|row| usable[&row.folder_key()]).collect();
+    let kept: Vec<_> = rows
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(row, ok)| ok.then_some(row))
+        .collect();
     let kept_ids: Vec<&str> = kept.iter().map(|row| row.id.as_str()).collect();
     let mut fields: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for f in store::calls_metadata(&state.db, &kept_ids)

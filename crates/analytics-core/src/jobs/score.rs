@@ -122,16 +122,27 @@ pub struct Scored {
     pub scores: Vec<AppScores>,
 }
 
+/// The folder a score message names: the calls of one folder are read and scored together.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct NamedFolder {
+    company: String,
+    organization: String,
+    folder: String,
+}
+
 /// Scores a batch of messages and writes them in one transaction, then settles each message. The calls
 /// of a folder are read in one statement, and their stored figures in one more.
 pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     let state = &state;
-    let mut by_folder: BTreeMap<(String, String, String), Vec<(Delivery, String)>> =
-        BTreeMap::new();
+    let mut by_folder: BTreeMap<NamedFolder, Vec<(Delivery, String)>> = BTreeMap::new();
     for delivery in batch {
         match <ScoreCall as messages::Message>::decode(&*delivery.message.body) {
             Ok(m) => by_folder
-                .entry((m.company, m.organization, m.folder))
+                .entry(NamedFolder {
+                    company: m.company,
+                    organization: m.organization,
+                    folder: m.folder,
+                })
                 .or_default()
                 .push((delivery, m.call_id)),
             Err(e) => {
@@ -142,11 +153,12 @@ pub async fn process(state: Arc<AnalyticsState>, batch: Vec<Delivery>) {
     }
     let mut ready: BTreeMap<String, Vec<Delivery>> = BTreeMap::new();
     let mut scored = Vec::new();
-    for ((company, organization, folder), deliveries) in by_folder {
+    for (named, deliveries) in by_folder {
         let outcomes = async {
-            let Some(apps) = FolderApps::load(state, &company, &organization, &folder)
-                .await
-                .map_err(JobError::retry)?
+            let Some(apps) =
+                FolderApps::load(state, &named.company, &named.organization, &named.folder)
+                    .await
+                    .map_err(JobError::retry)?
             else {
                 // The folder is gone or being deleted: nothing to score.
                 return Ok(Vec::new());
