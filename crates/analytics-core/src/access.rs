@@ -4,7 +4,7 @@
 //! company, so one company's token never reaches another's data; reads need the `analytics:read` scope,
 //! changes `analytics:write` (docs/analytics-api.md, Authentication). A handler states what it needs in
 //! its signature, `Authorized<Read>` or `Authorized<Write>`; the upload, whose token may come in its
-//! form, checks with `authorize` itself.
+//! form, checks with `authorize` itself. A read then waits for its company's turn (`admission`).
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use actix_web::{FromRequest, HttpRequest};
 use common::jwt::{bearer_token, AccessClaims, VerifyError};
 use futures_util::future::LocalBoxFuture;
 
+use crate::admission::Admitted;
 use crate::error::AnalyticsError;
 use crate::state::AnalyticsState;
 
@@ -133,9 +134,11 @@ impl Permission for Write {
     const NEED: Need = Need::Write;
 }
 
-/// A request whose token may act with permission `P` on the path's company.
+/// A request whose token may act with permission `P` on the path's company. A read holds one of its
+/// company's read slots while the handler runs (`crate::admission`).
 pub struct Authorized<P> {
     pub access: Access,
+    _admitted: Option<Admitted>,
     permission: PhantomData<P>,
 }
 
@@ -152,8 +155,13 @@ impl<P: Permission> FromRequest for Authorized<P> {
             let company = company
                 .ok_or_else(|| AnalyticsError::internal("an authorized route without {company}"))?;
             let access = authorize(&state, token.as_deref(), &company, P::NEED).await?;
+            let admitted = match P::NEED {
+                Need::Read => Some(state.reads.admit(&company).await?),
+                Need::Write => None,
+            };
             Ok(Authorized {
                 access,
+                _admitted: admitted,
                 permission: PhantomData,
             })
         })

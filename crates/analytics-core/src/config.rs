@@ -91,6 +91,13 @@ pub struct AnalyticsConfig {
     /// priority, taken in turn by the companies waiting (`SPEECH_ANALYTICS_MATCH_THREADS`); 0 for the
     /// number of CPUs.
     pub match_threads: usize,
+    /// A company's reads of this API under way at once per process
+    /// (`SPEECH_ANALYTICS_READS_PER_COMPANY`); its next ones wait their turn (`crate::admission`). 0 is
+    /// three quarters of the database connections that reads use (half of `db_max_connections`).
+    pub reads_per_company: usize,
+    /// A company's reads waiting for a turn at most (`SPEECH_ANALYTICS_READ_QUEUE_PER_COMPANY`); past
+    /// them its next read is answered 503 with `Retry-After`.
+    pub read_queue_per_company: usize,
     /// The wildcard matching one call may take per application to learn its new words, in steps of one
     /// character against one (`SPEECH_ANALYTICS_SCAN_BUDGET_STEPS`); past it the call is not scored by
     /// that application, and `/appmatches` says so.
@@ -146,6 +153,8 @@ impl Default for AnalyticsConfig {
             transcribe_wait_ms: 600_000,
             scanner_memory_mb: crate::apps::cache::DEFAULT_SCANNER_BYTES >> 20,
             match_threads: 0,
+            reads_per_company: 0,
+            read_queue_per_company: 256,
             scan_budget_steps: scoring::apps::compiled::SCAN_BUDGET,
             asr_engine: AsrEngine::Pocketsphinx,
             asr_url: None,
@@ -315,6 +324,16 @@ impl AnalyticsConfig {
             self.match_threads
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
+    /// A company's reads at once: `reads_per_company`, or three quarters of the connections single
+    /// statements use (half the pool), at least one.
+    pub fn reads_per_company(&self) -> usize {
+        if self.reads_per_company > 0 {
+            self.reads_per_company
+        } else {
+            (self.common.db_max_connections as usize / 2 * 3 / 4).max(1)
         }
     }
 

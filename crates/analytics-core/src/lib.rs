@@ -7,6 +7,7 @@
 //! this one; the `analytics` crate serves both as one service.
 
 pub mod access;
+pub mod admission;
 pub mod apps;
 pub mod calls;
 pub mod config;

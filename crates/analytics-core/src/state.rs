@@ -12,6 +12,7 @@ use common::jwt::JwtVerifier;
 use common::objects::ObjectStore;
 use common::search::SearchIndex;
 
+use crate::admission::Admission;
 use crate::apps::pool::MatchPool;
 use crate::apps::AppCache;
 use crate::calls::upload::CallBatches;
@@ -32,6 +33,8 @@ pub struct AnalyticsState {
     pub apps: AppCache,
     /// Where calls are matched and scored, a fair share per company.
     pub matching: MatchPool,
+    /// The reads under way and waiting, a fair share per company.
+    pub reads: Admission,
     /// Where callbacks may go: a folder's callback address is checked against it when it is set.
     pub callback_addresses: AddressPolicy,
     /// Metadata requests waiting to be committed together.
@@ -63,6 +66,7 @@ impl AnalyticsState {
             )
             .with_scan_steps(config.scan_budget_steps),
             matching: MatchPool::new(config.matchers()),
+            reads: Admission::new(config.reads_per_company(), config.read_queue_per_company),
             callback_addresses: config.callback_settings().addresses(),
             metadata_batches: MetadataBatches::new(
                 match db {

@@ -13,6 +13,7 @@ mod callbacks;
 mod calls;
 mod config;
 mod deletion;
+mod fair_reads;
 mod faults;
 mod http_errors;
 mod jobs;
