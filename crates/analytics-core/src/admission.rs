@@ -113,9 +113,19 @@ impl Admission {
         })
     }
 
-    /// The companies with reads under way or waiting (for tests and metrics).
+    /// The companies with reads under way or waiting.
     pub fn companies(&self) -> usize {
         self.companies.lock().len()
+    }
+
+    /// The reads waiting for a turn, by company; the companies with none are left out.
+    pub fn waiting(&self) -> Vec<(String, usize)> {
+        self.companies
+            .lock()
+            .iter()
+            .map(|(name, company)| (name.clone(), *company.waiting.lock()))
+            .filter(|(_, waiting)| *waiting > 0)
+            .collect()
     }
 }
 
@@ -154,6 +164,7 @@ mod tests {
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!third.is_finished(), "a third read of evil waits");
+        assert_eq!(admission.waiting(), [("evil".to_string(), 1)]);
         let acme = tokio::time::timeout(Duration::from_secs(5), admission.admit("acme"))
             .await
             .expect("acme is not held up by evil's reads")
@@ -212,5 +223,6 @@ mod tests {
         drop(held);
         next.await.unwrap().unwrap();
         assert_eq!(admission.companies(), 0);
+        assert!(admission.waiting().is_empty());
     }
 }

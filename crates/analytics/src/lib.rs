@@ -99,6 +99,7 @@ impl AnalyticsService {
         let probe = state.clone();
         let counted = state.clone().into_inner();
         let waiting = counted.clone();
+        let reads = counted.clone();
         let spec = ServerSpec {
             name: Self::NAME,
             // The workers' process documents what it serves: the operational endpoints alone.
@@ -130,6 +131,20 @@ impl AnalyticsService {
                     move || {
                         let state = waiting.clone();
                         async move { jobs::dead::waiting(&state).await }
+                    },
+                )
+                .with_sampled_gauge(
+                    "reads_waiting",
+                    "Reads of the API waiting for their company's turn, by company",
+                    &["company"],
+                    move || {
+                        let waiting = reads.reads.waiting();
+                        async move {
+                            waiting
+                                .into_iter()
+                                .map(|(company, n)| (vec![company], n as i64))
+                                .collect()
+                        }
                     },
                 ),
             workers: state.config.common.workers,

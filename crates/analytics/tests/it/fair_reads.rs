@@ -80,6 +80,15 @@ async fn a_burst_of_one_companys_reads_leaves_room_for_another_company() {
         burst.iter().all(|read| !read.is_finished()),
         "evil's reads still wait"
     );
+    let metrics = world.send("GET", "/metrics", None).await.text;
+    let waiting = format!(
+        "reads_waiting{{company=\"evil\",service=\"analytics\"}} {}",
+        BURST - 2
+    );
+    assert!(
+        metrics.lines().any(|l| l == waiting),
+        "the operator sees whose reads wait ({waiting}): {metrics}"
+    );
 
     lock.rollback().await.unwrap();
     for read in burst {
