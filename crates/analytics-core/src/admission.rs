@@ -65,19 +65,17 @@ impl Admission {
 
     /// Waits for a slot of `company`'s reads; refuses at once when its queue is full.
     pub async fn admit(&self, company: &str) -> Result<Admitted, AnalyticsError> {
-        let entry = {
-            let mut companies = self.companies.lock();
-            let entry = companies
-                .entry(company.to_string())
-                .or_insert_with(|| {
-                    Arc::new(Company {
-                        slots: Arc::new(Semaphore::new(self.per_company)),
-                        waiting: Mutex::new(0),
-                    })
+        let entry = self
+            .companies
+            .lock()
+            .entry(company.to_string())
+            .or_insert_with(|| {
+                Arc::new(Company {
+                    slots: Arc::new(Semaphore::new(self.per_company)),
+                    waiting: Mutex::new(0),
                 })
-                .clone();
-            entry
-        };
+            })
+            .clone();
         let leaving = Leaving {
             name: company.to_string(),
             company: entry.clone(),
